@@ -1,0 +1,360 @@
+"""Blitz 4, "Training a classifier": LeNet on CIFAR-10 with SGD and momentum.
+
+Library functions in the style of Flax's MNIST example; the CLI (``main``) prints::
+
+    python -m jaxblitz.train --dataset digits --epochs 10 --out-dir runs/digits
+
+- :func:`train_step`: one SGD step, state in, state out (torch: ``zero_grad``,
+  ``forward``, ``loss.backward()``, ``optimizer.step()``);
+- :func:`epoch_order`: the shuffled batch indices of one epoch, from a key
+  (torch: ``DataLoader(shuffle=True)``), the last partial batch padded and masked;
+- :func:`run_steps` / :func:`run_loop`: the same steps as one compiled ``lax.scan``
+  (``loop="scan"``) or as a Python loop over a jitted step (``loop="step"``); both
+  give the same parameters;
+- :func:`fit`: epochs with running-loss reports, checkpoints and exact resume;
+- :func:`evaluate`: accuracy, per-class accuracy and the confusion matrix.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from collections.abc import Callable
+from functools import partial
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+from tqdm.auto import tqdm
+
+from jaxblitz import models
+
+OPTIMIZERS = ("sgd", "nesterov", "adam", "rmsprop")
+LOOPS = ("scan", "step")
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    """The Blitz's hyperparameters (section 4) and how to run them."""
+
+    dataset: str = "cifar10"
+    batch_size: int = 4
+    lr: float = 0.001
+    momentum: float = 0.9
+    epochs: int = 2
+    seed: int = 0
+    widths: tuple[int, int] = (6, 16)
+    optimizer: str = "sgd"
+    loop: str = "scan"
+    drop_last: bool = False
+    log_every: int = 2000  # the Blitz prints the running loss every 2000 batches
+    checkpoint_every: int = 0  # steps; 0: only at the end of each epoch
+    eval_batch_size: int = 1000
+
+    def __post_init__(self):
+        checks = [
+            (self.batch_size >= 1, f"batch_size must be >= 1, got {self.batch_size}"),
+            (self.lr > 0 and math.isfinite(self.lr), f"lr must be > 0, got {self.lr}"),
+            (
+                0 <= self.momentum < 1,
+                f"momentum must be in [0, 1), got {self.momentum}",
+            ),
+            (self.epochs >= 1, f"epochs must be >= 1, got {self.epochs}"),
+            (
+                self.optimizer in OPTIMIZERS,
+                f"optimizer must be one of {OPTIMIZERS}, got {self.optimizer!r}",
+            ),
+            (self.loop in LOOPS, f"loop must be one of {LOOPS}, got {self.loop!r}"),
+            (
+                len(self.widths) == 2 and min(self.widths) >= 1,
+                f"widths must be two positive ints, got {self.widths}",
+            ),
+            (self.log_every >= 1, f"log_every must be >= 1, got {self.log_every}"),
+            (
+                self.checkpoint_every >= 0,
+                f"checkpoint_every must be >= 0, got {self.checkpoint_every}",
+            ),
+            (
+                self.eval_batch_size >= 1,
+                f"eval_batch_size must be >= 1, got {self.eval_batch_size}",
+            ),
+        ]
+        for ok, message in checks:
+            if not ok:
+                raise ValueError(message + ".")
+
+
+class TrainState(NamedTuple):
+    params: Any
+    opt_state: Any
+    step: jax.Array  # int32 scalar: optimizer steps taken
+
+
+def make_optimizer(config: Config) -> optax.GradientTransformation:
+    """The Optax counterpart of the torch optimizer named by ``config.optimizer``."""
+    lr, mu = config.lr, config.momentum or None
+    if config.optimizer == "sgd":  # torch: optim.SGD(lr=0.001, momentum=0.9)
+        return optax.sgd(lr, momentum=mu)
+    if config.optimizer == "nesterov":  # torch: optim.SGD(..., nesterov=True)
+        return optax.sgd(lr, momentum=mu, nesterov=True)
+    if config.optimizer == "adam":  # torch: optim.Adam(lr=...)
+        return optax.adam(lr)
+    # torch: optim.RMSprop(lr=...): alpha 0.99, eps 1e-8 outside the square root.
+    return optax.rmsprop(lr, decay=0.99, eps=1e-8, eps_in_sqrt=False)
+
+
+def init_state(config: Config, in_channels: int, num_classes: int = 10) -> TrainState:
+    key = jax.random.fold_in(jax.random.key(config.seed), 0)
+    params = models.init_lenet(key, in_channels, config.widths, num_classes)
+    tx = make_optimizer(config)
+    return TrainState(params, tx.init(params), jnp.zeros((), jnp.int32))
+
+
+def data_key(config: Config, epoch: int) -> jax.Array:
+    """The key that orders epoch ``epoch``'s data (same seed, same order anywhere)."""
+    return jax.random.fold_in(jax.random.fold_in(jax.random.key(config.seed), 1), epoch)
+
+
+def train_step(
+    state: TrainState,
+    images: jax.Array,  # (B, C, 32, 32)
+    labels: jax.Array,  # (B,)
+    mask: jax.Array,  # (B,) 1 for real examples, 0 for padding
+    tx: optax.GradientTransformation,
+) -> tuple[TrainState, jax.Array]:
+    """One optimizer step on one batch; returns the new state and the batch loss."""
+
+    def loss_fn(params):
+        return models.cross_entropy(models.lenet(params, images), labels, mask)
+
+    loss, grads = jax.value_and_grad(loss_fn)(state.params)
+    updates, opt_state = tx.update(grads, state.opt_state, state.params)
+    params = optax.apply_updates(state.params, updates)
+    return TrainState(params, opt_state, state.step + 1), loss
+
+
+def epoch_order(
+    key: jax.Array, num_examples: int, batch_size: int, drop_last: bool = False
+) -> tuple[jax.Array, jax.Array]:
+    """Batch indices ``(S, B)`` and mask ``(S, B)`` of one shuffled epoch.
+
+    The last partial batch is padded with index 0 and masked out (its loss and
+    gradients are the partial batch's), or dropped with ``drop_last``.
+    """
+    if num_examples < 1:
+        raise ValueError("Cannot train on an empty dataset (0 examples).")
+    perm = jax.random.permutation(key, num_examples).astype(jnp.int32)
+    steps = num_examples // batch_size if drop_last else -(-num_examples // batch_size)
+    if steps == 0:
+        raise ValueError(
+            f"drop_last=True with batch_size {batch_size} > {num_examples} examples "
+            "leaves no batch; lower the batch size or keep the last batch."
+        )
+    total = steps * batch_size
+    mask = (jnp.arange(total) < num_examples).astype(jnp.float32)
+    perm = jnp.pad(perm, (0, max(total - num_examples, 0)))[:total]
+    return perm.reshape(steps, batch_size), mask.reshape(steps, batch_size)
+
+
+def _indexed_step(state, data, idx, mask, tx):
+    images, labels = data
+    return train_step(state, images[idx], labels[idx], mask, tx)
+
+
+# The two loops share one body, so they compute the same thing.
+jit_step = jax.jit(_indexed_step, static_argnames="tx", donate_argnums=0)
+
+
+@partial(jax.jit, static_argnames="tx", donate_argnums=0)
+def run_steps(state, data, idx, mask, tx):
+    """Steps over the batches ``idx`` ``(S, B)`` as one compiled ``lax.scan``."""
+
+    def body(state, xs):
+        return _indexed_step(state, data, *xs, tx)
+
+    return jax.lax.scan(body, state, (idx, mask))
+
+
+def run_loop(state, data, idx, mask, tx):
+    """The same as :func:`run_steps`, as a Python loop over a jitted step."""
+    losses = []
+    for i in range(idx.shape[0]):
+        state, loss = jit_step(state, data, idx[i], mask[i], tx)
+        losses.append(loss)
+    return state, jnp.stack(losses)
+
+
+def _chunk_ends(start: int, steps: int, config: Config) -> list[int]:
+    """Positions in the epoch where the loop stops to log or checkpoint."""
+    ends = set(range(config.log_every, steps, config.log_every)) | {steps}
+    if config.checkpoint_every:
+        ends |= set(range(config.checkpoint_every, steps, config.checkpoint_every))
+    return sorted(e for e in ends if e > start)
+
+
+def fit(
+    config: Config,
+    dataset,
+    state: TrainState | None = None,
+    *,
+    checkpointer=None,
+    resume: bool = False,
+    log: Callable[[str], None] = print,
+    progress: bool = False,
+    on_epoch_end: Callable[[int, TrainState, dict], dict] | None = None,
+) -> tuple[TrainState, list[dict]]:
+    """Train for ``config.epochs`` on ``dataset`` (``images`` NCHW, ``labels``).
+
+    Returns the final state and one metrics dict per epoch (``losses``: every batch's
+    loss, ``images_per_s``, ``wall_s``, plus what ``on_epoch_end`` returns).
+    Checkpoints are written at epoch ends and every ``config.checkpoint_every``
+    steps; with ``resume`` the newest one is restored and training continues exactly
+    where it stopped.
+    """
+    tx = make_optimizer(config)
+    n = len(dataset.labels)
+    if state is None:
+        state = init_state(config, dataset.images.shape[1], len(dataset.class_names))
+    data = (jnp.asarray(dataset.images), jnp.asarray(dataset.labels, jnp.int32))
+    start_epoch, position, losses, history = 0, 0, [], []
+    if resume and checkpointer is not None and checkpointer.latest_step() is not None:
+        state, meta = checkpointer.restore(state)
+        _check_resumable(meta["config"], config)
+        start_epoch, position = meta["epoch"], meta["position"]
+        losses, history = meta["losses"], meta["history"]
+        log(
+            f"Resumed from step {int(state.step)} (epoch {start_epoch + 1}, "
+            f"batch {position})."
+        )
+
+    def save(epoch: int, pos: int) -> None:
+        if checkpointer is not None:
+            meta = dict(
+                config=dataclasses.asdict(config),
+                epoch=epoch,
+                position=pos,
+                losses=losses,
+                history=history,
+            )
+            checkpointer.save(int(state.step), state, meta)
+
+    run = run_steps if config.loop == "scan" else run_loop
+    for epoch in range(start_epoch, config.epochs):
+        idx, mask = epoch_order(
+            data_key(config, epoch), n, config.batch_size, config.drop_last
+        )
+        steps, t0, seen = idx.shape[0], time.perf_counter(), 0
+        bar = tqdm(
+            total=steps,
+            initial=position,
+            desc=f"epoch {epoch + 1}",
+            disable=not progress,
+            leave=False,
+        )
+        for end in _chunk_ends(position, steps, config):
+            step0 = int(state.step)  # state is donated to the compiled steps
+            new_state, chunk = run(
+                state, data, idx[position:end], mask[position:end], tx
+            )
+            chunk = np.asarray(chunk)
+            if not np.all(np.isfinite(chunk)):
+                bad = int(np.argmin(np.isfinite(chunk)))
+                raise FloatingPointError(
+                    f"Loss became {chunk[bad]} at step {step0 + bad + 1} "
+                    f"(epoch {epoch + 1}, batch {position + bad + 1}); training "
+                    "stopped. The last good checkpoint is kept; lower the learning "
+                    "rate or check the data."
+                )
+            state = new_state
+            seen += int(np.asarray(mask[position:end]).sum())
+            losses.extend(chunk.tolist())
+            bar.update(end - position)
+            rate = seen / (time.perf_counter() - t0)
+            bar.set_postfix(loss=f"{chunk[-1]:.3f}", img_s=f"{rate:,.0f}")
+            position = end
+            if position % config.log_every == 0:  # the Blitz's running loss
+                running = np.mean(losses[position - config.log_every : position])
+                log(f"[{epoch + 1}, {position:5d}] loss: {running:.3f}")
+            at_interval = (
+                config.checkpoint_every and not position % config.checkpoint_every
+            )
+            if at_interval and position < steps:  # the epoch end saves just below
+                save(epoch, position)
+        bar.close()
+        wall = time.perf_counter() - t0
+        metrics = {
+            "epoch": epoch + 1,
+            "loss": float(np.mean(losses)),
+            "losses": losses,
+            "images_per_s": seen / wall,
+            "wall_s": wall,
+        }
+        if on_epoch_end is not None:
+            metrics.update(on_epoch_end(epoch, state, metrics))
+        history.append(metrics)
+        position, losses = 0, []
+        save(epoch + 1, 0)
+    return state, history
+
+
+def _check_resumable(saved: dict, config: Config) -> None:
+    keep = ("dataset", "batch_size", "seed", "widths", "optimizer", "drop_last")
+    diff = {
+        k: (saved[k], getattr(config, k))
+        for k in keep
+        if tuple(np.atleast_1d(saved[k])) != tuple(np.atleast_1d(getattr(config, k)))
+    }
+    if diff:
+        raise ValueError(
+            f"Cannot resume: the checkpoint was written with different settings "
+            f"(saved, now): {diff}. Use the same flags or a new --out-dir."
+        )
+
+
+@jax.jit
+def predict_batch(params, images: jax.Array) -> jax.Array:
+    """Predicted class indices ``(B,)`` for images ``(B, C, 32, 32)``."""
+    return jnp.argmax(models.lenet(params, images), axis=-1)
+
+
+def predict(params, images: np.ndarray, batch_size: int = 1000) -> np.ndarray:
+    """Predictions for a whole split, in compiled batches of one shape."""
+    n = len(images)
+    out = []
+    for start in range(0, n, batch_size):
+        batch = images[start : start + batch_size]
+        pad = batch_size - len(batch) if n > batch_size else 0
+        batch = np.pad(batch, ((0, pad), (0, 0), (0, 0), (0, 0)))
+        out.append(
+            np.asarray(predict_batch(params, jnp.asarray(batch)))[: len(batch) - pad]
+        )
+    return np.concatenate(out) if out else np.zeros(0, np.int64)
+
+
+def evaluate(params, dataset, batch_size: int = 1000) -> dict:
+    """Test accuracy, per-class accuracy and the confusion matrix (rows: truth)."""
+    k = len(dataset.class_names)
+    predicted = predict(params, dataset.images, batch_size)
+    labels = np.asarray(dataset.labels)
+    confusion = np.bincount(labels * k + predicted, minlength=k * k).reshape(k, k)
+    per_class_total = confusion.sum(axis=1)
+    per_class = {
+        name: float(confusion[i, i] / per_class_total[i]) if per_class_total[i] else 0.0
+        for i, name in enumerate(dataset.class_names)
+    }
+    return {
+        "accuracy": float(np.trace(confusion) / max(len(labels), 1)),
+        "correct": int(np.trace(confusion)),
+        "total": len(labels),
+        "per_class": per_class,
+        "confusion": confusion.tolist(),
+    }
+
+
+if __name__ == "__main__":  # python -m jaxblitz.train
+    from jaxblitz.cli import main
+
+    main()
