@@ -1,0 +1,243 @@
+"""Blitz 4, Training a classifier: loading and normalising CIFAR-10.
+
+The Blitz's ``torchvision.datasets.CIFAR10(root, train, download=True,
+transform=Compose([ToTensor(), Normalize((0.5,) * 3, (0.5,) * 3)]))`` and its
+``DataLoader``, the JAX way: ``load`` returns a whole split as NumPy ``float32``
+NCHW images in [-1, 1] with ``int32`` labels and the class names; ``batches``
+iterates over it in an order drawn from an explicit key.
+
+Datasets: ``cifar10`` (3x32x32), ``mnist`` and ``fashion_mnist`` (1x28x28 padded
+to 32x32, the size the Blitz's LeNet expects) and ``digits`` (scikit-learn's
+bundled 8x8 digits upscaled to 32x32; works on any machine, offline).
+
+Where ``cifar10``, ``mnist`` and ``fashion_mnist`` come from, in this order:
+
+1. ``data_dir`` (default ``$JAXBLITZ_DATA`` or ``~/.cache/jaxblitz``): for CIFAR-10
+   ``cifar-10-python.tar.gz`` (torchvision's) or ``cifar-10-binary.tar.gz``
+   (tfds's), decoded once and cached as ``.npy`` in ``data_dir/npy``; for MNIST
+   and Fashion-MNIST the four idx files (``.gz`` or not) in ``data_dir/<name>``,
+   ``data_dir`` itself or torchvision's ``data_dir/MNIST/raw`` layout.
+   A file with the published size is checked against the published checksum.
+2. tensorflow-datasets: a copy it already prepared, or with TensorFlow installed
+   (the ``tf`` extra) and the network up, ``tfds.load(..., batch_size=-1)``.
+3. A direct, checksum-verified download of the original files into ``data_dir``.
+
+Offline with none of these, ``load`` fails in seconds, saying how to provide them.
+
+Example::
+
+    train_set = load("cifar10", "train")
+    for images, labels in batches(train_set, 4, jax.random.key(0)):
+        ...  # images (4, 3, 32, 32) float32, labels (4,) int32
+"""
+
+from __future__ import annotations
+
+import os
+import urllib.parse
+from collections.abc import Iterator
+from pathlib import Path
+from typing import NamedTuple
+
+import jax
+import numpy as np
+
+from jaxblitz.data import archives, fetch
+from jaxblitz.data.digits import load_digits_split
+from jaxblitz.data.grid import save_image_grid
+
+__all__ = ["Dataset", "batches", "load", "normalize", "save_image_grid", "NAMES"]
+
+CIFAR10_CLASSES = (
+    "plane", "car", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck",
+)  # fmt: skip
+FASHION_MNIST_CLASSES = (
+    "T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
+    "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot",
+)  # fmt: skip
+DIGIT_CLASSES = tuple(str(d) for d in range(10))
+CLASS_NAMES = {
+    "cifar10": CIFAR10_CLASSES,
+    "mnist": DIGIT_CLASSES,
+    "fashion_mnist": FASHION_MNIST_CLASSES,
+    "digits": DIGIT_CLASSES,
+}
+NAMES = tuple(CLASS_NAMES)
+SPLITS = ("train", "test")
+_IDX_PREFIX = {"train": "train", "test": "t10k"}
+_IDX_KINDS = ("images-idx3-ubyte", "labels-idx1-ubyte")
+_TORCHVISION_FOLDER = {"mnist": "MNIST", "fashion_mnist": "FashionMNIST"}
+
+
+class Dataset(NamedTuple):
+    """One split of a dataset, whole, in host memory."""
+
+    images: np.ndarray  # (N, C, 32, 32) float32 in [-1, 1], NCHW
+    labels: np.ndarray  # (N,) int32
+    class_names: tuple[str, ...]
+
+
+def normalize(pixels: np.ndarray) -> np.ndarray:
+    """``uint8`` pixels -> ``float32`` in [-1, 1].
+
+    Bit for bit torchvision's ``ToTensor()`` (``x / 255``) then
+    ``Normalize(0.5, 0.5)`` (``(x - 0.5) / 0.5``, and ``/ 0.5`` is an exact ``* 2``).
+    """
+    out = np.divide(pixels, np.float32(255), dtype=np.float32)
+    out -= np.float32(0.5)
+    out *= np.float32(2)
+    return out
+
+
+def load(
+    name: str, split: str = "train", data_dir: str | os.PathLike | None = None
+) -> Dataset:
+    """One split (``"train"`` or ``"test"``) of ``cifar10``, ``mnist``,
+    ``fashion_mnist`` or ``digits``; see the module docstring for where it looks."""
+    if name not in CLASS_NAMES:
+        raise ValueError(f"unknown dataset {name!r}; expected one of {NAMES}")
+    if split not in SPLITS:
+        raise ValueError(
+            f"unknown split {split!r} of {name}; expected 'train' or 'test'"
+        )
+    if name == "digits":
+        images, labels = load_digits_split(split)
+        return Dataset(images, labels, DIGIT_CLASSES)
+    root = fetch.data_root(data_dir)
+    found = _local(name, split, root)
+    if found is None:
+        found = _from_tfds(name, split, download=False)  # a copy tfds already has
+    if found is None:
+        first = fetch.PUBLISHED[name, _remote_files(name, split)[0]]
+        if not fetch.network_available(first.urls[0]):
+            host = urllib.parse.urlsplit(first.urls[0]).hostname
+            why = f"{host} cannot be reached: offline?"
+            raise FileNotFoundError(_how_to_provide(name, root, why))
+        if fetch.have_tensorflow():
+            found = _from_tfds(name, split, download=True)
+        if found is None:
+            folder = root if name == "cifar10" else root / name
+            try:
+                for filename in _remote_files(name, split):
+                    fetch.download(name, filename, folder)
+            except ConnectionError as e:
+                raise ConnectionError(_how_to_provide(name, root, str(e))) from e
+            found = _local(name, split, root)
+    pixels, labels = found
+    return Dataset(normalize(pixels), np.asarray(labels, np.int32), CLASS_NAMES[name])
+
+
+def _local(name: str, split: str, root: Path) -> tuple | None:
+    """``(pixels (N, C, 32, 32) uint8, labels)`` from files in ``root``, or None."""
+    if name == "cifar10":
+        for filename in (archives.PYTHON_ARCHIVE, archives.BINARY_ARCHIVE):
+            archive = root / filename
+            if archive.is_file():
+                cached = fetch.read_cache(archive, split)
+                if cached is not None:
+                    return cached
+                fetch.verify(name, archive)
+                splits = archives.read_cifar(archive)
+                fetch.write_cache(archive, splits)
+                return splits[split]
+        return None
+    stem = _IDX_PREFIX[split]
+    folders = (root / name, root, root / _TORCHVISION_FOLDER[name] / "raw")
+    for folder in folders:
+        files = [_idx_file(folder / f"{stem}-{kind}") for kind in _IDX_KINDS]
+        if all(files):
+            for f in files:
+                fetch.verify(name, f)
+            pixels, labels = archives.read_idx_pair(*files)
+            return _pad_to_32(pixels), labels
+    return None
+
+
+def _idx_file(base: Path) -> Path | None:
+    for path in (base.with_name(base.name + ".gz"), base):
+        if path.is_file():
+            return path
+    return None
+
+
+def _pad_to_32(pixels: np.ndarray) -> np.ndarray:
+    """(N, C, 28, 28) -> (N, C, 32, 32) with black borders (torch: ``Pad(2)``)."""
+    return np.pad(pixels, ((0, 0), (0, 0), (2, 2), (2, 2)))
+
+
+def _from_tfds(name: str, split: str, *, download: bool) -> tuple | None:
+    arrays = fetch.tfds_arrays(name, split, download=download)
+    if arrays is None:
+        return None
+    images, labels = arrays
+    pixels = images.transpose(0, 3, 1, 2)  # (N, H, W, C) -> (N, C, H, W)
+    return (pixels if pixels.shape[-1] == 32 else _pad_to_32(pixels)), labels
+
+
+def _remote_files(name: str, split: str) -> list[str]:
+    if name == "cifar10":
+        return [archives.BINARY_ARCHIVE]  # plain records, no pickle
+    stem = _IDX_PREFIX[split]
+    return [f"{stem}-images-idx3-ubyte.gz", f"{stem}-labels-idx1-ubyte.gz"]
+
+
+def _how_to_provide(name: str, root: Path, why: str) -> str:
+    if name == "cifar10":
+        files = (
+            f"{archives.PYTHON_ARCHIVE} (torchvision's) or {archives.BINARY_ARCHIVE} "
+            "(tfds's)"
+        )
+        where = root
+    else:
+        files = "the four idx .gz files (train-/t10k-images-idx3-ubyte.gz, ...)"
+        where = root / name
+    urls = fetch.PUBLISHED[name, _remote_files(name, "train")[0]].urls
+    return (
+        f"{name} is not in {root} and cannot be fetched ({why}). Provide it one of "
+        f"three ways:\n"
+        f"  1. a local copy: put {files} in {where} (or pass data_dir=..., or set "
+        f"$JAXBLITZ_DATA);\n"
+        f"  2. tensorflow-datasets: pip install 'jaxblitz[tf]' and prepare it once "
+        f"online (tfds build {name});\n"
+        f"  3. a direct download: run again with the network up; it fetches "
+        f"{urls[0]} into {where}.\n"
+        f"The bundled dataset 'digits' needs none of these."
+    )
+
+
+def batches(
+    dataset: Dataset,
+    batch_size: int,
+    key: jax.Array | None = None,
+    *,
+    shuffle: bool = True,
+    drop_last: bool = False,
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Yield ``(images, labels)`` NumPy batches (torch: ``DataLoader``).
+
+    The order is ``jax.random.permutation(key, N)``, so the same key gives the same
+    order on any machine, and the same order as a permutation drawn on device. The
+    last, smaller batch is yielded unless ``drop_last``.
+    """
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int | np.integer):
+        raise TypeError(f"batch_size must be an int, got {type(batch_size).__name__}")
+    if batch_size <= 0:
+        raise ValueError(f"batch_size must be positive, got {batch_size}")
+    if shuffle and key is None:
+        raise ValueError(
+            "batches(shuffle=True) needs a key for the order, e.g. "
+            "batches(dataset, batch_size, jax.random.key(0)); or pass shuffle=False"
+        )
+    images, labels = np.asarray(dataset.images), np.asarray(dataset.labels)
+    if len(images) != len(labels):
+        raise ValueError(f"dataset has {len(images)} images but {len(labels)} labels")
+    n = len(labels)
+    order = np.asarray(jax.random.permutation(key, n)) if shuffle else np.arange(n)
+    stop = n - n % batch_size if drop_last else n
+    return _iterate(images, labels, order, batch_size, stop)
+
+
+def _iterate(images, labels, order, batch_size, stop):
+    for start in range(0, stop, batch_size):
+        take = order[start : start + batch_size]
+        yield images[take], labels[take]

@@ -1,0 +1,329 @@
+"""Blitz 4, Training a classifier: where the datasets come from.
+
+torchvision's ``CIFAR10(root, download=True)`` in three separate steps: the data
+directory, the published archives and their checksums, the ``.npy`` cache of
+decoded archives, tensorflow-datasets, and the direct download. Nothing here waits
+on the network without first checking, in seconds, that the network is there
+(tfds's own offline attempt hangs for minutes).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import socket
+import tempfile
+import threading
+import urllib.parse
+import urllib.request
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import BinaryIO, NamedTuple
+
+import numpy as np
+from tqdm.auto import tqdm
+
+DEFAULT_DIR = "~/.cache/jaxblitz"
+CONNECT_TIMEOUT_S = 3.0  # the "is the network there" probe
+DOWNLOAD_TIMEOUT_S = 30.0  # per socket operation once a download has started
+# tensorflow-datasets' own data directory; None is tfds's default
+# ($TFDS_DATA_DIR or ~/tensorflow_datasets).
+TFDS_DATA_DIR: str | None = None
+CACHE_VERSION = 1  # bump when the cached arrays change meaning
+
+
+class Published(NamedTuple):
+    """A file as its publisher serves it: mirrors, size in bytes and checksum."""
+
+    urls: tuple[str, ...]
+    size: int
+    algorithm: str  # a hashlib name
+    digest: str
+
+
+_TORONTO = "https://www.cs.toronto.edu/~kriz/"
+_MNIST = (
+    "https://storage.googleapis.com/cvdf-datasets/mnist/",
+    "https://ossci-datasets.s3.amazonaws.com/mnist/",
+)
+_FASHION = (
+    "http://fashion-mnist.s3-website.eu-central-1.amazonaws.com/",
+    "https://raw.githubusercontent.com/zalandoresearch/fashion-mnist/master/data/fashion/",
+)
+
+
+# Sizes and checksums: torchvision's md5 for the python archive,
+# tensorflow-datasets' url_checksums (sha256) for the rest.
+PUBLISHED: dict[tuple[str, str], Published] = {
+    ("cifar10", "cifar-10-python.tar.gz"): Published(
+        (_TORONTO + "cifar-10-python.tar.gz",),
+        170498071,
+        "md5",
+        "c58f30108f718f92721af3b95e74349a",
+    ),
+    ("cifar10", "cifar-10-binary.tar.gz"): Published(
+        (_TORONTO + "cifar-10-binary.tar.gz",),
+        170052171,
+        "sha256",
+        "c4a38c50a1bc5f3a1c5537f2155ab9d68f9f25eb1ed8d9ddda3db29a59bca1dd",
+    ),
+}
+_IDX_SHA256 = {
+    "mnist": {
+        "train-images-idx3-ubyte.gz": (
+            9912422,
+            "440fcabf73cc546fa21475e81ea370265605f56be210a4024d2ca8f203523609",
+        ),
+        "train-labels-idx1-ubyte.gz": (
+            28881,
+            "3552534a0a558bbed6aed32b30c495cca23d567ec52cac8be1a0730e8010255c",
+        ),
+        "t10k-images-idx3-ubyte.gz": (
+            1648877,
+            "8d422c7b0a1c1c79245a5bcf07fe86e33eeafee792b84584aec276f5a2dbc4e6",
+        ),
+        "t10k-labels-idx1-ubyte.gz": (
+            4542,
+            "f7ae60f92e00ec6debd23a6088c31dbd2371eca3ffa0defaefb259924204aec6",
+        ),
+    },
+    "fashion_mnist": {
+        "train-images-idx3-ubyte.gz": (
+            26421880,
+            "3aede38d61863908ad78613f6a32ed271626dd12800ba2636569512369268a84",
+        ),
+        "train-labels-idx1-ubyte.gz": (
+            29515,
+            "a04f17134ac03560a47e3764e11b92fc97de4d1bfaf8ba1a3aa29af54cc90845",
+        ),
+        "t10k-images-idx3-ubyte.gz": (
+            4422102,
+            "346e55b948d973a97e58d2351dde16a484bd415d4595297633bb08f03db6a073",
+        ),
+        "t10k-labels-idx1-ubyte.gz": (
+            5148,
+            "67da17c76eaffca5446c3361aaab5c3cd6d1c2608764d35dfb1850b086bf8dd5",
+        ),
+    },
+}
+for _name, _mirrors in [("mnist", _MNIST), ("fashion_mnist", _FASHION)]:
+    for _file, (_size, _sha) in _IDX_SHA256[_name].items():
+        _urls = tuple(m + _file for m in _mirrors)
+        PUBLISHED[_name, _file] = Published(_urls, _size, "sha256", _sha)
+
+
+def data_root(data_dir: str | os.PathLike | None) -> Path:
+    """``data_dir``, else ``$JAXBLITZ_DATA``, else ``~/.cache/jaxblitz``."""
+    if data_dir is None:
+        data_dir = os.environ.get("JAXBLITZ_DATA") or DEFAULT_DIR
+    return Path(data_dir).expanduser()
+
+
+def file_digest(path: Path, algorithm: str) -> str:
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, algorithm).hexdigest()
+
+
+def verify(name: str, path: Path) -> None:
+    """Check ``path`` against the published checksum when it has the published size.
+
+    A file of another size in the same format (a test fixture, a subset, a
+    re-compressed copy such as Debian's) is not checked.
+    """
+    size = path.stat().st_size
+    published = PUBLISHED.get((name, path.name))
+    if published is not None and size == published.size:
+        actual = file_digest(path, published.algorithm)
+        if actual != published.digest:
+            raise ValueError(
+                f"{path} has the published size ({size} bytes) but its "
+                f"{published.algorithm} is {actual}, expected {published.digest}: the "
+                "file is corrupt or altered. Delete it and download it again."
+            )
+        return
+    for (other, filename), theirs in PUBLISHED.items():
+        if other != name and filename == path.name and size == theirs.size:
+            raise ValueError(
+                f"{path} has the size of {other}'s {filename}, not {name}'s; keep "
+                f"each dataset's files in its own folder ({path.parent / name})."
+            )
+
+
+def atomic_write(path: Path, write: Callable[[BinaryIO], object]) -> None:
+    """Write through a temporary file in the same folder, then rename it into place."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+# -- the .npy cache of decoded archives (pickle-free) -------------------------------
+
+
+def _cache_files(archive: Path, split: str) -> tuple[Path, Path]:
+    # Keyed by where the archive is, its size and mtime: a test fixture, a subset
+    # and the real archive never share a cache entry.
+    st = archive.stat()
+    ident = f"{archive.resolve()}|{st.st_size}|{st.st_mtime_ns}|{CACHE_VERSION}"
+    key = hashlib.sha1(ident.encode()).hexdigest()[:12]
+    stem = archive.name.removesuffix(".tar.gz")
+    folder = archive.parent / "npy"
+    return (
+        folder / f"{stem}-{key}-{split}-images.npy",
+        folder / f"{stem}-{key}-{split}-labels.npy",
+    )
+
+
+def read_cache(archive: Path, split: str) -> tuple[np.ndarray, np.ndarray] | None:
+    """The cached ``(pixels, labels)`` of one split, or None when absent or unusable."""
+    images_file, labels_file = _cache_files(archive, split)
+    try:
+        # Memory-mapped: the caller's normalisation is then the only pass over it.
+        pixels = np.load(images_file, mmap_mode="r", allow_pickle=False)
+        labels = np.load(labels_file, allow_pickle=False)
+    except (OSError, ValueError):
+        return None
+    if (
+        pixels.dtype != np.uint8
+        or pixels.ndim != 4
+        or labels.shape != pixels[:, 0, 0, 0].shape
+    ):
+        return None
+    return pixels, labels.astype(np.int32, copy=False)
+
+
+def write_cache(
+    archive: Path, splits: dict[str, tuple[np.ndarray, np.ndarray]]
+) -> None:
+    """Cache each split's ``(pixels, labels)``; a read-only folder only costs speed."""
+    try:
+        for split, (pixels, labels) in splits.items():
+            images_file, labels_file = _cache_files(archive, split)
+            images_file.parent.mkdir(exist_ok=True)
+            # Labels first: a reader needs both, so a crash in between is a miss.
+            atomic_write(
+                labels_file, lambda f, a=labels: np.save(f, a, allow_pickle=False)
+            )
+            atomic_write(
+                images_file, lambda f, a=pixels: np.save(f, a, allow_pickle=False)
+            )
+    except OSError as e:
+        warnings.warn(f"could not cache {archive.name} as .npy: {e}", stacklevel=3)
+
+
+# -- the network -------------------------------------------------------------------
+
+
+def network_available(url: str, timeout: float = CONNECT_TIMEOUT_S) -> bool:
+    """Whether ``url``'s host (or the proxy for it) accepts a connection in time.
+
+    Runs in a thread so that a hanging DNS lookup cannot outlast ``timeout``.
+    Tests replace this function to stay off the network.
+    """
+    parts = urllib.parse.urlsplit(url)
+    proxy = urllib.request.getproxies().get(parts.scheme)
+    if proxy and not urllib.request.proxy_bypass(parts.hostname or ""):
+        parts = urllib.parse.urlsplit(proxy if "://" in proxy else f"http://{proxy}")
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    reached: list[bool] = []
+
+    def probe() -> None:
+        try:
+            with socket.create_connection((parts.hostname, port), timeout=timeout):
+                reached.append(True)
+        except OSError:
+            pass
+
+    thread = threading.Thread(target=probe, daemon=True)
+    thread.start()
+    thread.join(timeout)
+    return bool(reached)
+
+
+def download(name: str, filename: str, folder: Path) -> Path:
+    """Download a published file into ``folder`` (checksum-verified, atomic)."""
+    published = PUBLISHED[name, filename]
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / filename
+    failures = []
+    for url in published.urls:
+        try:
+            atomic_write(path, lambda f, url=url: _fetch(url, f, published))
+            return path
+        except (OSError, ValueError) as e:
+            failures.append(f"{url}: {e}")
+    raise ConnectionError(f"could not download {filename}: " + "; ".join(failures))
+
+
+def _fetch(url: str, out: BinaryIO, published: Published) -> None:
+    digest = hashlib.new(published.algorithm)
+    with (
+        urllib.request.urlopen(url, timeout=DOWNLOAD_TIMEOUT_S) as response,
+        tqdm(total=published.size, unit="B", unit_scale=True, desc=url) as bar,
+    ):
+        while chunk := response.read(1 << 20):
+            out.write(chunk)
+            digest.update(chunk)
+            bar.update(len(chunk))
+    if digest.hexdigest() != published.digest:
+        raise ValueError(
+            f"downloaded {published.algorithm} {digest.hexdigest()}, expected "
+            f"{published.digest}"
+        )
+
+
+# -- tensorflow-datasets -----------------------------------------------------------
+
+
+def have_tensorflow() -> bool:
+    """tfds needs TensorFlow to prepare a dataset and for ``tfds.load``."""
+    return importlib.util.find_spec("tensorflow") is not None
+
+
+def tfds_arrays(name: str, split: str, *, download: bool) -> tuple | None:
+    """``(images (N, H, W, C) uint8, labels)`` from tensorflow-datasets, or None.
+
+    Without TensorFlow only an already prepared copy can be read
+    (``tfds.data_source``); with it, ``tfds.load(..., batch_size=-1)``, which
+    downloads and prepares the dataset when ``download`` is true.
+    """
+    if download and not have_tensorflow():
+        return None
+    try:
+        import tensorflow_datasets as tfds
+    except ImportError:
+        return None
+    try:
+        if have_tensorflow():
+            arrays = tfds.as_numpy(
+                tfds.load(
+                    name,
+                    split=split,
+                    batch_size=-1,
+                    download=download,
+                    data_dir=TFDS_DATA_DIR,
+                )
+            )
+            images, labels = arrays["image"], arrays["label"]
+        else:
+            source = tfds.data_source(
+                name, split=split, download=False, data_dir=TFDS_DATA_DIR
+            )
+            examples = [source[i] for i in range(len(source))]
+            images = np.stack([ex["image"] for ex in examples])
+            labels = np.array([ex["label"] for ex in examples])
+    except Exception as e:  # an optional source: any failure means "not there"
+        if download:
+            warnings.warn(
+                f"tensorflow-datasets could not provide {name}: {e}", stacklevel=3
+            )
+        return None
+    if len(labels) == 0:
+        return None
+    return np.asarray(images, np.uint8), np.asarray(labels, np.int32)
