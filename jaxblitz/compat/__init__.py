@@ -1,0 +1,173 @@
+# ruff: noqa: F401 -- this module re-exports torch's top-level names
+"""jaxblitz.compat: the Blitz's PyTorch code runs with only its imports changed.
+
+    import jaxblitz.compat as torch
+    from jaxblitz.compat import nn, optim
+    import jaxblitz.compat.nn.functional as F
+
+A torch-style stateful facade over the functional core: a :class:`Tensor` wraps a
+``jax.Array``; every op is a jitted JAX function recorded on a tape for
+``backward()``; ``nn`` layers call :mod:`jaxblitz.models`; ``optim`` wraps Optax.
+torch's 64-bit dtypes are real: compat runs its ops with JAX's x64 mode switched on
+for the op only, so the rest of the process keeps JAX's 32-bit defaults. PyTorch
+itself is never imported.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from jaxblitz.compat import _methods  # noqa: F401 -- attaches Tensor methods
+from jaxblitz.compat._dtype import (
+    bfloat16,
+    bool,
+    device,
+    double,
+    dtype,
+    float,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    half,
+    int,
+    int8,
+    int16,
+    int32,
+    int64,
+    long,
+    set_default_dtype,
+    short,
+    uint8,
+)
+from jaxblitz.compat.autograd.graph import (
+    enable_grad,
+    is_grad_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+from jaxblitz.compat.creation import (
+    Generator,
+    arange,
+    as_tensor,
+    empty,
+    empty_like,
+    eye,
+    from_numpy,
+    full,
+    full_like,
+    initial_seed,
+    linspace,
+    manual_seed,
+    normal,
+    ones,
+    ones_like,
+    rand,
+    rand_like,
+    randint,
+    randn,
+    randn_like,
+    randperm,
+    tensor,
+    zeros,
+    zeros_like,
+)
+from jaxblitz.compat.ops import (
+    abs,
+    add,
+    allclose,
+    argmax,
+    argmin,
+    clamp,
+    cos,
+    div,
+    eq,
+    equal,
+    exp,
+    ge,
+    gt,
+    isclose,
+    le,
+    log,
+    lt,
+    matmul,
+    max,
+    mean,
+    min,
+    mm,
+    mul,
+    ne,
+    neg,
+    norm,
+    pow,
+    relu,
+    sigmoid,
+    sin,
+    sqrt,
+    sub,
+    sum,
+    tanh,
+    where,
+)
+from jaxblitz.compat.serialization import load, save
+from jaxblitz.compat.shape_ops import (
+    cat,
+    concat,
+    concatenate,
+    flatten,
+    permute,
+    reshape,
+    squeeze,
+    stack,
+    transpose,
+    unsqueeze,
+)
+from jaxblitz.compat.tensor import Size, Tensor
+
+
+def is_tensor(obj: object) -> bool:
+    return isinstance(obj, Tensor)
+
+
+def numel(input: Tensor) -> int:
+    return input.numel()
+
+
+def t(input: Tensor) -> Tensor:
+    return input.t()
+
+
+def clone(input: Tensor) -> Tensor:
+    return input.clone()
+
+
+def _cuda_available() -> bool:
+    from jaxblitz.compat._dtype import jax_device
+
+    try:
+        jax_device(device("cuda"))
+    except AssertionError:
+        return False
+    return True
+
+
+def _cuda_count() -> int:
+    import jax
+
+    try:
+        return len(jax.devices("gpu"))
+    except RuntimeError:
+        return 0
+
+
+cuda = SimpleNamespace(
+    is_available=_cuda_available,
+    device_count=_cuda_count,
+    manual_seed=manual_seed,
+    manual_seed_all=manual_seed,
+)
+
+from jaxblitz.compat import autograd, nn, optim, utils  # noqa: E402
+from jaxblitz.compat.bridge import functional  # noqa: E402
+
+__all__ = [name for name in dir() if not name.startswith("_")]

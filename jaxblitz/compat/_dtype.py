@@ -1,0 +1,183 @@
+"""Blitz 1, "Tensors": torch's dtypes and devices over JAX's.
+
+``torch.float32`` is a :class:`dtype` wrapping a NumPy dtype; ``torch.device`` wraps
+a JAX platform name. The type-promotion rules here are torch's, not NumPy's:
+``int64 tensor * 2.5`` is float32 (the default dtype), and a 0-dim tensor or Python
+number only wins when it is of a higher kind (bool < int < float).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import numpy as np
+
+# torch's module shadows float/int/bool with dtypes; keep the Python types.
+_pyfloat, _pyint, _pybool = float, int, bool
+
+
+class dtype:  # noqa: N801 -- torch's name
+    """``torch.float32`` etc."""
+
+    __slots__ = ("name", "np", "is_floating_point", "is_signed", "itemsize")
+
+    def __init__(self, name: str, np_dtype: Any):
+        self.name = name
+        self.np = np.dtype(np_dtype)
+        self.is_floating_point = self.np.kind == "f" or name == "bfloat16"
+        self.is_signed = self.np.kind in "fi" or name == "bfloat16"
+        self.itemsize = self.np.itemsize
+
+    def __repr__(self) -> str:
+        return f"torch.{self.name}"
+
+    def __reduce__(self):
+        return (_by_name, (self.name,))
+
+
+float32 = dtype("float32", np.float32)
+float64 = dtype("float64", np.float64)
+float16 = dtype("float16", np.float16)
+bfloat16 = dtype("bfloat16", jax.numpy.bfloat16)
+int64 = dtype("int64", np.int64)
+int32 = dtype("int32", np.int32)
+int16 = dtype("int16", np.int16)
+int8 = dtype("int8", np.int8)
+uint8 = dtype("uint8", np.uint8)
+bool = dtype("bool", np.bool_)  # noqa: A001 -- torch.bool
+float, double, half = float32, float64, float16  # noqa: A001
+long, int, short = int64, int32, int16  # noqa: A001
+
+_ALL = (float32, float64, float16, bfloat16, int64, int32, int16, int8, uint8, bool)
+_FROM_NP = {d.np: d for d in _ALL}
+_FROM_NAME = {d.name: d for d in _ALL}
+
+
+def _by_name(name: str) -> dtype:
+    return _FROM_NAME[name]
+
+
+_default_float = float32
+
+
+def get_default_dtype() -> dtype:
+    return _default_float
+
+
+def set_default_dtype(d: dtype) -> None:
+    global _default_float
+    if not isinstance(d, dtype) or not d.is_floating_point:
+        raise TypeError(
+            f"only floating-point types are supported as the default type, got {d}"
+        )
+    _default_float = d
+
+
+def to_dtype(d: Any) -> dtype:
+    """A torch dtype from a torch dtype, a NumPy/JAX dtype or a Python type."""
+    if isinstance(d, dtype):
+        return d
+    if d is _pyfloat:
+        return _default_float
+    if d is _pyint:
+        return int64
+    if d is _pybool:
+        return bool
+    try:
+        return _FROM_NP[np.dtype(d)]
+    except (KeyError, TypeError):
+        raise TypeError(f"cannot interpret {d!r} as a torch dtype") from None
+
+
+def _kind(d: dtype) -> int:
+    return 2 if d.is_floating_point else (0 if d is bool else 1)
+
+
+def scalar_dtype(value: Any) -> dtype:
+    """The dtype torch gives a Python number: bool, int64 or the default float."""
+    if isinstance(value, _pybool):
+        return bool
+    if isinstance(value, _pyint):
+        return int64
+    return _default_float
+
+
+def promote(a: dtype, b: dtype) -> dtype:
+    if a is b:
+        return a
+    return _FROM_NP[np.promote_types(a.np, b.np)]
+
+
+def result_type(operands: list[tuple[dtype, int]]) -> dtype:
+    """torch's promotion over ``(dtype, priority)`` pairs.
+
+    priority 2: a tensor with dims, 1: a 0-dim tensor, 0: a Python number.
+    """
+    best: dtype | None = None
+    best_priority = -1
+    for d, priority in sorted(operands, key=lambda o: -o[1]):
+        if best is None:
+            best, best_priority = d, priority
+        elif _kind(d) > _kind(best):
+            best = _default_float if priority == 0 and d.is_floating_point else d
+            best = int64 if priority == 0 and _kind(d) == 1 else best
+            best_priority = priority
+        elif priority == best_priority:
+            best = promote(best, d)
+    assert best is not None
+    return best
+
+
+class device:  # noqa: N801 -- torch's name
+    """``torch.device("cpu")`` / ``torch.device("cuda:0")``."""
+
+    __slots__ = ("type", "index")
+
+    def __init__(self, spec: Any, index: Any = None):
+        if isinstance(spec, device):
+            spec, index = spec.type, spec.index
+        kind, _, idx = str(spec).partition(":")
+        if kind not in ("cpu", "cuda", "tpu"):
+            raise RuntimeError(
+                "Expected one of cpu, cuda, tpu device type at start of device "
+                f"string: {spec}"
+            )
+        self.type = kind
+        self.index = int(idx) if idx else index
+
+    def __repr__(self) -> str:
+        extra = "" if self.index is None else f", index={self.index}"
+        return f"device(type='{self.type}'{extra})"
+
+    def __str__(self) -> str:
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __eq__(self, other: object):
+        if isinstance(other, str):
+            other = device(other)
+        return (
+            isinstance(other, device)
+            and self.type == other.type
+            and self.index == other.index
+        )
+
+    def __hash__(self):
+        return hash((self.type, self.index))
+
+
+def jax_device(d: device) -> jax.Device:
+    """The JAX device behind a torch device (cuda means JAX's gpu platform)."""
+    platform = {"cuda": "gpu"}.get(d.type, d.type)
+    try:
+        found = jax.devices(platform)
+    except RuntimeError:
+        found = []
+    if not found:
+        if d.type == "cuda":
+            raise AssertionError(
+                "Torch not compiled with CUDA enabled (jaxblitz.compat: JAX sees no "
+                "GPU in this process; use device 'cpu' or install jax[cuda12])"
+            )
+        raise RuntimeError(f"no {d.type!r} device in this process")
+    return found[d.index or 0]

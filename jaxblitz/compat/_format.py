@@ -1,0 +1,143 @@
+"""Blitz 1, "Tensors": ``print(x)`` exactly as torch prints it.
+
+A port of the rules in torch's ``_tensor_str.py`` (precision 4, threshold 1000,
+edgeitems 3, linewidth 80): integer-valued floats print as ``1.``, a wide range
+switches to scientific notation, long tensors are summarised with ``...``, and
+suffixes (``dtype=``, ``grad_fn=<MulBackward0>``, ``requires_grad=True``) follow.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from jaxblitz.compat import _dtype
+
+PRECISION, THRESHOLD, EDGEITEMS, LINEWIDTH = 4, 1000, 3, 80
+
+
+class _Formatter:
+    def __init__(self, values: np.ndarray, floating: bool):
+        self.floating = floating
+        self.int_mode, self.sci_mode, self.max_width = True, False, 1
+        flat = values.reshape(-1)
+        if not floating:
+            for v in flat.tolist():
+                self.max_width = max(self.max_width, len(str(v)))
+            return
+        finite = flat[np.isfinite(flat) & (flat != 0)]
+        if finite.size == 0:
+            return
+        absolute = np.abs(finite).astype(np.float64)
+        lo, hi = absolute.min(), absolute.max()
+        self.int_mode = bool(np.all(finite == np.ceil(finite)))
+        wide = hi / lo > 1000.0 or hi > 1.0e8
+        if self.int_mode:
+            self.sci_mode = wide
+            fmt = f"{{:.{PRECISION}e}}" if wide else "{:.0f}"
+            extra = 0 if wide else 1
+        else:
+            self.sci_mode = wide or lo < 1.0e-4
+            fmt = f"{{:.{PRECISION}e}}" if self.sci_mode else f"{{:.{PRECISION}f}}"
+            extra = 0
+        for v in finite.tolist():
+            self.max_width = max(self.max_width, len(fmt.format(v)) + extra)
+
+    def format(self, value) -> str:
+        if self.floating:
+            if self.sci_mode:
+                text = f"{value:{self.max_width}.{PRECISION}e}"
+            elif self.int_mode:
+                text = f"{value:.0f}"
+                if not (math.isinf(value) or math.isnan(value)):
+                    text += "."
+            else:
+                text = f"{value:.{PRECISION}f}"
+        else:
+            text = str(value)
+        return (self.max_width - len(text)) * " " + text
+
+
+def _summarized(values: np.ndarray) -> np.ndarray:
+    if values.ndim == 0:
+        return values
+    if values.shape[0] > 2 * EDGEITEMS:
+        values = np.concatenate([values[:EDGEITEMS], values[-EDGEITEMS:]])
+    return np.stack([_summarized(v) for v in values]) if values.ndim > 1 else values
+
+
+def _vector(values: np.ndarray, indent: int, summarize: bool, f: _Formatter) -> str:
+    per_line = max(1, int(math.floor((LINEWIDTH - indent) / (f.max_width + 2))))
+    if summarize and values.shape[0] > 2 * EDGEITEMS:
+        data = [f.format(v) for v in values[:EDGEITEMS].tolist()] + [" ..."]
+        data += [f.format(v) for v in values[-EDGEITEMS:].tolist()]
+    else:
+        data = [f.format(v) for v in values.tolist()]
+    lines = [", ".join(data[i : i + per_line]) for i in range(0, len(data), per_line)]
+    return "[" + ("," + "\n" + " " * (indent + 1)).join(lines) + "]"
+
+
+def _body(values: np.ndarray, indent: int, summarize: bool, f: _Formatter) -> str:
+    if values.ndim == 0:
+        return f.format(values.item())
+    if values.ndim == 1:
+        return _vector(values, indent, summarize, f)
+    n = values.shape[0]
+    if summarize and n > 2 * EDGEITEMS:
+        rows = [_body(values[i], indent + 1, summarize, f) for i in range(EDGEITEMS)]
+        rows += ["..."]
+        rows += [
+            _body(values[i], indent + 1, summarize, f) for i in range(n - EDGEITEMS, n)
+        ]
+    else:
+        rows = [_body(values[i], indent + 1, summarize, f) for i in range(n)]
+    return "[" + ("," + "\n" * (values.ndim - 1) + " " * (indent + 1)).join(rows) + "]"
+
+
+def tensor_str(values: np.ndarray, floating: bool, indent: int) -> str:
+    if values.size == 0:
+        return "[]"
+    summarize = values.size > THRESHOLD
+    if values.dtype == np.float16 or str(values.dtype) == "bfloat16":
+        values = values.astype(np.float32)
+    shown = _summarized(values) if summarize else values
+    return _body(values, indent, summarize, _Formatter(shown, floating))
+
+
+def _add_suffixes(text: str, suffixes: list[str], indent: int) -> str:
+    parts = [text]
+    last_line_len = len(text) - text.rfind("\n") + 1
+    for suffix in suffixes:
+        if last_line_len + len(suffix) + 2 > LINEWIDTH:
+            parts.append(",\n" + " " * indent + suffix)
+            last_line_len = indent + len(suffix)
+        else:
+            parts.append(", " + suffix)
+            last_line_len += len(suffix) + 2
+    parts.append(")")
+    return "".join(parts)
+
+
+def tensor_repr(t, prefix: str = "tensor(") -> str:
+    indent = len(prefix)
+    values = np.asarray(t._data)
+    suffixes = []
+    if t.device.type != "cpu":
+        suffixes.append(f"device='{t.device}'")
+    default = (_dtype.get_default_dtype(), _dtype.int64, _dtype.bool)
+    if values.size == 0:
+        if values.ndim != 1:
+            suffixes.append(f"size={tuple(values.shape)}")
+        if t.dtype is not _dtype.get_default_dtype():
+            suffixes.append(f"dtype={t.dtype}")
+        body = "[]"
+    else:
+        if t.dtype not in default:
+            suffixes.append(f"dtype={t.dtype}")
+        body = tensor_str(values, t.dtype.is_floating_point, indent)
+    if t.grad_fn is not None:
+        suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
+    elif t.requires_grad:
+        suffixes.append("requires_grad=True")
+    return prefix + _add_suffixes(body, suffixes, indent)

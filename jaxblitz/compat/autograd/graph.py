@@ -1,0 +1,248 @@
+"""Blitz 2, "autograd": the tape behind ``Tensor.backward()``.
+
+Every differentiable op goes through one funnel, :func:`apply`: it runs a pure JAX
+function ``fn`` (jitted, cached per ``fn``, static arguments and input
+shapes/dtypes) and, when grad mode is on and an input requires grad, records a
+:class:`Node` holding the inputs' arrays and their own grad_fns. ``backward()``
+walks the nodes in reverse topological order and applies each node's
+vector-Jacobian product -- derived by ``jax.vjp`` from that same ``fn`` inside one
+jitted call (the forward is recomputed there, which XLA fuses) -- and accumulates
+into the leaves' ``.grad``. No derivative is written by hand here.
+
+Every op runs inside ``jax.enable_x64(True)``: torch's int64/float64 are real, while
+the rest of the process (the functional core) keeps JAX's 32-bit defaults.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import jax
+
+x64 = jax.enable_x64  # x64(True): a cheap, thread-local context manager
+
+# ---------------------------------------------------------------------------
+# Grad mode: torch.no_grad / enable_grad / set_grad_enabled
+# ---------------------------------------------------------------------------
+
+_mode = threading.local()
+
+
+def is_grad_enabled() -> bool:
+    return getattr(_mode, "enabled", True)
+
+
+class set_grad_enabled(contextlib.ContextDecorator):  # noqa: N801 -- torch's name
+    """``torch.set_grad_enabled(mode)``: a call, context manager or decorator."""
+
+    def __init__(self, mode: bool):
+        self.prev = is_grad_enabled()
+        self.mode = bool(mode)
+        _mode.enabled = self.mode
+
+    def __enter__(self):
+        _mode.enabled = self.mode
+
+    def __exit__(self, *exc):
+        _mode.enabled = self.prev
+
+
+class no_grad(contextlib.ContextDecorator):  # noqa: N801
+    """``with torch.no_grad():`` -- ops record nothing."""
+
+    def __enter__(self):
+        self.prev = is_grad_enabled()
+        _mode.enabled = False
+
+    def __exit__(self, *exc):
+        _mode.enabled = self.prev
+
+
+class enable_grad(no_grad):  # noqa: N801
+    def __enter__(self):
+        self.prev = is_grad_enabled()
+        _mode.enabled = True
+
+
+# ---------------------------------------------------------------------------
+# Nodes (grad_fn)
+# ---------------------------------------------------------------------------
+
+_FREED = (
+    "Trying to backward through the graph a second time (or directly access saved "
+    "tensors after they have already been freed). Saved intermediate values of the "
+    "graph are freed when you call .backward() or autograd.grad(). Specify "
+    "retain_graph=True if you need to backward through the graph a second time or "
+    "if you need to access saved tensors after calling backward."
+)
+
+
+class Node:
+    """A recorded op: ``grad_fn``. Subclassed per torch name (``MulBackward0``)."""
+
+    __slots__ = ("fn", "static", "saved", "inputs", "mask", "retained", "__weakref__")
+
+    def __init__(self, fn, static, saved, inputs, mask):
+        self.retained = None  # a tensor that called retain_grad()
+        self.fn = fn  # the pure JAX function of the forward, or a vjp callable
+        self.static = static  # hashable keyword arguments of fn
+        self.saved = saved  # the input arrays (None once freed)
+        self.inputs = inputs  # per input: its Node, or None
+        self.mask = mask  # per input: whether a gradient flows to it
+
+    def name(self) -> str:
+        return type(self).__name__
+
+    @property
+    def next_functions(self) -> tuple[tuple[Node | None, int], ...]:
+        return tuple((n, 0) for n in self.inputs)
+
+    def apply_vjp(self, grad: jax.Array) -> Sequence[jax.Array | None]:
+        if self.saved is None:
+            raise RuntimeError(_FREED)
+        grads = _bwd(
+            *self.saved, grad=grad, fn=self.fn, static=self.static, mask=self.mask
+        )
+        it = iter(grads)
+        return [next(it) if m else None for m in self.mask]
+
+    def release(self) -> None:
+        self.saved = None
+
+    def __repr__(self) -> str:
+        return f"<{self.name()} object at {hex(id(self))}>"
+
+
+class AccumulateGrad(Node):
+    """The node of a leaf that requires grad: adds incoming gradients to ``.grad``."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable):
+        super().__init__(None, (), (), (), ())
+        self.variable = variable
+
+    def release(self) -> None:
+        pass
+
+
+_classes: dict[str, type[Node]] = {}
+
+
+def node_class(name: str) -> type[Node]:
+    cls = _classes.get(name)
+    if cls is None:
+        cls = _classes[name] = type(name, (Node,), {"__slots__": ()})
+    return cls
+
+
+# ---------------------------------------------------------------------------
+# The funnel
+# ---------------------------------------------------------------------------
+
+
+def _fwd_impl(*args, fn, static):
+    return fn(*args, **dict(static))
+
+
+def _bwd_impl(*args, grad, fn, static, mask):
+    kwargs = dict(static)
+
+    def partial_fn(*diff):
+        it = iter(diff)
+        full = [next(it) if m else a for a, m in zip(args, mask, strict=True)]
+        return fn(*full, **kwargs)
+
+    diff_args = [a for a, m in zip(args, mask, strict=True) if m]
+    _, vjp = jax.vjp(partial_fn, *diff_args)
+    return vjp(grad)
+
+
+_fwd = jax.jit(_fwd_impl, static_argnames=("fn", "static"))
+_bwd = jax.jit(_bwd_impl, static_argnames=("fn", "static", "mask"))
+
+
+def run(fn: Callable, *arrays: Any, **static: Any) -> jax.Array:
+    """``fn(*arrays, **static)`` jitted and cached, in x64 mode, with no recording."""
+    with x64(True):
+        return _fwd(*arrays, fn=fn, static=tuple(static.items()))
+
+
+def apply(name: str, fn: Callable, *args: Any, **static: Any):
+    """The funnel: run ``fn`` on the args' arrays and record ``name`` for backward.
+
+    ``args`` are Tensors or plain values (Python numbers, arrays); plain values get
+    no gradient. Returns a new Tensor.
+    """
+    from jaxblitz.compat.tensor import Tensor  # circular: Tensor methods call apply
+
+    arrays = [a._data if isinstance(a, Tensor) else a for a in args]
+    items = tuple(static.items())
+    with x64(True):
+        out = _fwd(*arrays, fn=fn, static=items)
+    if not is_grad_enabled():
+        return Tensor._wrap(out)
+    mask = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
+    if not any(mask):
+        return Tensor._wrap(out)
+    inputs = tuple(a._node() if m else None for a, m in zip(args, mask, strict=True))
+    node = node_class(name)(fn, items, arrays, inputs, mask)
+    return Tensor._wrap(out, requires_grad=True, grad_fn=node)
+
+
+# ---------------------------------------------------------------------------
+# backward
+# ---------------------------------------------------------------------------
+
+
+def _topological(root: Node) -> list[Node]:
+    order, seen, stack = [], {id(root)}, [(root, iter(root.inputs))]
+    while stack:
+        node, children = stack[-1]
+        for child in children:
+            if child is not None and id(child) not in seen:
+                seen.add(id(child))
+                stack.append((child, iter(child.inputs)))
+                break
+        else:
+            stack.pop()
+            order.append(node)
+    return order[::-1]  # root first
+
+
+def run_backward(
+    root: Node,
+    grad: jax.Array,
+    retain_graph: bool = False,
+    inputs: Sequence[Any] | None = None,
+) -> dict[int, jax.Array]:
+    """Propagate ``grad`` from ``root`` into the leaves (or collect ``inputs``)."""
+    collect = {id(t._node()): None for t in inputs} if inputs is not None else None
+    grads: dict[int, jax.Array] = {id(root): grad}
+    with x64(True):
+        for node in _topological(root):
+            g = grads.pop(id(node), None)
+            if g is None:
+                continue
+            if isinstance(node, AccumulateGrad):
+                if collect is not None:
+                    if id(node) in collect:
+                        collect[id(node)] = g
+                    continue
+                node.variable._accumulate(g)
+                continue
+            if collect is not None and id(node) in collect:
+                collect[id(node)] = g
+            if node.retained is not None and collect is None:
+                node.retained._accumulate(g)
+            for child, cg in zip(node.inputs, node.apply_vjp(g), strict=True):
+                if child is None or cg is None:
+                    continue
+                prev = grads.get(id(child))
+                grads[id(child)] = cg if prev is None else prev + cg
+            if not retain_graph:
+                node.release()
+    return collect or {}

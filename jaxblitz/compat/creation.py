@@ -1,0 +1,336 @@
+"""Blitz 1, "Tensors": constructors (``torch.tensor``, ``zeros``, ``rand`` ...).
+
+torch draws random numbers from a global generator; here that generator is a JAX
+key split on every draw (``torch.manual_seed(s)`` resets it), so a seeded script is
+reproducible, though its numbers differ from PyTorch's.
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxblitz.compat import _dtype
+from jaxblitz.compat.autograd.graph import x64
+from jaxblitz.compat.tensor import Tensor, _Storage
+
+_TORCH_DEFAULT_SEED = 67280421310721  # torch's default generator seed
+
+
+class Generator:
+    """``torch.Generator``: a JAX key that is split on every draw."""
+
+    def __init__(self, device: Any = "cpu"):
+        self.manual_seed(_TORCH_DEFAULT_SEED)
+
+    def manual_seed(self, seed: int) -> Generator:
+        self._seed = int(seed)
+        with x64(True):
+            self._key = jax.random.key(self._seed)
+        return self
+
+    def initial_seed(self) -> int:
+        return self._seed
+
+    def next_key(self) -> jax.Array:
+        with x64(True):
+            self._key, key = jax.random.split(self._key)
+        return key
+
+
+default_generator = Generator()
+
+
+def manual_seed(seed: int) -> Generator:
+    return default_generator.manual_seed(seed)
+
+
+def initial_seed() -> int:
+    return default_generator.initial_seed()
+
+
+def _key(generator: Generator | None) -> jax.Array:
+    return (generator or default_generator).next_key()
+
+
+# ---------------------------------------------------------------------------
+# From data
+# ---------------------------------------------------------------------------
+
+
+def _infer(data: Any) -> _dtype.dtype:
+    flat = np.asarray(data, dtype=object).ravel().tolist()
+    if flat and builtins.all(isinstance(v, bool | np.bool_) for v in flat):
+        return _dtype.bool
+    if builtins.all(isinstance(v, int | np.integer | bool) for v in flat) and flat:
+        return _dtype.int64
+    return _dtype.get_default_dtype()
+
+
+def _finish(array: Any, dtype: Any, device: Any, requires_grad: bool) -> Tensor:
+    with x64(True):
+        array = jnp.asarray(
+            array, dtype=None if dtype is None else _dtype.to_dtype(dtype).np
+        )
+        if device is not None and _dtype.device(device).type != "cpu":
+            array = jax.device_put(array, _dtype.jax_device(_dtype.device(device)))
+    t = Tensor._wrap(array)
+    if requires_grad:
+        t.requires_grad = True
+    return t
+
+
+def tensor(
+    data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
+) -> Tensor:
+    """``torch.tensor(data)``: always a copy; ints -> int64, floats -> float32."""
+    if isinstance(data, Tensor):
+        return _finish(data._data, dtype or data.dtype, device, requires_grad)
+    if isinstance(data, np.ndarray | np.generic):
+        array = np.array(data, copy=True)
+        dtype = dtype or _dtype.to_dtype(array.dtype)
+        return _finish(array, dtype, device, requires_grad)
+    if isinstance(data, list | tuple) and builtins.any(
+        isinstance(v, Tensor) for v in data
+    ):
+        data = [np.asarray(v) if isinstance(v, Tensor) else v for v in data]
+    return _finish(np.asarray(data), dtype or _infer(data), device, requires_grad)
+
+
+def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
+    if isinstance(data, Tensor) and dtype in (None, data.dtype):
+        return data
+    return tensor(data, dtype=dtype, device=device)
+
+
+def from_numpy(array: np.ndarray) -> Tensor:
+    """``torch.from_numpy``: shares ``array``'s memory both ways (see .tensor)."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
+    _dtype.to_dtype(array.dtype)  # raises for dtypes torch lacks
+    t = Tensor._wrap(None)
+    t._s = _Storage(numpy=array)
+    return t
+
+
+# ---------------------------------------------------------------------------
+# Filled and ranged
+# ---------------------------------------------------------------------------
+
+
+def _size(size: tuple) -> tuple[int, ...]:
+    if len(size) == 1 and isinstance(size[0], tuple | list):
+        size = tuple(size[0])
+    return tuple(int(s) for s in size)
+
+
+def _float_dtype(dtype: Any) -> np.dtype:
+    return _dtype.to_dtype(dtype or _dtype.get_default_dtype()).np
+
+
+def full(
+    size: Any,
+    fill_value: Any,
+    *,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    if dtype is None:
+        dtype = _dtype.scalar_dtype(fill_value)
+    with x64(True):
+        array = jnp.full(_size((size,)), fill_value, _dtype.to_dtype(dtype).np)
+    return _finish(array, None, device, requires_grad)
+
+
+def zeros(
+    *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
+) -> Tensor:
+    with x64(True):
+        array = jnp.zeros(_size(size), _float_dtype(dtype))
+    return _finish(array, None, device, requires_grad)
+
+
+def ones(
+    *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
+) -> Tensor:
+    with x64(True):
+        array = jnp.ones(_size(size), _float_dtype(dtype))
+    return _finish(array, None, device, requires_grad)
+
+
+def empty(
+    *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
+) -> Tensor:
+    """``torch.empty``: JAX has no uninitialised memory, so zeros."""
+    return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def eye(
+    n: int,
+    m: int | None = None,
+    *,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    with x64(True):
+        array = jnp.eye(n, m, dtype=_float_dtype(dtype))
+    return _finish(array, None, device, requires_grad)
+
+
+def arange(
+    start: Any,
+    end: Any = None,
+    step: Any = 1,
+    *,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    if end is None:
+        start, end = 0, start
+    if dtype is None:
+        ints = builtins.all(isinstance(v, int) for v in (start, end, step))
+        dtype = _dtype.int64 if ints else _dtype.get_default_dtype()
+    with x64(True):
+        array = jnp.arange(start, end, step, dtype=_dtype.to_dtype(dtype).np)
+    return _finish(array, None, device, requires_grad)
+
+
+def linspace(
+    start: float,
+    end: float,
+    steps: int,
+    *,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    with x64(True):
+        array = jnp.linspace(start, end, steps, dtype=_float_dtype(dtype))
+    return _finish(array, None, device, requires_grad)
+
+
+# ---------------------------------------------------------------------------
+# Random
+# ---------------------------------------------------------------------------
+
+
+def rand(
+    *size: Any,
+    generator: Generator | None = None,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    with x64(True):
+        array = jax.random.uniform(_key(generator), _size(size), _float_dtype(dtype))
+    return _finish(array, None, device, requires_grad)
+
+
+def randn(
+    *size: Any,
+    generator: Generator | None = None,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    with x64(True):
+        array = jax.random.normal(_key(generator), _size(size), _float_dtype(dtype))
+    return _finish(array, None, device, requires_grad)
+
+
+def randint(
+    low: int,
+    high: int | None = None,
+    size: Any = (),
+    *,
+    generator: Generator | None = None,
+    dtype: Any = None,
+    device: Any = None,
+) -> Tensor:
+    if high is None:
+        low, high = 0, low
+    dt = _dtype.to_dtype(dtype or _dtype.int64).np
+    with x64(True):
+        array = jax.random.randint(_key(generator), _size((size,)), low, high, dt)
+    return _finish(array, None, device, False)
+
+
+def randperm(
+    n: int, *, generator: Generator | None = None, dtype: Any = None, device: Any = None
+) -> Tensor:
+    dt = _dtype.to_dtype(dtype or _dtype.int64).np
+    with x64(True):
+        array = jax.random.permutation(_key(generator), jnp.arange(n, dtype=dt))
+    return _finish(array, None, device, False)
+
+
+def normal(
+    mean: Any = 0.0,
+    std: Any = 1.0,
+    size: Any = None,
+    *,
+    generator: Generator | None = None,
+    dtype: Any = None,
+    device: Any = None,
+) -> Tensor:
+    """``torch.normal(mean, std, size)`` (numbers) or with tensor mean/std."""
+    if size is None:
+        shape = np.broadcast_shapes(
+            np.shape(np.asarray(mean)), np.shape(np.asarray(std))
+        )
+    else:
+        shape = _size((size,))
+    z = randn(*shape, generator=generator, dtype=dtype, device=device)
+    mean = np.asarray(mean, z.dtype.np)
+    std = np.asarray(std, z.dtype.np)
+    with x64(True):
+        return _finish(z._data * std + mean, None, device, False)
+
+
+def _like(fn):
+    def like(
+        input: Tensor,
+        *,
+        dtype: Any = None,
+        device: Any = None,
+        requires_grad: bool = False,
+        **kwargs: Any,
+    ) -> Tensor:
+        return fn(
+            *input.shape,
+            dtype=dtype or input.dtype,
+            device=device,
+            requires_grad=requires_grad,
+            **kwargs,
+        )
+
+    like.__name__ = fn.__name__ + "_like"
+    return like
+
+
+zeros_like, ones_like, empty_like = _like(zeros), _like(ones), _like(empty)
+rand_like, randn_like = _like(rand), _like(randn)
+
+
+def full_like(
+    input: Tensor,
+    fill_value: Any,
+    *,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    return full(
+        input.shape,
+        fill_value,
+        dtype=dtype or input.dtype,
+        device=device,
+        requires_grad=requires_grad,
+    )

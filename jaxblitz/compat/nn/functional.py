@@ -1,0 +1,211 @@
+"""Blitz 3, "Neural Networks": ``torch.nn.functional`` over the core's layers.
+
+Each function is one recorded op whose JAX function calls :mod:`jaxblitz.models`
+(``conv2d``, ``linear``, ``max_pool2d``, ``relu``, ``cross_entropy``,
+``mse_loss``). A stride-1, unpadded convolution uses the core's im2col
+formulation (``_conv2d_nhwc``), which is faster on CPU than ``lax.conv``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+from jaxblitz import models
+from jaxblitz.compat import ops
+from jaxblitz.compat.autograd.graph import apply
+from jaxblitz.compat.tensor import Tensor
+
+# -- pure JAX functions --------------------------------------------------------
+
+
+def _conv_fn(x, weight, bias, *, stride, padding, im2col):
+    bias = jnp.zeros(weight.shape[:1], x.dtype) if bias is None else bias
+    params = {"weight": weight, "bias": bias}
+    if im2col:  # the core's fast path; NCHW in and out, like torch
+        y = models._conv2d_nhwc(params, x.transpose(0, 2, 3, 1))
+        return y.transpose(0, 3, 1, 2)
+    return models.conv2d(params, x, stride, padding)
+
+
+def _addmm_fn(bias, x, weight_t):
+    return models.linear({"weight": weight_t.T, "bias": bias}, x)
+
+
+def _mm_fn(x, weight_t):
+    return x @ weight_t
+
+
+def _pool_fn(x, *, kernel_size, stride):
+    return models.max_pool2d(x, kernel_size, stride)
+
+
+def _relu_fn(x):
+    return models.relu(x)
+
+
+def _cross_entropy_fn(logits, labels):
+    return models.cross_entropy(logits, labels)
+
+
+def _nll_fn(log_probs, labels):
+    return -jnp.mean(jnp.take_along_axis(log_probs, labels[:, None], axis=-1))
+
+
+def _mse_fn(prediction, target):
+    return models.mse_loss(prediction, target.astype(prediction.dtype))
+
+
+def _softmax_fn(x, *, axis, log):
+    return jax.nn.log_softmax(x, axis) if log else jax.nn.softmax(x, axis)
+
+
+def _dropout_fn(x, mask, *, scale):
+    return x * mask * scale
+
+
+# -- torch.nn.functional -------------------------------------------------------------
+
+
+def _pair(v: Any) -> int:
+    if isinstance(v, tuple | list):
+        if len(set(v)) != 1:
+            raise NotImplementedError(f"only square kernels/strides are supported: {v}")
+        return int(v[0])
+    return int(v)
+
+
+def conv2d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: Any = 1,
+    padding: Any = 0,
+    dilation: Any = 1,
+    groups: int = 1,
+) -> Tensor:
+    if _pair(dilation) != 1 or groups != 1:
+        raise NotImplementedError("conv2d: dilation and groups are not supported")
+    if input.dim() != 4:
+        raise RuntimeError(
+            f"Expected 4D (batched) input to conv2d, but got input of size: "
+            f"{list(input.shape)}"
+        )
+    if input.shape[1] != weight.shape[1]:
+        raise RuntimeError(
+            f"Given groups=1, weight of size {list(weight.shape)}, expected input"
+            f"{list(input.shape)} to have {weight.shape[1]} channels, but got "
+            f"{input.shape[1]} channels instead"
+        )
+    stride, padding = _pair(stride), _pair(padding)
+    im2col = stride == 1 and padding == 0 and weight.shape[2] == weight.shape[3]
+    return apply(
+        "ConvolutionBackward0",
+        _conv_fn,
+        input,
+        weight,
+        bias,
+        stride=stride,
+        padding=padding,
+        im2col=im2col,
+    )
+
+
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    if input.shape[-1] != weight.shape[1]:
+        rows = input.numel() // input.shape[-1] if input.dim() else 1
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({rows}x{input.shape[-1]} "
+            f"and {weight.shape[1]}x{weight.shape[0]})"
+        )
+    weight_t = weight.t()  # torch records TBackward0 here too (next_functions)
+    if bias is None:
+        return apply("MmBackward0", _mm_fn, input, weight_t)
+    return apply("AddmmBackward0", _addmm_fn, bias, input, weight_t)
+
+
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    out = apply("ReluBackward0", _relu_fn, input)
+    return input._inplace(out) if inplace else out
+
+
+def max_pool2d(
+    input: Tensor,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    dilation: Any = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+) -> Tensor:
+    if _pair(padding) != 0 or _pair(dilation) != 1 or ceil_mode or return_indices:
+        raise NotImplementedError(
+            "max_pool2d: padding, dilation, ceil_mode and return_indices are not "
+            "supported"
+        )
+    k = _pair(kernel_size)
+    s = k if stride is None or stride == [] else _pair(stride)
+    return apply(
+        "MaxPool2DWithIndicesBackward0", _pool_fn, input, kernel_size=k, stride=s
+    )
+
+
+def softmax(input: Tensor, dim: int | None = None, dtype: Any = None) -> Tensor:
+    return apply("SoftmaxBackward0", _softmax_fn, input, axis=dim, log=False)
+
+
+def log_softmax(input: Tensor, dim: int | None = None, dtype: Any = None) -> Tensor:
+    return apply("LogSoftmaxBackward0", _softmax_fn, input, axis=dim, log=True)
+
+
+def nll_loss(input: Tensor, target: Tensor) -> Tensor:
+    return apply("NllLossBackward0", _nll_fn, input, target)
+
+
+def cross_entropy(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
+    """Logits ``(N, C)`` and class indices ``(N,)`` (the Blitz's use)."""
+    if reduction != "mean" or input.dim() != 2 or target.dtype.is_floating_point:
+        raise NotImplementedError(
+            "cross_entropy supports (N, C) logits, (N,) class indices and "
+            "reduction='mean'"
+        )
+    if target.shape[0] != input.shape[0]:
+        raise ValueError(
+            f"Expected input batch_size ({input.shape[0]}) to match target "
+            f"batch_size ({target.shape[0]})."
+        )
+    return apply("NllLossBackward0", _cross_entropy_fn, input, target)
+
+
+def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
+    if reduction != "mean":
+        raise NotImplementedError("mse_loss supports reduction='mean'")
+    if tuple(input.shape) != tuple(target.shape):
+        raise ValueError(  # torch warns and broadcasts; the core refuses
+            f"Using a target size ({target.shape}) that is different to the input "
+            f"size ({input.shape}). This will likely lead to incorrect results due "
+            "to broadcasting. Please ensure they have the same size."
+        )
+    return apply("MseLossBackward0", _mse_fn, input, target)
+
+
+def dropout(
+    input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
+) -> Tensor:
+    if p < 0 or p > 1:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0:
+        return input
+    from jaxblitz.compat.creation import rand
+
+    keep = (rand(*input.shape, dtype=input.dtype) >= p).to(input.dtype)
+    return apply("MulBackward0", _dropout_fn, input, keep, scale=1.0 / (1 - p))
+
+
+def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    return input.flatten(start_dim, end_dim)
+
+
+sigmoid, tanh = ops.sigmoid, ops.tanh

@@ -1,0 +1,316 @@
+"""Blitz 3, "Neural Networks": ``nn.Module`` and ``nn.Parameter``.
+
+Parameters, buffers and submodules are found by attribute assignment, as in torch,
+so ``state_dict()`` keys are torch's (``conv1.weight``) and equal the functional
+core's params tree flattened with dots.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterator
+from typing import Any
+
+from jaxblitz.compat.autograd.graph import no_grad
+from jaxblitz.compat.tensor import Tensor
+
+
+class Parameter(Tensor):
+    """``nn.Parameter(data, requires_grad=True)``: shares ``data``'s storage."""
+
+    def __new__(cls, data: Tensor | None = None, requires_grad: bool = True):
+        from jaxblitz.compat.creation import empty
+
+        data = empty(0) if data is None else data
+        p = Tensor._wrap.__func__(cls, None)
+        p._s = data._s
+        p.requires_grad = requires_grad
+        return p
+
+    def __init__(self, data: Tensor | None = None, requires_grad: bool = True):
+        pass
+
+    def __repr__(self) -> str:
+        return "Parameter containing:\n" + super().__repr__()
+
+
+class Module:
+    """``nn.Module``: subclass, assign layers in ``__init__``, write ``forward``."""
+
+    training: bool
+
+    def __init__(self) -> None:
+        object.__setattr__(self, "training", True)
+        object.__setattr__(self, "_parameters", OrderedDict())
+        object.__setattr__(self, "_buffers", OrderedDict())
+        object.__setattr__(self, "_non_persistent", set())
+        object.__setattr__(self, "_modules", OrderedDict())
+
+    # -- registration ------------------------------------------------------------
+    def __setattr__(self, name: str, value: Any) -> None:
+        if "_parameters" not in self.__dict__:
+            raise AttributeError(
+                "cannot assign module attributes before Module.__init__() call"
+            )
+        for store in (self._parameters, self._buffers, self._modules):
+            store.pop(name, None)
+        if isinstance(value, Parameter):
+            self._parameters[name] = value
+        elif isinstance(value, Module):
+            self._modules[name] = value
+        elif name in self.__dict__.get("_buffer_names", ()) and isinstance(
+            value, Tensor
+        ):
+            self._buffers[name] = value
+        else:
+            object.__setattr__(self, name, value)
+
+    def __getattr__(self, name: str) -> Any:
+        for store in ("_parameters", "_buffers", "_modules"):
+            found = self.__dict__.get(store, {})
+            if name in found:
+                return found[name]
+        raise AttributeError(
+            f"'{type(self).__name__}' object has no attribute '{name}'"
+        )
+
+    def __delattr__(self, name: str) -> None:
+        for store in (self._parameters, self._buffers, self._modules):
+            if name in store:
+                del store[name]
+                return
+        object.__delattr__(self, name)
+
+    def register_parameter(self, name: str, param: Parameter | None) -> None:
+        if param is None:
+            self._parameters[name] = None
+        else:
+            setattr(self, name, param)
+
+    def register_buffer(
+        self, name: str, tensor: Tensor | None, persistent: bool = True
+    ) -> None:
+        self.__dict__.setdefault("_buffer_names", set()).add(name)
+        self.__dict__.pop(name, None)
+        self._buffers[name] = tensor
+        if not persistent:
+            self._non_persistent.add(name)
+
+    def add_module(self, name: str, module: Module | None) -> None:
+        self._modules[name] = module
+
+    register_module = add_module
+
+    # -- traversal -----------------------------------------------------------------
+    def named_modules(self, memo: set | None = None, prefix: str = ""):
+        memo = set() if memo is None else memo
+        if id(self) in memo:
+            return
+        memo.add(id(self))
+        yield prefix, self
+        for name, module in self._modules.items():
+            if module is not None:
+                sub = f"{prefix}.{name}" if prefix else name
+                yield from module.named_modules(memo, sub)
+
+    def modules(self) -> Iterator[Module]:
+        for _, module in self.named_modules():
+            yield module
+
+    def named_children(self):
+        yield from ((n, m) for n, m in self._modules.items() if m is not None)
+
+    def children(self) -> Iterator[Module]:
+        for _, module in self.named_children():
+            yield module
+
+    def _named(self, store: str, recurse: bool, prefix: str = ""):
+        seen: set[int] = set()
+        modules = self.named_modules(prefix=prefix) if recurse else [(prefix, self)]
+        for module_prefix, module in modules:
+            for name, value in getattr(module, store).items():
+                if value is None or id(value) in seen:
+                    continue
+                seen.add(id(value))
+                yield (f"{module_prefix}.{name}" if module_prefix else name), value
+
+    def named_parameters(self, prefix: str = "", recurse: bool = True):
+        yield from self._named("_parameters", recurse, prefix)
+
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        for _, p in self.named_parameters(recurse=recurse):
+            yield p
+
+    def named_buffers(self, prefix: str = "", recurse: bool = True):
+        yield from self._named("_buffers", recurse, prefix)
+
+    def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        for _, b in self.named_buffers(recurse=recurse):
+            yield b
+
+    def get_submodule(self, target: str) -> Module:
+        module = self
+        for part in target.split(".") if target else []:
+            module = module._modules[part]
+        return module
+
+    # -- state ---------------------------------------------------------------------
+    def state_dict(self, destination=None, prefix: str = "", keep_vars: bool = False):
+        out = OrderedDict() if destination is None else destination
+        for name, p in self._parameters.items():
+            if p is not None:
+                out[prefix + name] = p if keep_vars else p.detach()
+        for name, b in self._buffers.items():
+            if b is not None and name not in self._non_persistent:
+                out[prefix + name] = b if keep_vars else b.detach()
+        for name, module in self._modules.items():
+            if module is not None:
+                module.state_dict(out, prefix + name + ".", keep_vars)
+        return out
+
+    def load_state_dict(self, state_dict: dict, strict: bool = True):
+        own = self.state_dict(keep_vars=True)
+        missing = [k for k in own if k not in state_dict]
+        unexpected = [k for k in state_dict if k not in own]
+        errors = []
+        for key, value in state_dict.items():
+            if key in own and tuple(own[key].shape) != tuple(value.shape):
+                errors.append(
+                    f"size mismatch for {key}: copying a param with shape "
+                    f"{value.shape} from checkpoint, the shape in current model is "
+                    f"{own[key].shape}."
+                )
+        if strict:
+            if unexpected:
+                keys = ", ".join(f'"{k}"' for k in unexpected)
+                errors.insert(0, f"Unexpected key(s) in state_dict: {keys}. ")
+            if missing:
+                keys = ", ".join(f'"{k}"' for k in missing)
+                errors.insert(0, f"Missing key(s) in state_dict: {keys}. ")
+        if errors:
+            raise RuntimeError(
+                f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
+                + "\n\t".join(errors)
+            )
+        with no_grad():
+            for key, value in state_dict.items():
+                if key in own:
+                    own[key].copy_(value)
+        return _IncompatibleKeys(missing, unexpected)
+
+    # -- modes, devices, grads --------------------------------------------------------
+    def train(self, mode: bool = True) -> Module:
+        for module in self.modules():
+            object.__setattr__(module, "training", mode)
+        return self
+
+    def eval(self) -> Module:
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Module:
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        for p in self.parameters():
+            if set_to_none:
+                p.grad = None
+            elif p.grad is not None:
+                p.grad = p.grad.detach().zero_()
+
+    def _apply_to_tensors(self, convert) -> Module:
+        for tensor in [*self.parameters(), *self.buffers()]:
+            tensor.data = convert(tensor)
+        return self
+
+    def to(self, *args: Any, **kwargs: Any) -> Module:
+        return self._apply_to_tensors(
+            lambda t: (
+                t.detach().to(*args, **kwargs)
+                if t.is_floating_point() or not _has_dtype(args, kwargs)
+                else t.detach().to(*[a for a in args if not _is_dtype(a)])
+            )
+        )
+
+    def cuda(self, device: Any = None) -> Module:
+        return self.to("cuda")
+
+    def cpu(self) -> Module:
+        return self.to("cpu")
+
+    def double(self) -> Module:
+        from jaxblitz.compat import _dtype
+
+        return self.to(_dtype.float64)
+
+    def float(self) -> Module:
+        from jaxblitz.compat import _dtype
+
+        return self.to(_dtype.float32)
+
+    def apply(self, fn) -> Module:
+        for module in self.children():
+            module.apply(fn)
+        fn(self)
+        return self
+
+    def load_params(self, params: dict) -> Module:
+        """The bridge back from the functional core: ``params`` -> this module."""
+        from jaxblitz.compat.bridge import load_params
+
+        load_params(self, params)
+        return self
+
+    # -- calling and printing ------------------------------------------------------
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError(
+            f'Module [{type(self).__name__}] is missing the required "forward" function'
+        )
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.forward(*args, **kwargs)
+
+    def extra_repr(self) -> str:
+        return ""
+
+    def __repr__(self) -> str:
+        lines = []
+        extra = self.extra_repr()
+        if extra:
+            lines = extra.split("\n")
+        for name, module in self._modules.items():
+            text = repr(module).replace("\n", "\n  ")
+            lines.append(f"({name}): {text}")
+        main = type(self).__name__ + "("
+        if lines:
+            if len(lines) == 1 and not self._modules:
+                return main + lines[0] + ")"
+            return main + "\n  " + "\n  ".join(lines) + "\n)"
+        return main + ")"
+
+    def __dir__(self):
+        return [*super().__dir__(), *self._parameters, *self._modules, *self._buffers]
+
+
+def _is_dtype(arg: Any) -> bool:
+    from jaxblitz.compat import _dtype
+
+    return isinstance(arg, _dtype.dtype)
+
+
+def _has_dtype(args: tuple, kwargs: dict) -> bool:
+    return any(_is_dtype(a) for a in args) or "dtype" in kwargs
+
+
+class _IncompatibleKeys(tuple):
+    def __new__(cls, missing_keys, unexpected_keys):
+        return super().__new__(cls, (missing_keys, unexpected_keys))
+
+    missing_keys = property(lambda self: self[0])
+    unexpected_keys = property(lambda self: self[1])
+
+    def __repr__(self) -> str:
+        if not self[0] and not self[1]:
+            return "<All keys matched successfully>"
+        return f"_IncompatibleKeys(missing_keys={self[0]}, unexpected_keys={self[1]})"

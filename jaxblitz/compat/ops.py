@@ -1,0 +1,442 @@
+"""Blitz 1, "Tensors": torch's math on :class:`Tensor` -- operators, unary ops,
+reductions, matmul, comparisons and in-place variants.
+
+Each op is a module-level pure JAX function (so the funnel's jit cache keys on it)
+passed to :func:`graph.apply` with the grad_fn name torch gives it. Dtypes follow
+torch's promotion (see :mod:`._dtype`), computed here before the call.
+"""
+
+from __future__ import annotations
+
+import builtins
+import numbers
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxblitz.compat import _dtype
+from jaxblitz.compat.autograd.graph import apply, run
+from jaxblitz.compat.autograd.graph import is_grad_enabled as graph_enabled
+from jaxblitz.compat.tensor import Tensor
+
+# ---------------------------------------------------------------------------
+# Pure JAX functions (module level: stable jit cache keys)
+# ---------------------------------------------------------------------------
+
+
+def _binary_fn(x, y, *, op, dt):
+    return op(x.astype(dt), jnp.asarray(y).astype(dt))
+
+
+def _compare_fn(x, y, *, op, dt):
+    return op(x.astype(dt), jnp.asarray(y).astype(dt))
+
+
+def _rsub_fn(x, y, *, alpha, dt):
+    return jnp.asarray(y).astype(dt) - alpha * x.astype(dt)
+
+
+def _add_fn(x, y, *, alpha, dt):
+    return x.astype(dt) + alpha * jnp.asarray(y).astype(dt)
+
+
+def _unary_fn(x, *, op):
+    return op(x)
+
+
+def _cast_fn(x, *, dt):
+    return x.astype(dt)
+
+
+def _pow_fn(x, y, *, dt):
+    return jnp.power(x.astype(dt), jnp.asarray(y).astype(dt))
+
+
+def _reduce_fn(x, *, op, axis, keepdims, dt):
+    x = x if dt is None else x.astype(dt)
+    return op(x, axis=axis, keepdims=keepdims)
+
+
+def _norm_fn(x, *, p, axis, keepdims):
+    if p == 2:
+        return jnp.sqrt(jnp.sum(jnp.square(x), axis=axis, keepdims=keepdims))
+    return jnp.sum(jnp.abs(x) ** p, axis=axis, keepdims=keepdims) ** (1.0 / p)
+
+
+def _matmul_fn(x, y, *, dt):
+    return jnp.matmul(x.astype(dt), y.astype(dt))
+
+
+def _clamp_fn(x, *, lo, hi):
+    return jnp.clip(x, lo, hi)
+
+
+def _where_fn(c, x, y, *, dt):
+    return jnp.where(c, jnp.asarray(x).astype(dt), jnp.asarray(y).astype(dt))
+
+
+def _argmax_fn(x, *, axis, keepdims, op):
+    out = op(x, axis=axis, keepdims=keepdims)
+    return out.astype(jnp.int64)
+
+
+# ---------------------------------------------------------------------------
+# Helpers
+# ---------------------------------------------------------------------------
+
+
+def _priority(v: Any) -> tuple[_dtype.dtype, int]:
+    if isinstance(v, Tensor):
+        return v.dtype, 2 if v.shape else 1
+    if isinstance(v, np.ndarray | np.generic):
+        return _dtype.to_dtype(v.dtype), 2 if np.ndim(v) else 1
+    if isinstance(v, bool | numbers.Number):
+        return _dtype.scalar_dtype(v), 0
+    raise TypeError(f"unsupported operand type {type(v).__name__} for a tensor op")
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, np.ndarray):
+        return Tensor._wrap(jnp.asarray(v))
+    return v
+
+
+def _check_broadcast(a: Any, b: Any) -> None:
+    if not (isinstance(a, Tensor) and isinstance(b, Tensor)):
+        return
+    sa, sb = a.shape, b.shape
+    for i in range(1, builtins.min(len(sa), len(sb)) + 1):
+        if sa[-i] != sb[-i] and sa[-i] != 1 and sb[-i] != 1:
+            dim = builtins.max(len(sa), len(sb)) - i
+            raise RuntimeError(
+                f"The size of tensor a ({sa[-i]}) must match the size of tensor b "
+                f"({sb[-i]}) at non-singleton dimension {dim}"
+            )
+
+
+def _binary(name: str, op, a: Tensor, b: Any, *, floats: bool = False) -> Tensor:
+    b = _plain(b)
+    _check_broadcast(a, b)
+    dt = _dtype.result_type([_priority(a), _priority(b)])
+    if floats and not dt.is_floating_point:
+        dt = _dtype.get_default_dtype()
+    return apply(name, _binary_fn, a, b, op=op, dt=dt.np.name)
+
+
+def _compare(op, a: Tensor, b: Any) -> Tensor:
+    b = _plain(b)
+    _check_broadcast(a, b)
+    dt = _dtype.result_type([_priority(a), _priority(b)])
+    arrays = [v._data if isinstance(v, Tensor) else v for v in (a, b)]
+    return Tensor._wrap(run(_compare_fn, *arrays, op=op, dt=dt.np.name))
+
+
+def _dim(dim: Any) -> Any:
+    return tuple(dim) if isinstance(dim, list | tuple) else dim
+
+
+# ---------------------------------------------------------------------------
+# Arithmetic (also the operators)
+# ---------------------------------------------------------------------------
+
+
+def add(input: Tensor, other: Any, *, alpha: Any = 1, out: Tensor | None = None):
+    """``torch.add(input, other, alpha=1, out=None)``."""
+    input, other = _as_tensor(input), _plain(other)
+    _check_broadcast(input, other)
+    dt = _dtype.result_type([_priority(input), _priority(other)])
+    result = apply("AddBackward0", _add_fn, input, other, alpha=alpha, dt=dt.np.name)
+    return _to_out(result, out)
+
+
+def _to_out(result: Tensor, out: Tensor | None) -> Tensor:
+    """torch's ``out=``: write ``result`` into ``out`` (resized if needed)."""
+    if out is None:
+        return result
+    if result.requires_grad and graph_enabled():
+        raise RuntimeError(
+            "functions with out=... arguments don't support automatic "
+            "differentiation, but one of the arguments requires grad."
+        )
+    if tuple(out.shape) == tuple(result.shape) and out.dtype is result.dtype:
+        out._set_data(result._data)
+    else:
+        out._s.array, out._s.numpy = result.to(out.dtype)._data, None
+    return out
+
+
+def sub(input: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
+    input, other = _as_tensor(input), _plain(other)
+    _check_broadcast(input, other)
+    dt = _dtype.result_type([_priority(input), _priority(other)])
+    return apply("SubBackward0", _add_fn, input, other, alpha=-alpha, dt=dt.np.name)
+
+
+def rsub(input: Tensor, other: Any) -> Tensor:
+    """``other - input`` for a number ``other`` (torch: RsubBackward1)."""
+    other = _plain(other)
+    dt = _dtype.result_type([_priority(input), _priority(other)])
+    return apply("RsubBackward1", _rsub_fn, input, other, alpha=1, dt=dt.np.name)
+
+
+def mul(input: Tensor, other: Any, *, out: Tensor | None = None) -> Tensor:
+    return _to_out(_binary("MulBackward0", jnp.multiply, _as_tensor(input), other), out)
+
+
+def div(input: Tensor, other: Any) -> Tensor:
+    return _binary(
+        "DivBackward0", jnp.true_divide, _as_tensor(input), other, floats=True
+    )
+
+
+def pow(input: Tensor, exponent: Any) -> Tensor:  # noqa: A001 -- torch's name
+    exponent = _plain(exponent)
+    dt = _dtype.result_type([_priority(input), _priority(exponent)])
+    name = "PowBackward1" if isinstance(exponent, Tensor) else "PowBackward0"
+    return apply(name, _pow_fn, input, exponent, dt=dt.np.name)
+
+
+def matmul(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
+    return _to_out(_matmul(input, other), out)
+
+
+def _matmul(input: Tensor, other: Tensor) -> Tensor:
+    a, b = input.shape, other.shape
+    if len(a) == 2 and len(b) == 2 and a[1] != b[0]:
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({a[0]}x{a[1]} and "
+            f"{b[0]}x{b[1]})"
+        )
+    name = {(2, 2): "MmBackward0", (2, 1): "MvBackward0", (1, 1): "DotBackward0"}
+    dt = _dtype.promote(input.dtype, other.dtype)
+    return apply(
+        name.get((len(a), len(b)), "UnsafeViewBackward0"),
+        _matmul_fn,
+        input,
+        other,
+        dt=dt.np.name,
+    )
+
+
+def mm(input: Tensor, mat2: Tensor) -> Tensor:
+    if input.dim() != 2 or mat2.dim() != 2:
+        raise RuntimeError("self must be a matrix")
+    return matmul(input, mat2)
+
+
+def _as_tensor(v: Any) -> Tensor:
+    if isinstance(v, Tensor):
+        return v
+    from jaxblitz.compat.creation import tensor
+
+    return tensor(v)
+
+
+def _unary(name: str, op):
+    def method(self: Tensor) -> Tensor:
+        x = self if self.dtype.is_floating_point or op in _INT_OK else self.float()
+        return apply(name, _unary_fn, x, op=op)
+
+    method.__name__ = op.__name__
+    return method
+
+
+_INT_OK = {jnp.negative, jnp.abs}
+neg = _unary("NegBackward0", jnp.negative)
+exp = _unary("ExpBackward0", jnp.exp)
+log = _unary("LogBackward0", jnp.log)
+sqrt = _unary("SqrtBackward0", jnp.sqrt)
+abs = _unary("AbsBackward0", jnp.abs)  # noqa: A001
+sin = _unary("SinBackward0", jnp.sin)
+cos = _unary("CosBackward0", jnp.cos)
+tanh = _unary("TanhBackward0", jnp.tanh)
+sigmoid = _unary("SigmoidBackward0", jax.nn.sigmoid)
+relu = _unary("ReluBackward0", jax.nn.relu)
+
+
+def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
+    return apply("ClampBackward1", _clamp_fn, input, lo=min, hi=max)
+
+
+def where(condition: Tensor, input: Any, other: Any) -> Tensor:
+    dt = _dtype.result_type([_priority(_plain(input)), _priority(_plain(other))])
+    return apply(
+        "WhereBackward0",
+        _where_fn,
+        condition,
+        _plain(input),
+        _plain(other),
+        dt=dt.np.name,
+    )
+
+
+def to_dtype(input: Tensor, dt: _dtype.dtype) -> Tensor:
+    if input.dtype is dt:
+        return input
+    return apply("ToCopyBackward0", _cast_fn, input, dt=dt.np.name)
+
+
+# ---------------------------------------------------------------------------
+# Reductions
+# ---------------------------------------------------------------------------
+
+
+def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype=None):  # noqa: A001
+    dt = None if dtype is None else _dtype.to_dtype(dtype).np.name
+    if dt is None and not input.dtype.is_floating_point:
+        dt = "int64"
+    name = "SumBackward0" if dim is None else "SumBackward1"
+    return apply(
+        name, _reduce_fn, input, op=jnp.sum, axis=_dim(dim), keepdims=keepdim, dt=dt
+    )
+
+
+def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype=None):
+    if not input.dtype.is_floating_point and dtype is None:
+        raise RuntimeError(
+            "mean(): could not infer output dtype. Input dtype must be either a "
+            f"floating point or complex dtype. Got: {_type_name(input)}"
+        )
+    dt = None if dtype is None else _dtype.to_dtype(dtype).np.name
+    name = "MeanBackward0" if dim is None else "MeanBackward1"
+    return apply(
+        name, _reduce_fn, input, op=jnp.mean, axis=_dim(dim), keepdims=keepdim, dt=dt
+    )
+
+
+def _type_name(t: Tensor) -> str:
+    from jaxblitz.compat.tensor import _TYPE_NAMES
+
+    return _TYPE_NAMES[t.dtype.name]
+
+
+class _ReturnType(tuple):
+    """``torch.return_types.max(values=..., indices=...)``."""
+
+    name = ""
+
+    def __new__(cls, values, indices):
+        return super().__new__(cls, (values, indices))
+
+    values = property(lambda self: self[0])
+    indices = property(lambda self: self[1])
+
+    def __repr__(self) -> str:
+        return (
+            f"torch.return_types.{self.name}(\nvalues={self[0]!r},\n"
+            f"indices={self[1]!r})"
+        )
+
+
+def _extreme(name: str, op, arg_op):
+    result_type = type(name, (_ReturnType,), {"name": name})
+
+    def reduce(input: Tensor, dim: Any = None, keepdim: bool = False):
+        if isinstance(dim, Tensor):  # torch.max(a, b): elementwise
+            return _binary(
+                "MaximumBackward0" if name == "max" else "MinimumBackward0",
+                jnp.maximum if name == "max" else jnp.minimum,
+                input,
+                dim,
+            )
+        if dim is None:
+            return apply(
+                f"{name.title()}Backward1",
+                _reduce_fn,
+                input,
+                op=op,
+                axis=None,
+                keepdims=False,
+                dt=None,
+            )
+        values = apply(
+            f"{name.title()}Backward0",
+            _reduce_fn,
+            input,
+            op=op,
+            axis=dim,
+            keepdims=keepdim,
+            dt=None,
+        )
+        indices = Tensor._wrap(
+            run(_argmax_fn, input._data, axis=dim, keepdims=keepdim, op=arg_op)
+        )
+        return result_type(values, indices)
+
+    reduce.__name__ = name
+    return reduce
+
+
+max = _extreme("max", jnp.max, jnp.argmax)  # noqa: A001
+min = _extreme("min", jnp.min, jnp.argmin)  # noqa: A001
+
+
+def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    return Tensor._wrap(
+        run(_argmax_fn, input._data, axis=dim, keepdims=keepdim, op=jnp.argmax)
+    )
+
+
+def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    return Tensor._wrap(
+        run(_argmax_fn, input._data, axis=dim, keepdims=keepdim, op=jnp.argmin)
+    )
+
+
+def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False):
+    p = 2 if p in ("fro", None) else p
+    return apply(
+        "LinalgVectorNormBackward0",
+        _norm_fn,
+        input,
+        p=p,
+        axis=_dim(dim),
+        keepdims=keepdim,
+    )
+
+
+# ---------------------------------------------------------------------------
+# Comparisons and logic (no gradients)
+# ---------------------------------------------------------------------------
+
+
+def eq(a, b):
+    return _compare(jnp.equal, a, b)
+
+
+def ne(a, b):
+    return _compare(jnp.not_equal, a, b)
+
+
+def lt(a, b):
+    return _compare(jnp.less, a, b)
+
+
+def le(a, b):
+    return _compare(jnp.less_equal, a, b)
+
+
+def gt(a, b):
+    return _compare(jnp.greater, a, b)
+
+
+def ge(a, b):
+    return _compare(jnp.greater_equal, a, b)
+
+
+def equal(a: Tensor, b: Tensor) -> bool:
+    return a.shape == b.shape and bool(np.array_equal(np.asarray(a), np.asarray(b)))
+
+
+def allclose(a: Tensor, b: Tensor, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+    return bool(np.allclose(np.asarray(a), np.asarray(b), rtol, atol, equal_nan))
+
+
+def isclose(a: Tensor, b: Tensor, rtol=1e-05, atol=1e-08, equal_nan=False) -> Tensor:
+    return Tensor._wrap(
+        jnp.asarray(np.isclose(np.asarray(a), np.asarray(b), rtol, atol, equal_nan))
+    )

@@ -1,0 +1,270 @@
+"""Blitz 3/4 (update the weights): ``torch.optim`` over Optax.
+
+Each optimizer is the matching Optax transform (``optax.sgd``, ``optax.adam``,
+``optax.rmsprop``'s parts, with ``add_decayed_weights`` in front for torch's L2
+``weight_decay``), wrapped in ``optax.inject_hyperparams`` so a change to
+``optimizer.param_groups[i]["lr"]`` takes effect at the next ``step()``. State is
+per parameter, as in torch, and one jitted call updates a whole param group.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import optax
+
+from jaxblitz.compat.autograd.graph import enable_grad, no_grad, x64
+from jaxblitz.compat.tensor import Tensor
+
+
+def _sgd(learning_rate, momentum, weight_decay, nesterov):
+    return optax.chain(
+        optax.add_decayed_weights(weight_decay),
+        optax.sgd(learning_rate, momentum=momentum, nesterov=nesterov),
+    )
+
+
+def _adam(learning_rate, b1, b2, eps, weight_decay):
+    return optax.chain(
+        optax.add_decayed_weights(weight_decay), optax.adam(learning_rate, b1, b2, eps)
+    )
+
+
+def _rmsprop(learning_rate, alpha, eps, weight_decay, momentum, centered):
+    # optax.rmsprop's pieces, but torch's order: the momentum buffer holds
+    # unscaled steps and lr multiplies last, so a changed lr applies to it at once.
+    scale = optax.scale_by_stddev if centered else optax.scale_by_rms
+    return optax.chain(
+        optax.add_decayed_weights(weight_decay),
+        scale(decay=alpha, eps=eps, eps_in_sqrt=False),
+        optax.trace(decay=momentum),
+        optax.scale_by_learning_rate(learning_rate),
+    )
+
+
+def _update(params, grads, states, hyper, *, tx):
+    new_params, new_states = [], []
+    for p, g, s in zip(params, grads, states, strict=True):
+        s = s._replace(
+            hyperparams={
+                k: jnp.asarray(hyper[k], v.dtype) for k, v in s.hyperparams.items()
+            }
+        )
+        updates, s = tx.update(g.astype(p.dtype), s, p)
+        new_params.append(optax.apply_updates(p, updates))
+        new_states.append(s)
+    return new_params, new_states
+
+
+_update_jit = jax.jit(_update, static_argnames=("tx",))
+
+
+class Optimizer:
+    """``torch.optim.Optimizer``: ``param_groups``, ``zero_grad()``, ``step()``."""
+
+    _factory: Any = None
+    _static: tuple[str, ...] = ()
+    _hyper: dict[str, str] = {}  # Optax hyperparameter name -> torch group key
+
+    def __init__(self, params: Any, defaults: dict[str, Any]):
+        self.defaults = defaults
+        self.param_groups: list[dict[str, Any]] = []
+        self.state: dict[Tensor, Any] = {}
+        params = list(params)
+        if not params:
+            raise ValueError("optimizer got an empty parameter list")
+        groups = params if isinstance(params[0], dict) else [{"params": params}]
+        for group in groups:
+            self.add_param_group(group)
+        self._txs: dict[tuple, optax.GradientTransformation] = {}
+
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
+        group = dict(param_group)
+        params = group["params"]
+        group["params"] = [params] if isinstance(params, Tensor) else list(params)
+        for key, value in self.defaults.items():
+            group.setdefault(key, value)
+        self.param_groups.append(group)
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        for group in self.param_groups:
+            for p in group["params"]:
+                if set_to_none:
+                    p.grad = None
+                elif p.grad is not None:
+                    p.grad = p.grad.detach().zero_()
+
+    def _tx(self, group: dict[str, Any]) -> optax.GradientTransformation:
+        static = tuple(group[k] for k in self._static)
+        tx = self._txs.get(static)
+        if tx is None:
+            init = {name: float(group[key]) for name, key in self._hyper.items()}
+            factory = optax.inject_hyperparams(
+                type(self)._factory, static_args=self._static
+            )
+            tx = factory(**init, **dict(zip(self._static, static, strict=True)))
+            self._txs[static] = tx
+        return tx
+
+    @no_grad()
+    def step(self, closure: Any = None) -> Any:
+        loss = None
+        if closure is not None:
+            with enable_grad():
+                loss = closure()
+        for group in self.param_groups:
+            params = [p for p in group["params"] if p.grad is not None]
+            if not params:
+                continue
+            tx = self._tx(group)
+            hyper = {name: float(group[key]) for name, key in self._hyper.items()}
+            with x64(True):
+                arrays = [p._data for p in params]
+                states = [
+                    self.state.get(p) or tx.init(a)
+                    for p, a in zip(params, arrays, strict=True)
+                ]
+                new_arrays, new_states = _update_jit(
+                    arrays, [p.grad._data for p in params], states, hyper, tx=tx
+                )
+            for p, a, s in zip(params, new_arrays, new_states, strict=True):
+                p._set_data(a)
+                self.state[p] = s
+        return loss
+
+    def __repr__(self) -> str:
+        lines = [f"{type(self).__name__} ("]
+        for i, group in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {i}")
+            for key in sorted(k for k in group if k != "params"):
+                lines.append(f"    {key}: {group[key]}")
+        return "\n".join(lines) + "\n)"
+
+
+def _check(ok: bool, message: str) -> None:
+    if not ok:
+        raise ValueError(message)
+
+
+class SGD(Optimizer):
+    _factory = staticmethod(_sgd)
+    _static = ("nesterov",)
+    _hyper = {
+        "learning_rate": "lr",
+        "momentum": "momentum",
+        "weight_decay": "weight_decay",
+    }
+
+    def __init__(
+        self,
+        params: Any,
+        lr: float = 1e-3,
+        momentum: float = 0,
+        dampening: float = 0,
+        weight_decay: float = 0,
+        nesterov: bool = False,
+        *,
+        maximize: bool = False,
+        **_: Any,
+    ):
+        _check(lr >= 0.0, f"Invalid learning rate: {lr}")
+        _check(momentum >= 0.0, f"Invalid momentum value: {momentum}")
+        _check(weight_decay >= 0.0, f"Invalid weight_decay value: {weight_decay}")
+        _check(
+            not nesterov or (momentum > 0 and dampening == 0),
+            "Nesterov momentum requires a momentum and zero dampening",
+        )
+        if dampening != 0 or maximize:
+            raise NotImplementedError("SGD: dampening and maximize are not supported")
+        super().__init__(
+            params,
+            dict(
+                lr=lr,
+                momentum=momentum,
+                dampening=dampening,
+                weight_decay=weight_decay,
+                nesterov=nesterov,
+            ),
+        )
+
+
+class Adam(Optimizer):
+    _factory = staticmethod(_adam)
+    _hyper = {
+        "learning_rate": "lr",
+        "b1": "beta1",
+        "b2": "beta2",
+        "eps": "eps",
+        "weight_decay": "weight_decay",
+    }
+
+    def __init__(
+        self,
+        params: Any,
+        lr: float = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0,
+        amsgrad: bool = False,
+        **_: Any,
+    ):
+        _check(lr >= 0.0, f"Invalid learning rate: {lr}")
+        _check(eps >= 0.0, f"Invalid epsilon value: {eps}")
+        _check(0.0 <= betas[0] < 1.0, f"Invalid beta parameter at index 0: {betas[0]}")
+        _check(0.0 <= betas[1] < 1.0, f"Invalid beta parameter at index 1: {betas[1]}")
+        _check(weight_decay >= 0.0, f"Invalid weight_decay value: {weight_decay}")
+        if amsgrad:
+            raise NotImplementedError("Adam: amsgrad is not supported")
+        super().__init__(
+            params,
+            dict(
+                lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad
+            ),
+        )
+
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
+        super().add_param_group(param_group)
+        group = self.param_groups[-1]
+        group["beta1"], group["beta2"] = group["betas"]
+
+
+class RMSprop(Optimizer):
+    _factory = staticmethod(_rmsprop)
+    _static = ("centered",)
+    _hyper = {
+        "learning_rate": "lr",
+        "alpha": "alpha",
+        "eps": "eps",
+        "weight_decay": "weight_decay",
+        "momentum": "momentum",
+    }
+
+    def __init__(
+        self,
+        params: Any,
+        lr: float = 1e-2,
+        alpha: float = 0.99,
+        eps: float = 1e-8,
+        weight_decay: float = 0,
+        momentum: float = 0,
+        centered: bool = False,
+        **_: Any,
+    ):
+        _check(lr >= 0.0, f"Invalid learning rate: {lr}")
+        _check(eps >= 0.0, f"Invalid epsilon value: {eps}")
+        _check(momentum >= 0.0, f"Invalid momentum value: {momentum}")
+        _check(weight_decay >= 0.0, f"Invalid weight_decay value: {weight_decay}")
+        _check(alpha >= 0.0, f"Invalid alpha value: {alpha}")
+        super().__init__(
+            params,
+            dict(
+                lr=lr,
+                alpha=alpha,
+                eps=eps,
+                weight_decay=weight_decay,
+                momentum=momentum,
+                centered=centered,
+            ),
+        )

@@ -1,0 +1,128 @@
+"""compat autograd: the tape, grad modes, errors in torch's wording, Function."""
+
+import numpy as np
+import pytest
+
+import jaxblitz.compat as torch
+from jaxblitz.compat.autograd import Function, gradcheck
+
+
+def test_backward_accumulates_the_blitz_gradient():
+    x = torch.ones(2, 2, requires_grad=True)
+    out = ((x + 2) * (x + 2) * 3).mean()
+    out.backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.full((2, 2), 4.5))
+
+
+def test_gradients_accumulate_across_backward_calls():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    (x * x).sum().backward()
+    (x * x).sum().backward()
+    assert x.grad.tolist() == [4.0, 8.0]
+
+
+def test_vector_jacobian_product_with_gradient():
+    a = torch.tensor([2.0, 3.0], requires_grad=True)
+    b = torch.tensor([6.0, 4.0], requires_grad=True)
+    q = 3 * a**3 - b**2
+    q.backward(gradient=torch.tensor([1.0, 1.0]))
+    assert (9 * a**2 == a.grad).tolist() == [True, True]
+    assert (-2 * b == b.grad).tolist() == [True, True]
+
+
+def test_grad_fn_names_and_next_functions():
+    x = torch.ones(2, 2, requires_grad=True)
+    y = x + 2
+    assert y.grad_fn.name() == "AddBackward0"
+    assert type(y.grad_fn).__name__ == "AddBackward0"
+    ((acc, _),) = y.grad_fn.next_functions[:1]
+    assert acc.name() == "AccumulateGrad" and acc.variable is x
+    assert (y * y).mean().grad_fn.name() == "MeanBackward0"
+    assert x.is_leaf and not y.is_leaf
+
+
+def test_no_grad_detach_and_requires_grad_propagation():
+    x = torch.ones(2, requires_grad=True)
+    assert (x * 2).requires_grad
+    with torch.no_grad():
+        assert not (x * 2).requires_grad
+    assert not x.detach().requires_grad
+    with torch.set_grad_enabled(False):
+        assert not (x * 2).requires_grad
+    assert not (torch.ones(2) + torch.ones(2)).requires_grad
+
+
+def test_data_edits_are_not_tracked_but_shared():
+    x = torch.ones(2, requires_grad=True)
+    x.data.mul_(3)
+    assert x.tolist() == [3.0, 3.0] and x.requires_grad and x.grad_fn is None
+
+
+def test_errors_use_torchs_wording():
+    x = torch.ones(2, 2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="grad can be implicitly created only for"):
+        (x * 2).backward()
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is"):
+        x.add_(1)
+    with pytest.raises(RuntimeError, match="element 0 of tensors does not require"):
+        torch.ones(2).sum().backward()
+    y = (x * x).sum()
+    y.backward()
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a"):
+        y.backward()
+
+
+def test_retain_graph_allows_a_second_backward():
+    x = torch.ones(2, requires_grad=True)
+    y = (x * x).sum()
+    y.backward(retain_graph=True)
+    y.backward()
+    assert x.grad.tolist() == [4.0, 4.0]
+
+
+def test_inplace_on_a_non_leaf_is_recorded():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    y.add_(1)
+    y.sum().backward()
+    assert x.grad.tolist() == [2.0, 2.0]
+
+
+def test_autograd_grad_returns_gradients_without_touching_grad():
+    x = torch.tensor([3.0], requires_grad=True)
+    (g,) = torch.autograd.grad((x**2).sum(), x)
+    assert g.tolist() == [6.0] and x.grad is None
+
+
+class _Cube(Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x**3
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        assert ctx.needs_input_grad == (True,)
+        return grad_output * 3 * x**2
+
+
+def test_custom_function_uses_its_backward():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = _Cube.apply(x)
+    assert y.grad_fn.name() == "_CubeBackward"
+    y.sum().backward()
+    assert x.grad.tolist() == [3.0, 12.0]
+
+
+def test_gradcheck_passes_a_right_backward_and_fails_a_wrong_one():
+    x = torch.randn(4, dtype=torch.double, requires_grad=True)
+    assert gradcheck(_Cube.apply, (x,))
+
+    class Wrong(_Cube):
+        @staticmethod
+        def backward(ctx, grad_output):
+            (x,) = ctx.saved_tensors
+            return grad_output * x
+
+    assert not gradcheck(Wrong.apply, (x,), raise_exception=False)

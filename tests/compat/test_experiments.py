@@ -1,0 +1,67 @@
+"""Every compat experiment script (the Blitz's PyTorch code with compat imports)
+runs to the end on bundled data and prints its landmarks."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+EXPECTED = {
+    "01_tensors.py": (
+        [],
+        [
+            "Ones Tensor",
+            "t: tensor([2., 2., 2., 2., 2.])",
+            "n: [2. 2. 2. 2. 2.]",
+            "dtype=torch.float64)",
+        ],
+    ),
+    "02_autograd.py": (
+        [],
+        [
+            "tensor([True, True])",
+            "Does `b` require gradients?: True",
+            "trainable: ['fc.weight', 'fc.bias']",
+        ],
+    ),
+    "03_neural_networks.py": (
+        [],
+        ["<MseLossBackward0 object at", "<AddmmBackward0 object at", "loss:"],
+    ),
+    "04_cifar10_classifier.py": (
+        ["--digits", "--epochs", "1"],
+        [
+            "Finished Training",
+            "GroundTruth:",
+            "Accuracy of the network on the 360 test images",
+            "Accuracy for class: truck",
+        ],
+    ),
+    "05_data_parallel.py": ([], ["Outside: input size torch.Size([10, 5])"]),
+    "extras_custom_function.py": ([], ["Result: y =", "gradcheck: True"]),
+    "extras_modules_and_checkpoints.py": (
+        [],
+        ["body frozen: True", "reloaded equal: True"],
+    ),
+}
+
+
+@pytest.mark.parametrize("script", sorted(EXPECTED))
+def test_compat_experiment_runs_and_prints_its_landmarks(script, tmp_path):
+    args, landmarks = EXPECTED[script]
+    env = dict(os.environ, JAX_PLATFORMS="cpu", MPLBACKEND="Agg")
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "experiments" / "compat" / script), *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    for landmark in landmarks:
+        assert landmark in proc.stdout, f"{script} did not print {landmark!r}"

@@ -1,0 +1,129 @@
+"""compat Tensor: constructors, dtypes, printing, the NumPy bridge, indexing."""
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxblitz.compat as torch
+
+
+def test_default_dtypes_are_torchs():
+    assert torch.tensor([1, 2]).dtype is torch.int64
+    assert torch.tensor([1.0, 2]).dtype is torch.float32
+    assert torch.tensor([True]).dtype is torch.bool
+    assert torch.arange(5).dtype is torch.int64
+    assert torch.rand(2).dtype is torch.float32
+    assert torch.from_numpy(np.ones(2)).dtype is torch.float64
+
+
+def test_int64_and_float64_are_real_64_bit():
+    big = torch.tensor([2**40], dtype=torch.long)
+    assert (big * 2).item() == 2**41
+    x = torch.tensor([1.0 + 1e-12], dtype=torch.float64)
+    assert x.item() != 1.0
+
+
+def test_compat_leaves_the_cores_32_bit_defaults_alone():
+    torch.ones(3, dtype=torch.float64)
+    assert jnp.arange(3).dtype == jnp.int32
+    assert jnp.ones(3).dtype == jnp.float32
+
+
+def test_promotion_follows_torch():
+    assert (torch.arange(3) * 2.5).dtype is torch.float32
+    assert (torch.arange(3) / 2).dtype is torch.float32
+    one = torch.tensor(1.5, dtype=torch.float64)
+    assert (torch.ones(2) + one).dtype is torch.float32
+    assert (torch.ones(2, dtype=torch.float64) + torch.ones(2)).dtype is torch.float64
+
+
+def test_size_is_a_tuple_that_prints_like_torch():
+    x = torch.zeros(5, 3)
+    assert x.size() == (5, 3) and x.shape[1] == 3
+    assert repr(x.size()) == "torch.Size([5, 3])"
+    assert x.view(-1, 5).size() == (3, 5)
+
+
+def test_printing_matches_torchs_format():
+    assert repr(torch.ones(2, 2, requires_grad=True)) == (
+        "tensor([[1., 1.],\n        [1., 1.]], requires_grad=True)"
+    )
+    assert repr(torch.tensor([1, 2])) == "tensor([1, 2])"
+    assert repr(torch.tensor([0.5, 1e-5])) == "tensor([5.0000e-01, 1.0000e-05])"
+    assert repr(torch.zeros(2, dtype=torch.float64)) == (
+        "tensor([0., 0.], dtype=torch.float64)"
+    )
+    assert "..." in repr(torch.arange(2000.0))
+
+
+def test_numpy_view_sees_inplace_changes():
+    a = torch.ones(5)
+    b = a.numpy()
+    a.add_(1)
+    np.testing.assert_array_equal(b, np.full(5, 2.0))
+
+
+def test_from_numpy_sees_numpy_writes():
+    n = np.ones(5)
+    t = torch.from_numpy(n)
+    np.add(n, 1, out=n)
+    assert t.tolist() == [2.0] * 5
+
+
+def test_numpy_of_a_tensor_requiring_grad_is_refused_with_torchs_message():
+    with pytest.raises(RuntimeError, match="Can't call numpy\\(\\) on Tensor that"):
+        torch.ones(2, requires_grad=True).numpy()
+
+
+def test_slice_assignment_and_indexing():
+    t = torch.ones(4, 4)
+    t[:, 1] = 0
+    assert t[0].tolist() == [1.0, 0.0, 1.0, 1.0]
+    assert t[..., -1].tolist() == [1.0] * 4
+    assert t[t > 0].shape == (12,)
+    assert t[torch.tensor([0, 2])].shape == (2, 4)
+
+
+def test_add_with_out_writes_into_out():
+    result = torch.empty(2, 2)
+    out = torch.add(torch.ones(2, 2), torch.ones(2, 2), out=result)
+    assert out is result and result.tolist() == [[2.0, 2.0], [2.0, 2.0]]
+
+
+def test_inplace_ops_and_t_():
+    x = torch.arange(6.0).view(2, 3)
+    x.mul_(2).sub_(1)
+    assert x.tolist() == [[-1.0, 1.0, 3.0], [5.0, 7.0, 9.0]]
+    x.t_()
+    assert x.shape == (3, 2)
+    x.zero_()
+    assert x.sum().item() == 0
+
+
+def test_max_with_dim_returns_values_and_indices():
+    values, indices = torch.tensor([[1.0, 5.0], [7.0, 2.0]]).max(1)
+    assert values.tolist() == [5.0, 7.0] and indices.tolist() == [1, 0]
+
+
+def test_shape_errors_use_torchs_wording():
+    with pytest.raises(RuntimeError, match=r"shape '\[3\]' is invalid for input of"):
+        torch.ones(2, 2).view(3)
+    with pytest.raises(RuntimeError, match=r"mat1 and mat2 shapes cannot be multi"):
+        torch.ones(2, 3) @ torch.ones(2, 3)
+    with pytest.raises(RuntimeError, match="must match the size of tensor b"):
+        torch.ones(2, 3) + torch.ones(2, 4)
+
+
+def test_cuda_without_a_gpu_fails_clearly():
+    assert not torch.cuda.is_available()
+    with pytest.raises(AssertionError, match="not compiled with CUDA"):
+        torch.ones(2).cuda()
+    assert torch.ones(2).to("cpu").device == torch.device("cpu")
+
+
+def test_seeded_draws_are_reproducible():
+    torch.manual_seed(3)
+    a = torch.randn(4)
+    torch.manual_seed(3)
+    assert torch.equal(a, torch.randn(4))
+    assert sorted(torch.randperm(6).tolist()) == list(range(6))
