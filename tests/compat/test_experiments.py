@@ -37,7 +37,7 @@ EXPECTED = {
         [
             "Finished Training",
             "GroundTruth:",
-            "Accuracy of the network on the 360 test images",
+            "Accuracy of the network on the 359 test images",
             "Accuracy for class: truck",
         ],
     ),

@@ -70,26 +70,14 @@ class CIFAR10(_ImageDataset):
         target_transform: Any = None,
         download: bool = False,
     ):
-        try:
-            from jaxblitz import data
-        except ImportError as err:
-            raise RuntimeError(
-                "CIFAR10 is loaded through jaxblitz.data, which is not available in "
-                "this installation; use vision.datasets.Digits offline"
-            ) from err
-        split = "train" if train else "test"
-        try:
-            images, labels = data.load("cifar10", split, root=root)[:2]
-        except Exception as err:  # no network, no prepared files
-            raise RuntimeError(
-                f"CIFAR-10 ({split}) is not available under {root!r} and jaxblitz "
-                f"does not download here ({type(err).__name__}: {err}). Prepare it "
-                "with tensorflow-datasets, or use vision.datasets.Digits, the bundled "
-                "offline stand-in."
-            ) from err
+        from jaxblitz import data
+
+        # A local archive under root, tensorflow-datasets, or a download (when
+        # online); offline without a copy, the error says how to provide one.
+        split = data.load("cifar10", "train" if train else "test", root)
         super().__init__(
-            _to_hwc_uint8(np.asarray(images)),
-            np.asarray(labels),
+            _to_hwc_uint8(split.images),
+            split.labels,
             transform,
             target_transform,
         )
@@ -98,8 +86,8 @@ class CIFAR10(_ImageDataset):
 class Digits(_ImageDataset):
     """scikit-learn's bundled 8x8 digits, upscaled to 32x32 RGB (1797 images).
 
-    Same shapes as CIFAR-10 (``(32, 32, 3)`` uint8, 10 classes); the first 80% is
-    the train split.
+    Same shapes as CIFAR-10 (``(32, 32, 3)`` uint8, 10 classes) and the same
+    seeded train/test split (1438/359) as ``jaxblitz.data.load("digits")``.
     """
 
     classes = tuple(str(i) for i in range(10))
@@ -112,11 +100,8 @@ class Digits(_ImageDataset):
         target_transform: Any = None,
         download: bool = False,
     ):
-        from sklearn.datasets import load_digits
+        from jaxblitz import data
 
-        bunch = load_digits()
-        images = (bunch.images / 16.0 * 255).astype(np.uint8)  # (N, 8, 8)
-        images = images.repeat(4, axis=1).repeat(4, axis=2)[..., None].repeat(3, -1)
-        cut = int(len(images) * 0.8)
-        part = slice(0, cut) if train else slice(cut, None)
-        super().__init__(images[part], bunch.target[part], transform, target_transform)
+        split = data.load("digits", "train" if train else "test")
+        images = _to_hwc_uint8(split.images).repeat(3, axis=-1)  # (N, 32, 32, 3)
+        super().__init__(images, split.labels, transform, target_transform)
