@@ -18,6 +18,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from tqdm.auto import tqdm
+
 from jaxblitz import train
 from jaxblitz.checkpoints import Checkpointer, save_weights
 
@@ -89,6 +91,11 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="continue from the newest checkpoint in --out-dir",
     )
+    p.add_argument(
+        "--devices",
+        default=None,
+        help="data parallelism: split each batch over N devices (or 'all')",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     return p
 
@@ -109,7 +116,18 @@ def main(argv: list[str] | None = None) -> int:
         config = train.Config(**{k: v for k, v in vars(args).items() if k in fields})
     except ValueError as e:
         parser.error(str(e))
-    from jaxblitz import data, plots  # heavy imports after the flags are checked
+    import jax  # heavy imports after the flags are checked
+
+    from jaxblitz import data, parallel, plots
+
+    parallel.initialize()  # joins the multi-process runtime when launched into one
+    primary = jax.process_index() == 0
+    say = print if primary else lambda *a, **k: None
+    try:
+        mesh = None if args.devices is None else parallel.make_mesh(args.devices)
+    except ValueError as e:
+        parser.error(str(e))
+    local = parallel.to_host if mesh is not None else lambda tree: tree
 
     try:
         train_set = data.load(config.dataset, "train", args.data_dir)
@@ -120,15 +138,22 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out_dir or f"runs/{config.dataset}")
     out.mkdir(parents=True, exist_ok=True)
     names = test_set.class_names
-    print(
+    if mesh is not None:
+        say(
+            f"Data parallel over {mesh.devices.size} {mesh.devices.flat[0].platform} "
+            f"devices in {jax.process_count()} process(es): each batch of "
+            f"{config.batch_size} split as "
+            f"{parallel.shard_sizes(config.batch_size, mesh.devices.size)}"
+        )
+    say(
         f"{config.dataset}: {len(train_set.labels)} training and "
         f"{len(test_set.labels)} test images {train_set.images.shape[1:]}, "
         f"classes {' '.join(names)}"
     )
 
     def on_epoch_end(epoch, state, metrics):
-        result = train.evaluate(state.params, test_set, config.eval_batch_size)
-        print(
+        result = train.evaluate(local(state.params), test_set, config.eval_batch_size)
+        say(
             f"epoch {epoch + 1}: mean loss {metrics['loss']:.3f}, test accuracy "
             f"{100 * result['accuracy']:.1f} %, {metrics['images_per_s']:,.0f} "
             f"images/s, {metrics['wall_s']:.1f} s"
@@ -142,28 +167,28 @@ def main(argv: list[str] | None = None) -> int:
             train_set,
             checkpointer=checkpointer,
             resume=args.resume,
-            progress=not args.no_progress,
+            log=tqdm.write if primary else lambda line: None,
+            progress=primary and not args.no_progress,
             on_epoch_end=on_epoch_end,
+            mesh=mesh,
         )
     except FloatingPointError as e:
         print(f"jaxblitz-train: error: {e}", file=sys.stderr)
         return 1
     finally:
         checkpointer.close()
-    print("Finished Training")
-    save_weights(state.params, out / "weights.safetensors")
+    params = local(state.params)
+    say("Finished Training")
+    if not primary:  # every process has the same weights; one writes the outputs
+        return 0
+    save_weights(params, out / "weights.safetensors")
 
     # The Blitz's look at four test images, then the whole test set.
-    shown = train.predict(state.params, test_set.images[:4], 4)
+    shown = train.predict(params, test_set.images[:4], 4)
     print("GroundTruth: ", " ".join(f"{names[j]:5s}" for j in test_set.labels[:4]))
     print("Predicted:   ", " ".join(f"{names[j]:5s}" for j in shown))
-    result = train.evaluate(state.params, test_set, config.eval_batch_size)
-    print(
-        f"Accuracy of the network on the {result['total']} test images: "
-        f"{100 * result['correct'] // result['total']} %"
-    )
-    for name, acc in result["per_class"].items():
-        print(f"Accuracy for class: {name:5s} is {100 * acc:.1f} %")
+    result = train.evaluate(params, test_set, config.eval_batch_size)
+    print("\n".join(train.report_lines(result)))
 
     samples = test_set.images[:16]
     data.save_image_grid(
@@ -171,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
         test_set.labels[:16],
         names,
         out / "samples.png",
-        predicted=train.predict(state.params, samples, 16),
+        predicted=train.predict(params, samples, 16),
     )
     plots.save_loss_curve([h["losses"] for h in history], out / "loss.png")
     plots.save_per_class(result["per_class"], out / "per_class.png")

@@ -205,6 +205,7 @@ def fit(
     log: Callable[[str], None] = print,
     progress: bool = False,
     on_epoch_end: Callable[[int, TrainState, dict], dict] | None = None,
+    mesh=None,
 ) -> tuple[TrainState, list[dict]]:
     """Train for ``config.epochs`` on ``dataset`` (``images`` NCHW, ``labels``).
 
@@ -212,13 +213,13 @@ def fit(
     loss, ``images_per_s``, ``wall_s``, plus what ``on_epoch_end`` returns).
     Checkpoints are written at epoch ends and every ``config.checkpoint_every``
     steps; with ``resume`` the newest one is restored and training continues exactly
-    where it stopped.
+    where it stopped. With a ``mesh`` (:func:`jaxblitz.parallel.make_mesh`) each
+    batch is split over its devices and the state replicated (data parallelism).
     """
     tx = make_optimizer(config)
     n = len(dataset.labels)
     if state is None:
         state = init_state(config, dataset.images.shape[1], len(dataset.class_names))
-    data = (jnp.asarray(dataset.images), jnp.asarray(dataset.labels, jnp.int32))
     start_epoch, position, losses, history = 0, 0, [], []
     if resume and checkpointer is not None and checkpointer.latest_step() is not None:
         state, meta = checkpointer.restore(state)
@@ -241,7 +242,15 @@ def fit(
             )
             checkpointer.save(int(state.step), state, meta)
 
-    run = run_steps if config.loop == "scan" else run_loop
+    if mesh is None:  # the whole split on the device once
+        data = (jnp.asarray(dataset.images), jnp.asarray(dataset.labels, jnp.int32))
+        run = run_steps if config.loop == "scan" else run_loop
+    else:  # each step's batch gathered on the host and split over the mesh
+        from jaxblitz import parallel
+
+        data = (np.asarray(dataset.images), np.asarray(dataset.labels, np.int32))
+        run = parallel.make_run(mesh, config.loop)
+        state = parallel.replicate(state, mesh)
     for epoch in range(start_epoch, config.epochs):
         idx, mask = epoch_order(
             data_key(config, epoch), n, config.batch_size, config.drop_last
@@ -352,6 +361,18 @@ def evaluate(params, dataset, batch_size: int = 1000) -> dict:
         "per_class": per_class,
         "confusion": confusion.tolist(),
     }
+
+
+def report_lines(result: dict) -> list[str]:
+    """The Blitz's accuracy printout for an :func:`evaluate` result."""
+    total = result["total"]
+    lines = [
+        f"Accuracy of the network on the {total} test images: "
+        f"{100 * result['correct'] // max(total, 1)} %"
+    ]
+    for name, acc in result["per_class"].items():
+        lines.append(f"Accuracy for class: {name:5s} is {100 * acc:.1f} %")
+    return lines
 
 
 if __name__ == "__main__":  # python -m jaxblitz.train

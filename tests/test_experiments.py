@@ -9,25 +9,48 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# What each script must print (a few landmark lines of its Blitz section).
+# Each script's arguments (bundled data only) and a few landmark lines it prints.
 EXPECTED = {
-    "01_tensors.py": ["shape", "numpy"],
-    "02_autograd.py": ["4.5", "jaxpr"],
-    "03_neural_networks.py": ["61706", "loss before", "loss after"],
+    "01_tensors.py": ([], ["shape", "numpy"]),
+    "02_autograd.py": ([], ["4.5", "jaxpr"]),
+    "03_neural_networks.py": ([], ["61706", "loss before", "loss after"]),
+    "04_cifar10_classifier.py": (
+        ["--dataset", "digits", "--epochs", "1", "--log-every", "100"],
+        [
+            "[1,   300] loss:",
+            "Finished Training",
+            "GroundTruth:",
+            "Predicted:",
+            "Accuracy of the network on the 359 test images",
+            "Accuracy for class: 9",
+        ],
+    ),
+    "05_data_parallel.py": (
+        ["--devices", "3"],
+        [
+            "Let's use 3 CPU devices!",
+            "In Model: input size (10, 5) output size (10, 2)",
+            "Outside: input size (30, 5) output_size (30, 2)",
+            "In Model: input size (2, 5) output size (2, 2) (device 2, shard (4, 5))",
+            "Outside: input size (10, 5) output_size (10, 2)",
+            "equal to one device: True",
+        ],
+    ),
 }
 
 
 @pytest.mark.parametrize("script", sorted(EXPECTED))
-def test_experiment_script_runs_and_prints_its_landmarks(script):
+def test_experiment_script_runs_and_prints_its_landmarks(script, tmp_path):
+    args, landmarks = EXPECTED[script]
     env = dict(os.environ, JAX_PLATFORMS="cpu", MPLBACKEND="Agg")
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "experiments" / script)],
+        [sys.executable, str(ROOT / "experiments" / script), *args],
         capture_output=True,
         text=True,
         timeout=300,
         env=env,
-        cwd=ROOT,
+        cwd=tmp_path,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
-    for landmark in EXPECTED[script]:
+    for landmark in landmarks:
         assert landmark in proc.stdout, f"{script} did not print {landmark!r}"

@@ -1,0 +1,60 @@
+"""Blitz 4, "Training a classifier": LeNet on CIFAR-10 in jaxblitz's functional API.
+
+Run: python experiments/04_cifar10_classifier.py               # CIFAR-10, 2 epochs
+     python experiments/04_cifar10_classifier.py --dataset digits --log-every 100
+
+CIFAR-10 needs a local archive or a network (see the README); ``digits`` is bundled.
+"""
+
+import argparse
+from pathlib import Path
+
+import jax
+
+from jaxblitz import data, train
+from jaxblitz.checkpoints import load_weights, save_weights
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--dataset", default="cifar10")
+parser.add_argument("--epochs", type=int, default=2)
+parser.add_argument("--log-every", type=int, default=2000)
+parser.add_argument("--out-dir", default="runs/experiment04")
+args = parser.parse_args()
+out = Path(args.out_dir)
+
+# -- 1. Load and normalise the data (torchvision.datasets.CIFAR10 + Normalize) ----
+trainset = data.load(args.dataset, "train")  # NCHW float32 in [-1, 1]
+testset = data.load(args.dataset, "test")
+classes = trainset.class_names
+print(f"{len(trainset.labels)} training images {trainset.images.shape[1:]}")
+
+# Show some training images (torch: imshow(torchvision.utils.make_grid(images))).
+images, labels = next(data.batches(trainset, 4, jax.random.key(0)))
+data.save_image_grid(images, labels, classes, out / "train_images.png")
+print(" ".join(f"{classes[j]:5s}" for j in labels), f"-> {out}/train_images.png")
+
+# -- 2. Define a Convolutional Neural Network (3 input channels for CIFAR-10) ------
+# -- 3. Define a loss function and optimizer: cross-entropy, SGD with momentum ----
+config = train.Config(
+    dataset=args.dataset, epochs=args.epochs, log_every=args.log_every
+)  # batch 4, lr 0.001, momentum 0.9: the Blitz's settings
+state = train.init_state(config, in_channels=trainset.images.shape[1])
+print("optimizer:", config.optimizer, f"lr={config.lr} momentum={config.momentum}")
+
+# -- 4. Train the network: each epoch is one compiled lax.scan over the batches ----
+state, history = train.fit(config, trainset, state, progress=True)
+print("Finished Training")
+
+# Save and load the weights (torch: torch.save(net.state_dict(), PATH)).
+path = save_weights(state.params, out / "cifar_net.safetensors")
+params = load_weights(path, like=state.params)
+
+# -- 5. Test the network on the test data -----------------------------------------
+shown = train.predict(params, testset.images[:4], batch_size=4)
+print("GroundTruth: ", " ".join(f"{classes[j]:5s}" for j in testset.labels[:4]))
+print("Predicted:   ", " ".join(f"{classes[j]:5s}" for j in shown))
+result = train.evaluate(params, testset)
+print("\n".join(train.report_lines(result)))
+
+# -- Training on GPU: nothing to move; jit compiles for the default device --------
+print("Trained on:", jax.devices()[0].platform, "| devices:", jax.devices())

@@ -1,0 +1,103 @@
+"""End-to-end tests of the training CLI on the bundled digits."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import matplotlib.image
+import numpy as np
+import pytest
+from safetensors.numpy import load_file
+
+from jaxblitz import cli
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_cli_trains_on_digits_and_writes_every_output(tmp_path, capsys):
+    out = tmp_path / "run"
+    code = cli.main(
+        ["--dataset", "digits", "--epochs", "2", "--lr", "0.01", "--log-every", "100",
+         "--out-dir", str(out), "--no-progress"]
+    )  # fmt: skip
+    printed = capsys.readouterr().out
+    assert code == 0
+    assert "[1,   100] loss:" in printed and "Finished Training" in printed
+    assert "Accuracy of the network on the" in printed
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["test"]["accuracy"] > 0.5  # chance is 0.1
+    assert len(metrics["epochs"]) == 2 and metrics["epochs"][1]["images_per_s"] > 0
+    assert set(metrics["test"]["per_class"]) == {str(d) for d in range(10)}
+    for name in ("loss.png", "per_class.png", "samples.png"):
+        picture = matplotlib.image.imread(out / name)
+        assert picture.ndim == 3 and min(picture.shape[:2]) > 100, name
+    weights = load_file(str(out / "weights.safetensors"))
+    assert weights["conv1.weight"].shape == (6, 1, 5, 5)
+    assert any(p.name.isdigit() for p in (out / "checkpoints").iterdir())
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--batch-size", "0"], "batch_size must be >= 1"),
+        (["--widths", "6"], "expected two positive ints"),
+        (["--optimizer", "lbfgs"], "invalid choice: 'lbfgs'"),
+        (["--lr", "fast"], "invalid float value: 'fast'"),
+    ],
+)
+def test_cli_rejects_bad_flags_with_usage_and_exit_code_2(flags, message, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["--dataset", "digits", *flags])
+    assert exit_info.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def run_args(out: Path) -> list[str]:
+    return [sys.executable, "-m", "jaxblitz.train", "--dataset", "digits",
+            "--epochs", "2", "--checkpoint-every", "10", "--log-every", "100",
+            "--no-progress", "--out-dir", str(out)]  # fmt: skip
+
+
+def checkpoint_steps(out: Path) -> list[int]:
+    folder = out / "checkpoints"
+    if not folder.exists():
+        return []
+    return sorted(int(p.name) for p in folder.iterdir() if p.name.isdigit())
+
+
+def test_a_run_killed_mid_epoch_resumes_to_bit_identical_weights(tmp_path):
+    env = dict(os.environ, JAX_PLATFORMS="cpu", MPLBACKEND="Agg")
+    whole, killed = tmp_path / "whole", tmp_path / "killed"
+    subprocess.run(run_args(whole), env=env, check=True, timeout=300,
+                   capture_output=True)  # fmt: skip
+
+    proc = subprocess.Popen(run_args(killed), env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 240
+        while not any(s >= 40 for s in checkpoint_steps(killed)):
+            assert proc.poll() is None, "the run ended before it could be killed"
+            assert time.monotonic() < deadline, "no checkpoint appeared in time"
+            time.sleep(0.01)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == -signal.SIGKILL
+    assert not (killed / "weights.safetensors").exists()
+    assert max(checkpoint_steps(killed)) < 359  # killed inside the first epoch
+
+    resumed = subprocess.run([*run_args(killed), "--resume"], env=env, timeout=300,
+                             capture_output=True, text=True)  # fmt: skip
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert "Resumed from step" in resumed.stdout
+    a = load_file(str(whole / "weights.safetensors"))
+    b = load_file(str(killed / "weights.safetensors"))
+    assert a.keys() == b.keys()
+    for name in a:
+        np.testing.assert_array_equal(a[name], b[name], err_msg=name)
