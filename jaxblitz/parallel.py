@@ -1,0 +1,300 @@
+"""Blitz 5, "Data parallelism": the batch split over devices with JAX sharding.
+
+PyTorch's ``nn.DataParallel`` scatters each batch along dim 0 over the GPUs, runs a
+replica of the model on each and gathers the outputs. In JAX the same thing is a
+question of where the data lives: put the batch on a device mesh, sharded along a
+``data`` axis, keep the train state replicated, and ``jax.jit`` compiles the *same*
+:func:`jaxblitz.train.train_step` into a program that runs one shard per device and
+all-reduces the gradients (computation follows data).
+
+Batches that do not divide evenly (the Blitz's 30 rows over 8 GPUs: 4,4,4,4,4,4,4,2)
+are padded to equal shards and the padding is masked out of the loss, so the loss
+and gradients are the unpadded batch's.
+
+Beyond one machine, :func:`initialize` starts JAX's multi-process runtime and every
+process feeds only its own devices' rows of each batch::
+
+    python -m jaxblitz.parallel launch --num-processes 2 -- --dataset digits
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import AxisType, Mesh, NamedSharding
+from jax.sharding import PartitionSpec as P
+
+from jaxblitz import train
+
+AXIS = "data"
+
+
+def make_mesh(devices: int | str | None = "all") -> Mesh:
+    """A 1-D mesh with axis ``"data"`` over the first ``devices`` devices (or all)."""
+    available = jax.devices()
+    if devices in (None, "all"):
+        n = len(available)
+    else:
+        try:
+            n = int(devices)
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"devices must be a positive int or 'all', got {devices!r}."
+            ) from None
+    if not 1 <= n <= len(available):
+        raise ValueError(
+            f"Asked for {n} devices but {len(available)} "
+            f"{available[0].platform.upper()} device(s) are available. Use "
+            "--devices all, or on CPU simulate more by setting "
+            "JAX_NUM_CPU_DEVICES=8 before JAX starts."
+        )
+    if jax.process_count() > 1 and n != len(available):
+        raise ValueError(
+            f"With {jax.process_count()} processes the mesh must span all "
+            f"{len(available)} devices (every process feeds its own); got {n}."
+        )
+    # Auto axes: XLA propagates the batch sharding through the model by itself.
+    return jax.make_mesh(
+        (n,), (AXIS,), axis_types=(AxisType.Auto,), devices=available[:n]
+    )
+
+
+def padded_size(batch_size: int, num_shards: int) -> int:
+    """The smallest multiple of ``num_shards`` that holds ``batch_size`` rows."""
+    return math.ceil(batch_size / num_shards) * num_shards
+
+
+def shard_sizes(batch_size: int, num_shards: int) -> list[int]:
+    """Real rows per device: DataParallel's split (30 over 8: 4,4,4,4,4,4,4,2).
+
+    Rows are dealt in contiguous blocks of ``ceil(B / N)``, as ``torch.chunk`` does;
+    devices past the end get only padding (10 over 8: 2,2,2,2,2,0,0,0).
+    """
+    per = math.ceil(batch_size / num_shards)
+    return [min(per, max(0, batch_size - i * per)) for i in range(num_shards)]
+
+
+def pad_order(idx: np.ndarray, mask: np.ndarray, num_shards: int):
+    """Pad the batch axis of an epoch's order ``(S, B)`` to a multiple of shards."""
+    pad = padded_size(idx.shape[1], num_shards) - idx.shape[1]
+    return (
+        np.pad(np.asarray(idx), ((0, 0), (0, pad))),
+        np.pad(np.asarray(mask), ((0, 0), (0, pad))),
+    )
+
+
+def replicate(tree, mesh: Mesh):
+    """Every leaf of ``tree`` copied to every device of ``mesh``."""
+    sharding = NamedSharding(mesh, P())
+
+    def put(x):
+        x = np.asarray(x) if jax.process_count() > 1 else x
+        return jax.make_array_from_callback(np.shape(x), sharding, lambda i: x[i])
+
+    return jax.tree.map(put, tree)
+
+
+def to_host(tree):
+    """NumPy copies of a replicated pytree (readable on every process)."""
+    return jax.tree.map(lambda x: np.asarray(x.addressable_data(0)), tree)
+
+
+def _global(mesh: Mesh, shape: tuple[int, ...], read) -> jax.Array:
+    spec = P(None, AXIS, *([None] * (len(shape) - 2)))
+    return jax.make_array_from_callback(
+        shape, NamedSharding(mesh, spec), lambda index: read(index[:2])
+    )
+
+
+def shard_batches(mesh: Mesh, data, idx: np.ndarray, mask: np.ndarray):
+    """``images[idx]``, ``labels[idx]`` and ``mask`` ``(S, B, ...)`` split along B.
+
+    ``data`` is the host ``(images, labels)``; each process reads only the rows
+    that its own devices hold.
+    """
+    images, labels = data
+    steps, batch = idx.shape
+    return (
+        _global(mesh, (steps, batch, *images.shape[1:]), lambda ix: images[idx[ix]]),
+        _global(mesh, (steps, batch), lambda ix: labels[idx[ix]]),
+        _global(mesh, (steps, batch), lambda ix: mask[ix]),
+    )
+
+
+# The same train_step as one device; shardings come in with the arguments.
+batch_step = jax.jit(train.train_step, static_argnames="tx", donate_argnums=0)
+
+
+@partial(jax.jit, static_argnames="tx", donate_argnums=0)
+def scan_batches(state, images, labels, mask, tx):
+    """``train_step`` over the leading axis of gathered batches, as one ``lax.scan``."""
+    return jax.lax.scan(lambda s, xs: train.train_step(s, *xs, tx), state,
+                        (images, labels, mask))  # fmt: skip
+
+
+def make_run(mesh: Mesh, loop: str = "scan"):
+    """A runner for :func:`jaxblitz.train.fit` that trains data-parallel on ``mesh``.
+
+    Same signature as ``train.run_steps``: ``run(state, data, idx, mask, tx)``, where
+    ``data`` is the host (NumPy) ``(images, labels)`` and ``state`` is replicated.
+    """
+    n = mesh.devices.size
+
+    def run(state, data, idx, mask, tx):
+        idx, mask = pad_order(idx, mask, n)
+        images, labels, mask = shard_batches(mesh, data, idx, mask)
+        if loop == "scan":
+            return scan_batches(state, images, labels, mask, tx)
+        losses = []
+        for i in range(idx.shape[0]):
+            state, loss = batch_step(state, images[i], labels[i], mask[i], tx)
+            losses.append(loss)
+        return state, jnp.stack(losses)
+
+    return run
+
+
+def per_device_view(mesh: Mesh, batch: np.ndarray, apply_fn):
+    """What each device sees of ``batch`` (the Blitz's "In Model: input size" lines).
+
+    Runs ``apply_fn`` under ``shard_map`` on the padded, sharded batch and returns
+    ``(inside, output)``: per device, the number of real rows and the shard shapes
+    of input and output; ``output`` is the gathered result for the real rows.
+    """
+    n = mesh.devices.size
+    rows = len(batch)
+    padded = np.zeros((padded_size(rows, n), *batch.shape[1:]), batch.dtype)
+    padded[:rows] = batch
+    x = jax.device_put(padded, NamedSharding(mesh, P(AXIS)))
+
+    @jax.jit
+    @partial(jax.shard_map, mesh=mesh, in_specs=P(AXIS), out_specs=P(AXIS))
+    def forward(shard):
+        return apply_fn(shard)
+
+    y = forward(x)
+    inside = [
+        (real, tuple(s.data.shape), tuple(o.data.shape))
+        for real, s, o in zip(
+            shard_sizes(rows, n),
+            x.addressable_shards,
+            y.addressable_shards,
+            strict=True,
+        )
+    ]
+    return inside, np.asarray(y)[:rows]
+
+
+# -- Many processes ---------------------------------------------------------------
+
+
+def initialize() -> None:
+    """Join JAX's multi-process runtime when the environment asks for it.
+
+    With ``JAXBLITZ_COORDINATOR``, ``JAXBLITZ_NUM_PROCESSES`` and
+    ``JAXBLITZ_PROCESS_ID`` set (the launcher below sets them), those are used; on
+    SLURM or Cloud TPU ``jax.distributed.initialize()`` finds them itself. CPU
+    processes talk through gloo.
+    """
+    if "JAXBLITZ_COORDINATOR" in os.environ:
+        jax.config.update("jax_cpu_collectives_implementation", "gloo")
+        jax.distributed.initialize(
+            coordinator_address=os.environ["JAXBLITZ_COORDINATOR"],
+            num_processes=int(os.environ["JAXBLITZ_NUM_PROCESSES"]),
+            process_id=int(os.environ["JAXBLITZ_PROCESS_ID"]),
+            initialization_timeout=60,
+        )
+    elif "SLURM_JOB_ID" in os.environ or "TPU_WORKER_HOSTNAMES" in os.environ:
+        jax.distributed.initialize()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def launch(
+    num_processes: int,
+    args: list[str],
+    devices_per_process: int | None = None,
+    timeout: float | None = None,
+) -> int:
+    """Run ``python -m jaxblitz.train ARGS`` as ``num_processes`` local processes.
+
+    They meet at a coordinator on 127.0.0.1; all are killed if one fails or the
+    timeout passes. Returns the first non-zero exit code, else 0.
+    """
+    if num_processes < 1:
+        raise ValueError(f"num_processes must be >= 1, got {num_processes}.")
+    address = f"127.0.0.1:{_free_port()}"
+    procs = []
+    for rank in range(num_processes):
+        env = dict(os.environ, JAXBLITZ_COORDINATOR=address,
+                   JAXBLITZ_NUM_PROCESSES=str(num_processes),
+                   JAXBLITZ_PROCESS_ID=str(rank))  # fmt: skip
+        if devices_per_process:
+            env["JAX_NUM_CPU_DEVICES"] = str(devices_per_process)
+        procs.append(
+            subprocess.Popen([sys.executable, "-m", "jaxblitz.train", *args], env=env)
+        )
+    deadline = None if timeout is None else time.monotonic() + timeout
+    code = 0
+    try:
+        while any(p.poll() is None for p in procs):
+            failed = [p.returncode for p in procs if p.returncode not in (None, 0)]
+            if failed or (deadline is not None and time.monotonic() > deadline):
+                code = failed[0] if failed else 124
+                break
+            time.sleep(0.1)
+        else:
+            code = next((p.returncode for p in procs if p.returncode), 0)
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+        for p in procs:
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+    return code
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m jaxblitz.parallel",
+        description="Launch data-parallel training as several local processes.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    go = sub.add_parser("launch", help="python -m jaxblitz.train in N processes")
+    go.add_argument("--num-processes", type=int, default=2)
+    go.add_argument(
+        "--devices-per-process",
+        type=int,
+        default=None,
+        help="simulated CPU devices per process (JAX_NUM_CPU_DEVICES)",
+    )
+    go.add_argument("--timeout", type=float, default=None, help="seconds")
+    go.add_argument("train_args", nargs=argparse.REMAINDER, help="-- <train flags>")
+    args = parser.parse_args(argv)
+    if args.num_processes < 1:
+        parser.error(f"--num-processes must be >= 1, got {args.num_processes}")
+    rest = args.train_args[1:] if args.train_args[:1] == ["--"] else args.train_args
+    return launch(args.num_processes, rest, args.devices_per_process, args.timeout)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
