@@ -227,13 +227,25 @@ def _check_images(params: Params, x: jax.Array) -> None:
         )
 
 
+def _conv_stack_nhwc(params: Params, x: jax.Array) -> jax.Array:
+    """conv1 -> relu -> pool -> conv2 -> relu -> pool on NHWC ``(B, 32, 32, C)``."""
+    x = _max_pool2x2_nhwc(relu(_conv2d_nhwc(params["conv1"], x)))  # (B, 14, 14, 6)
+    return _max_pool2x2_nhwc(relu(_conv2d_nhwc(params["conv2"], x)))  # (B, 5, 5, 16)
+
+
 def lenet(
-    params: Params, x: jax.Array, impl: Literal["im2col", "xla"] = "im2col"
+    params: Params,
+    x: jax.Array,
+    impl: Literal["im2col", "xla"] = "im2col",
+    chunk: int | None = None,
 ) -> jax.Array:
     """The Blitz's ``Net.forward``: images ``(B, C, 32, 32)`` -> logits ``(B, 10)``.
 
     ``impl="im2col"`` (default) is the fast NHWC formulation; ``impl="xla"`` the
     straight-line one with ``lax.conv_general_dilated``. Both give the same logits.
+    ``chunk`` (im2col only; must divide B) runs the convolutions ``chunk`` images at
+    a time with ``lax.map``, so each im2col patch matrix stays in cache: about 5x
+    faster for inference at batch 1000 on a 2-core CPU (see ``benchmarks/``).
     """
     _check_images(params, x)
     if impl == "xla":
@@ -241,15 +253,27 @@ def lenet(
         x = max_pool2d(relu(conv2d(params["conv2"], x)))  # (B, 16, 5, 5)
         x = flatten(x)  # (B, 400)
     elif impl == "im2col":
+        b = x.shape[0]
         x = x.transpose(0, 2, 3, 1)  # (B, 32, 32, C)
-        x = _max_pool2x2_nhwc(relu(_conv2d_nhwc(params["conv1"], x)))  # (B,14,14,6)
-        x = _max_pool2x2_nhwc(relu(_conv2d_nhwc(params["conv2"], x)))  # (B,5,5,16)
+        if chunk is None or chunk >= b:
+            x = _conv_stack_nhwc(params, x)  # (B, 5, 5, 16)
+        elif b % chunk:
+            raise ValueError(f"chunk {chunk} must divide the batch size {b}.")
+        else:
+            chunks = x.reshape(b // chunk, chunk, *x.shape[1:])
+            x = lax.map(lambda c: _conv_stack_nhwc(params, c), chunks)
+            x = x.reshape(b, *x.shape[2:])  # (B, 5, 5, 16)
         x = flatten(x.transpose(0, 3, 1, 2))  # (B, 400) in torch's (C, H, W) order
     else:
         raise ValueError(f"impl must be 'im2col' or 'xla', got {impl!r}.")
     x = relu(linear(params["fc1"], x))  # (B, 120)
     x = relu(linear(params["fc2"], x))  # (B, 84)
     return linear(params["fc3"], x)  # (B, 10)
+
+
+def eval_chunk(batch_size: int) -> int | None:
+    """The ``chunk`` for fast inference at ``batch_size`` (None: no chunking)."""
+    return next((c for c in (8, 10, 5, 4) if batch_size % c == 0), None)
 
 
 # ---------------------------------------------------------------------------

@@ -326,7 +326,8 @@ def _check_resumable(saved: dict, config: Config) -> None:
 @jax.jit
 def predict_batch(params, images: jax.Array) -> jax.Array:
     """Predicted class indices ``(B,)`` for images ``(B, C, 32, 32)``."""
-    return jnp.argmax(models.lenet(params, images), axis=-1)
+    chunk = models.eval_chunk(images.shape[0])  # cache-sized convolutions
+    return jnp.argmax(models.lenet(params, images, chunk=chunk), axis=-1)
 
 
 def predict(params, images: np.ndarray, batch_size: int = 1000) -> np.ndarray:

@@ -91,6 +91,24 @@ def test_im2col_gradients_equal_the_lax_conv_gradients():
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
 
 
+def test_chunked_lenet_gives_the_same_logits_and_gradients():
+    params = models.init_lenet(jax.random.key(0), 3)
+    x = jax.random.normal(jax.random.key(1), (12, 3, 32, 32))
+    np.testing.assert_allclose(
+        models.lenet(params, x, chunk=4), models.lenet(params, x), atol=1e-6
+    )
+
+    def loss(p, chunk):
+        return jnp.sum(models.lenet(p, x, chunk=chunk) ** 2)
+
+    chunked, whole = jax.grad(loss)(params, 3), jax.grad(loss)(params, None)
+    for a, b in zip(jax.tree.leaves(chunked), jax.tree.leaves(whole), strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="chunk 5 must divide the batch size 12"):
+        models.lenet(params, x, chunk=5)
+    assert models.eval_chunk(1000) == 8 and models.eval_chunk(7) is None
+
+
 def test_conv2d_supports_stride_and_padding_like_torch_shapes():
     params = models.init_conv2d(KEY, 3, 8, 3)
     y = models.conv2d(params, images(3), stride=2, padding=1)
