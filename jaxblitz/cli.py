@@ -120,6 +120,11 @@ def main(argv: list[str] | None = None) -> int:
 
     from jaxblitz import data, parallel, plots
 
+    # A second run starts compiled: XLA programs are kept on disk between runs.
+    cache = os.environ.get("JAXBLITZ_XLA_CACHE", "~/.cache/jaxblitz/xla")
+    if cache:  # JAXBLITZ_XLA_CACHE="" turns it off
+        jax.config.update("jax_compilation_cache_dir", str(Path(cache).expanduser()))
+        jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.2)
     parallel.initialize()  # joins the multi-process runtime when launched into one
     primary = jax.process_index() == 0
     say = print if primary else lambda *a, **k: None

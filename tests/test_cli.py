@@ -70,10 +70,13 @@ def checkpoint_steps(out: Path) -> list[int]:
 
 
 def test_a_run_killed_mid_epoch_resumes_to_bit_identical_weights(tmp_path):
-    env = dict(os.environ, JAX_PLATFORMS="cpu", MPLBACKEND="Agg")
+    cache = tmp_path / "xla"  # the persistent compilation cache, shared by the runs
+    env = dict(os.environ, JAX_PLATFORMS="cpu", MPLBACKEND="Agg",
+               JAXBLITZ_XLA_CACHE=str(cache))  # fmt: skip
     whole, killed = tmp_path / "whole", tmp_path / "killed"
     subprocess.run(run_args(whole), env=env, check=True, timeout=300,
                    capture_output=True)  # fmt: skip
+    assert any(cache.iterdir()), "the first run left no compiled programs on disk"
 
     proc = subprocess.Popen(run_args(killed), env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)  # fmt: skip
