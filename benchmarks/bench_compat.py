@@ -15,7 +15,7 @@ import time
 import numpy as np
 
 
-def make_step(torch, nn, F, optim):
+def make_step(torch, nn, F, optim, batch: int = 4, compiled: bool = False):
     class Net(nn.Module):
         def __init__(self):
             super().__init__()
@@ -39,18 +39,25 @@ def make_step(torch, nn, F, optim):
     optimizer = optim.SGD(net.parameters(), lr=0.001, momentum=0.9)
     rng = np.random.default_rng(0)
     images = [
-        torch.tensor(rng.standard_normal((4, 3, 32, 32), dtype=np.float32))
+        torch.tensor(rng.standard_normal((batch, 3, 32, 32), dtype=np.float32))
         for _ in range(64)
     ]
-    labels = [torch.tensor(rng.integers(0, 10, 4)) for _ in range(64)]
+    labels = [torch.tensor(rng.integers(0, 10, batch)) for _ in range(64)]
 
-    def step(i):
+    def train_step(inputs, targets):
         optimizer.zero_grad()
-        loss = criterion(net(images[i % 64]), labels[i % 64])
+        loss = criterion(net(inputs), targets)
         loss.backward()
         optimizer.step()
-        return loss.item()
+        return loss
 
+    if compiled:  # jaxblitz.compat.compile: the same body as one XLA program
+        train_step = torch.compile(train_step)
+
+    def step(i):
+        return train_step(images[i % 64], labels[i % 64]).item()
+
+    step.net = net  # for callers that also time inference
     return step
 
 

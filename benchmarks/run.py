@@ -1,0 +1,195 @@
+"""Blitz 4's LeNet, side by side in one run: PyTorch eager, jaxblitz, compat.
+
+Run: python benchmarks/run.py [--quick] [--repeats 3] [--out benchmarks/results.json]
+
+Measures, on the same machine and after warm-up, training images/s at batch 4, 32,
+128 and 512 (the Blitz's Net, SGD lr 0.001 momentum 0.9, CIFAR-shaped random
+data) for PyTorch eager (when the ``torch`` extra is installed), the jaxblitz step
+loop (a jitted step per batch) and scan epoch (the batches as one compiled
+``lax.scan``), compat eager and compat compiled (batch 4, when present); eval
+images/s at batch 1000; compile times; the machine's matmul GFLOP/s, and each
+figure as a fraction of the FLOP limit (3.9 MFLOP per training image, 1.3 per
+inference). Prints a table, ratios to PyTorch, and writes JSON.
+Measure on a quiet machine: a second busy process slows both sides 2-4x.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).parent))
+from bench_compat import make_step  # noqa: E402
+
+from jaxblitz import models, train  # noqa: E402
+
+TRAIN_FLOP = 3.9e6  # per image: forward 1.30 MFLOP (conv1 0.71, conv2 0.48, fc 0.12)
+EVAL_FLOP = 1.3e6
+BATCHES = (4, 32, 128, 512)
+
+
+def repeat(fn, repeats: int) -> list[float]:
+    """Seconds per call of ``fn`` (already warm), ``repeats`` times."""
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return times
+
+
+def summary(images: int, times: list[float]) -> dict:
+    rates = [images / t for t in times]
+    return {"min": min(rates), "median": statistics.median(rates)}
+
+
+def matmul_gflops(repeats: int) -> float:
+    a = jax.random.normal(jax.random.key(0), (2048, 2048))
+    f = jax.jit(lambda a: a @ a)
+    f(a).block_until_ready()
+    best = min(repeat(lambda: f(a).block_until_ready(), repeats * 3))
+    return 2 * 2048**3 / best / 1e9
+
+
+def steps_for(batch: int, quick: bool) -> int:
+    images = 2000 if quick else 8000
+    return max(8, images // batch)
+
+
+def bench_jax(batch: int, repeats: int, quick: bool) -> dict:
+    steps = steps_for(batch, quick)
+    n = steps * batch
+    rng = np.random.default_rng(0)
+    data = (
+        jnp.asarray(rng.standard_normal((n, 3, 32, 32), dtype=np.float32)),
+        jnp.asarray(rng.integers(0, 10, n), jnp.int32),
+    )
+    config = train.Config(batch_size=batch)
+    tx = train.make_optimizer(config)
+    idx, mask = train.epoch_order(jax.random.key(1), n, batch)
+    out = {}
+    for name, run in (("scan", train.run_steps), ("step", train.run_loop)):
+        state = train.init_state(config, 3)
+        t0 = time.perf_counter()
+        state, losses = run(state, data, idx, mask, tx)
+        losses.block_until_ready()
+        first = time.perf_counter() - t0
+
+        def epoch(run=run):
+            nonlocal state
+            state, losses = run(state, data, idx, mask, tx)
+            losses.block_until_ready()
+
+        times = repeat(epoch, repeats)
+        out[name] = summary(n, times) | {
+            "compile_s": max(first - min(times), 0.0) if name == "scan" else None
+        }
+    return out
+
+
+def bench_torch_style(lib: str, batch: int, repeats: int, quick: bool) -> dict | None:
+    """The Blitz's own loop body (bench_compat.make_step) in torch or compat."""
+    if lib == "torch":
+        try:
+            import torch
+            import torch.nn.functional as F
+            from torch import nn, optim
+        except ImportError:
+            return None
+    else:
+        import jaxblitz.compat as torch
+        import jaxblitz.compat.nn.functional as F
+        from jaxblitz.compat import nn, optim
+    if lib == "compiled" and not hasattr(torch, "compile"):
+        return None
+    step = make_step(torch, nn, F, optim, batch, compiled=lib == "compiled")
+    steps = steps_for(batch, quick) // (4 if lib != "torch" and batch == 4 else 1)
+    for i in range(20):
+        step(i)
+    times = repeat(lambda: [step(i) for i in range(steps)], repeats)
+    return summary(steps * batch, times)
+
+
+def bench_eval(repeats: int) -> dict:
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((1000, 3, 32, 32), dtype=np.float32)
+    params = train.init_state(train.Config(), 3).params
+    xj = jnp.asarray(x)
+    out = {}
+    plain = jax.jit(lambda p, x: jnp.argmax(models.lenet(p, x), -1))
+    for name, f in (("jaxblitz", train.predict_batch), ("jaxblitz_unchunked", plain)):
+        f(params, xj).block_until_ready()
+        out[name] = summary(1000, repeat(lambda f=f: f(params, xj).block_until_ready(),
+                                         repeats * 3))  # fmt: skip
+    try:
+        import torch
+        import torch.nn.functional as F
+        from torch import nn, optim
+    except ImportError:
+        return out
+    net = make_step(torch, nn, F, optim).net
+    xt = torch.from_numpy(x)
+    with torch.no_grad():
+        net(xt)
+        out["torch"] = summary(1000, repeat(lambda: net(xt).argmax(1), repeats * 3))
+    return out
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="fewer images per run")
+    parser.add_argument("--out", default=str(Path(__file__).parent / "results.json"))
+    args = parser.parse_args(argv)
+
+    peak = matmul_gflops(args.repeats)
+    results = {
+        "date": time.strftime("%Y-%m-%d %H:%M"),
+        "machine": f"{platform.processor() or platform.machine()}, "
+        f"{jax.devices()[0].device_kind}, jax {jax.__version__}",
+        "matmul_gflops": peak,
+        "train": {},
+    }
+    rows = []
+    for batch in BATCHES:
+        entry = bench_jax(batch, args.repeats, args.quick)
+        entry["torch"] = bench_torch_style("torch", batch, args.repeats, args.quick)
+        if batch == 4:
+            for lib in ("compat", "compiled"):
+                entry[lib] = bench_torch_style(lib, batch, args.repeats, args.quick)
+        results["train"][batch] = entry
+        for name, r in entry.items():
+            if r:
+                rows.append(("train", batch, name, r, TRAIN_FLOP, entry["torch"]))
+    evals = bench_eval(args.repeats)
+    results["eval_1000"] = evals
+    for name, r in evals.items():
+        rows.append(("eval", 1000, name, r, EVAL_FLOP, evals.get("torch")))
+
+    print(f"{results['machine']}; matmul {peak:.0f} GFLOP/s; {results['date']}")
+    print(f"{'what':6} {'batch':>5} {'who':18} {'images/s (median)':>18} "
+          f"{'best':>9} {'x torch':>8} {'% FLOP peak':>11}")  # fmt: skip
+    for kind, batch, name, r, flop, ref in rows:
+        ratio = f"{r['median'] / ref['median']:.2f}" if ref else "-"
+        print(f"{kind:6} {batch:5d} {name:18} {r['median']:18,.0f} {r['min']:9,.0f} "
+              f"{ratio:>8} {100 * r['median'] * flop / 1e9 / peak:10.1f}%")  # fmt: skip
+    for batch, entry in results["train"].items():
+        if entry["scan"]["compile_s"] is not None:
+            print(f"scan epoch compile time at batch {batch}: "
+                  f"{entry['scan']['compile_s']:.2f} s")  # fmt: skip
+    Path(args.out).write_text(json.dumps(results, indent=2))
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
