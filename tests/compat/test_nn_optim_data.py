@@ -165,6 +165,21 @@ def test_data_parallel_equals_the_unwrapped_module_on_four_devices():
         np.testing.assert_allclose(out.detach().numpy(), model(x).detach().numpy(),
                                    rtol=1e-6)
         out.sum().backward()
+        grad = model.weight.grad.numpy().copy()
+        model.zero_grad()
+        model(x).sum().backward()
+        np.testing.assert_allclose(grad, model.weight.grad.numpy(), rtol=1e-6)
+        # An uneven batch (10 rows over 4 devices) is padded to 3 rows each.
+        x = torch.randn(10, 5, requires_grad=True)
+        out = nn.DataParallel(model)(x)
+        assert tuple(out.shape) == (10, 2)
+        np.testing.assert_allclose(out.detach().numpy(), model(x).detach().numpy(),
+                                   rtol=1e-5, atol=1e-6)
+        (out * out).sum().backward()
+        grad = x.grad.numpy().copy()
+        x.grad = None
+        (model(x) ** 2).sum().backward()
+        np.testing.assert_allclose(grad, x.grad.numpy(), rtol=1e-5, atol=1e-6)
         print("ok")
     """)
     env = dict(os.environ, JAX_PLATFORMS="cpu", JAX_NUM_CPU_DEVICES="4")

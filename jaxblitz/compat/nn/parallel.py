@@ -4,8 +4,10 @@ torch scatters the batch over GPUs, replicates the module and gathers the output
 Here the input is placed sharded along dim 0 over ``jax.devices()`` and every op
 runs SPMD where its data lives (computation follows data); the parameters are
 uncommitted, so JAX replicates them. The result equals the unwrapped module's.
-With one device, or a batch not divisible by the device count, it simply calls
-the module.
+A batch that does not split evenly (30 rows over 8 devices) is padded with zero
+rows to equal shards (``jaxblitz.parallel.padded_size``) and the padding is cut
+from the output, so outputs and gradients are the unpadded batch's. With one
+device it simply calls the module.
 """
 
 from __future__ import annotations
@@ -17,7 +19,9 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from jaxblitz.compat.nn.module import Module
+from jaxblitz.compat.shape_ops import cat
 from jaxblitz.compat.tensor import Tensor
+from jaxblitz.parallel import padded_size
 
 
 class DataParallel(Module):
@@ -37,12 +41,16 @@ class DataParallel(Module):
         self.dim = dim
         self._mesh = Mesh(np.array(devices), ("batch",))
 
-    def _scatter(self, x: Any) -> Any:
-        if not isinstance(x, Tensor) or x.dim() == 0:
+    def _scatter(self, x: Any, rows: int) -> Any:
+        if not isinstance(x, Tensor) or x.dim() == 0 or x.shape[self.dim] != rows:
             return x
         n = len(self.devices)
-        if n == 1 or x.shape[self.dim] % n:
-            return x
+        pad = padded_size(rows, n) - rows
+        if pad:  # equal shards: zero rows, cut from the output again in forward
+            shape = list(x.shape)
+            shape[self.dim] = pad
+            zeros = Tensor._wrap(jax.numpy.zeros(shape, x._data.dtype))
+            x = cat([x, zeros], dim=self.dim)
         spec = [None] * x.dim()
         spec[self.dim] = "batch"
         sharding = NamedSharding(self._mesh, PartitionSpec(*spec))
@@ -51,4 +59,11 @@ class DataParallel(Module):
         )
 
     def forward(self, *inputs: Any, **kwargs: Any) -> Any:
-        return self.module(*[self._scatter(x) for x in inputs], **kwargs)
+        first = next((x for x in inputs if isinstance(x, Tensor) and x.dim()), None)
+        if len(self.devices) == 1 or first is None:
+            return self.module(*inputs, **kwargs)
+        rows = first.shape[self.dim]
+        out = self.module(*[self._scatter(x, rows) for x in inputs], **kwargs)
+        if isinstance(out, Tensor) and out.dim() and out.shape[self.dim] != rows:
+            out = out[(slice(None),) * self.dim + (slice(0, rows),)]
+        return out
