@@ -149,6 +149,11 @@ def main(argv=None) -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="fewer images per run")
     parser.add_argument("--out", default=str(Path(__file__).parent / "results.json"))
+    parser.add_argument(
+        "--markdown",
+        default=str(Path(__file__).parents[1] / "BENCHMARKS.md"),
+        help="where to write the table ('' for nowhere)",
+    )
     args = parser.parse_args(argv)
 
     peak = matmul_gflops(args.repeats)
@@ -175,17 +180,36 @@ def main(argv=None) -> int:
     for name, r in evals.items():
         rows.append(("eval", 1000, name, r, EVAL_FLOP, evals.get("torch")))
 
-    print(f"{results['machine']}; matmul {peak:.0f} GFLOP/s; {results['date']}")
-    print(f"{'what':6} {'batch':>5} {'who':18} {'images/s (median)':>18} "
-          f"{'best':>9} {'x torch':>8} {'% FLOP peak':>11}")  # fmt: skip
+    header = (
+        f"{results['machine']}; matmul {peak:.0f} GFLOP/s (2048x2048 float32); "
+        f"{results['date']}"
+    )
+    table = [
+        "| what | batch | who | images/s (median) | best | x PyTorch | % FLOP peak |",
+        "| --- | ---: | --- | ---: | ---: | ---: | ---: |",
+    ]
     for kind, batch, name, r, flop, ref in rows:
         ratio = f"{r['median'] / ref['median']:.2f}" if ref else "-"
-        print(f"{kind:6} {batch:5d} {name:18} {r['median']:18,.0f} {r['min']:9,.0f} "
-              f"{ratio:>8} {100 * r['median'] * flop / 1e9 / peak:10.1f}%")  # fmt: skip
-    for batch, entry in results["train"].items():
-        if entry["scan"]["compile_s"] is not None:
-            print(f"scan epoch compile time at batch {batch}: "
-                  f"{entry['scan']['compile_s']:.2f} s")  # fmt: skip
+        table.append(
+            f"| {kind} | {batch} | {name} | {r['median']:,.0f} | {r['min']:,.0f} | "
+            f"{ratio} | {100 * r['median'] * flop / 1e9 / peak:.1f} % |"
+        )
+    compiles = [
+        f"scan epoch compile time at batch {batch}: {e['scan']['compile_s']:.2f} s"
+        for batch, e in results["train"].items()
+    ]
+    print(header, *table, *compiles, sep="\n")
+    if args.markdown:
+        Path(args.markdown).write_text(
+            "# Benchmarks\n\nLatest `python benchmarks/run.py` "
+            f"({'--quick, ' if args.quick else ''}{args.repeats} repeats): "
+            f"{header}.\n\n"
+            + "\n".join(table)
+            + "\n\n"
+            + "\n".join(f"- {c}" for c in compiles)
+            + "\n"
+        )
+        print(f"wrote {args.markdown}")
     Path(args.out).write_text(json.dumps(results, indent=2))
     print(f"wrote {args.out}")
     return 0
