@@ -9,19 +9,41 @@ half-written file where a good one was):
 - final weights as ``weights.safetensors`` with PyTorch ``state_dict`` names and
   layouts, loadable by ``net.load_state_dict(safetensors.torch.load_file(path))``
   (torch: ``torch.save(net.state_dict(), PATH)``).
+
+Neither format checks its own contents, so both carry a SHA-256 of what they hold
+(names, dtypes, shapes, bytes; for checkpoints also the metadata), verified on
+load: a truncated or bit-flipped file is a ``CorruptFileError`` naming the file,
+never silently wrong numbers. Nothing here unpickles: a PyTorch ``.pt``/``.pth``
+pickle is refused with how to convert it.
 """
 
 from __future__ import annotations
 
+import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import jax
 import numpy as np
 import orbax.checkpoint as ocp
-from safetensors.numpy import load_file, save_file
+
+from jaxblitz.integrity import (
+    CHECKSUM_KEY,
+    CorruptFileError,
+    array_digest,
+    read_safetensors,
+    write_safetensors,
+)
+
+__all__ = [
+    "Checkpointer",
+    "CorruptFileError",
+    "flatten_params",
+    "load_weights",
+    "save_weights",
+    "unflatten_params",
+]
 
 
 def flatten_params(params: dict[str, Any]) -> dict[str, np.ndarray]:
@@ -44,20 +66,7 @@ def unflatten_params(flat: dict[str, np.ndarray]) -> dict[str, Any]:
 
 def save_weights(params: dict[str, Any], path: str | os.PathLike) -> Path:
     """Write ``params`` as safetensors with torch ``state_dict`` names, atomically."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        tensors = {
-            k: np.ascontiguousarray(v) for k, v in flatten_params(params).items()
-        }
-        save_file(tensors, tmp, metadata={"format": "pt"})
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    return write_safetensors(flatten_params(params), path, {"format": "pt"})
 
 
 def load_weights(
@@ -66,9 +75,11 @@ def load_weights(
     """Read a safetensors file (ours or ``safetensors.torch.save_file``'s) as params.
 
     With ``like`` (a params tree), the names and shapes are checked against it and a
-    clear error lists what is missing, extra or mis-shaped.
+    clear error lists what is missing, extra or mis-shaped. A PyTorch pickle
+    (``.pt``/``.pth``) is refused, never unpickled; a damaged file is a
+    :class:`CorruptFileError`.
     """
-    flat = load_file(str(path))
+    flat, _ = read_safetensors(path, "jaxblitz.checkpoints.load_weights")
     if like is not None:
         expected = {k: v.shape for k, v in flatten_params(like).items()}
         missing = sorted(set(expected) - set(flat))
@@ -86,6 +97,17 @@ def load_weights(
     return unflatten_params(flat)
 
 
+def _state_digest(state: Any, meta: dict[str, Any]) -> str:
+    def host(x):  # a replicated array spread over processes: this process's copy
+        if isinstance(x, jax.Array) and not x.is_fully_addressable:
+            x = x.addressable_data(0)
+        return np.asarray(x)
+
+    flat = jax.tree_util.tree_flatten_with_path(state)[0]
+    arrays = {jax.tree_util.keystr(path): host(leaf) for path, leaf in flat}
+    return array_digest(arrays, json.dumps(meta, sort_keys=True))
+
+
 class Checkpointer:
     """Training checkpoints in ``directory`` (orbax), keeping the newest ``keep``."""
 
@@ -98,6 +120,7 @@ class Checkpointer:
 
     def save(self, step: int, state: Any, meta: dict[str, Any]) -> None:
         """Save the train state (a pytree) and JSON metadata as checkpoint ``step``."""
+        meta = {**meta, CHECKSUM_KEY: _state_digest(state, meta)}
         self._manager.save(
             step,
             args=ocp.args.Composite(
@@ -110,21 +133,60 @@ class Checkpointer:
     def latest_step(self) -> int | None:
         return self._manager.latest_step()
 
-    def restore(self, like: Any, step: int | None = None) -> tuple[Any, dict]:
-        """Restore ``(state, meta)``; ``like`` gives the structure and dtypes."""
+    def restore(
+        self, like: Any, step: int | None = None, verify: bool = True
+    ) -> tuple[Any, dict]:
+        """Restore ``(state, meta)``; ``like`` gives the structure and dtypes.
+
+        The checksum written by :meth:`save` is verified (``verify=False`` skips
+        it); an unreadable or altered checkpoint is a :class:`CorruptFileError`.
+        """
         step = self.latest_step() if step is None else step
         if step is None:
             raise FileNotFoundError(
                 f"No checkpoint to resume from in {self.directory}."
             )
         abstract = jax.tree.map(ocp.utils.to_shape_dtype_struct, like)
-        restored = self._manager.restore(
-            step,
-            args=ocp.args.Composite(
-                state=ocp.args.StandardRestore(abstract), meta=ocp.args.JsonRestore()
-            ),
-        )
-        return restored.state, restored.meta
+        where = self.directory / str(step)
+        try:
+            restored = self._manager.restore(
+                step,
+                args=ocp.args.Composite(
+                    state=ocp.args.StandardRestore(abstract),
+                    meta=ocp.args.JsonRestore(),
+                ),
+            )
+            state, meta = restored.state, dict(restored.meta)
+        except Exception as e:  # orbax/tensorstore/json: any failure is a bad file
+            reason = (str(e).strip().splitlines() or [type(e).__name__])[0][:300]
+            raise CorruptFileError(
+                f"Checkpoint {where} cannot be read ({type(e).__name__}: {reason}): "
+                f"it is truncated or corrupt (or does not match `like`). "
+                f"{self._what_to_do(step)}"
+            ) from e
+        expected = meta.pop(CHECKSUM_KEY, None)
+        if verify and expected is None:
+            raise CorruptFileError(
+                f"Checkpoint {where} has no {CHECKSUM_KEY} in its metadata: its "
+                "metadata is damaged, or an older jaxblitz wrote it. "
+                f"{self._what_to_do(step)} (restore(..., verify=False) reads it "
+                "unchecked.)"
+            )
+        if verify and _state_digest(state, meta) != expected:
+            raise CorruptFileError(
+                f"Checkpoint {where} fails its checksum: its arrays or metadata "
+                f"changed after it was written. {self._what_to_do(step)}"
+            )
+        return state, meta
+
+    def _what_to_do(self, step: int) -> str:
+        older = [s for s in self._manager.all_steps() if s < step]
+        if older:
+            return (
+                f"Delete {self.directory / str(step)} to resume from step "
+                f"{max(older)}, or start afresh in a new directory."
+            )
+        return f"Delete {self.directory} (or use a new one) to start afresh."
 
     def close(self) -> None:
         self._manager.close()

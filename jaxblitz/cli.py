@@ -177,9 +177,12 @@ def main(argv: list[str] | None = None) -> int:
             on_epoch_end=on_epoch_end,
             mesh=mesh,
         )
-    except FloatingPointError as e:
+    except (FloatingPointError, ValueError) as e:  # our messages: no traceback
         print(f"jaxblitz-train: error: {e}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt as e:  # Ctrl-C: fit saved a checkpoint first
+        print(f"jaxblitz-train: {e or 'interrupted'}", file=sys.stderr)
+        return 130  # the shell's code for a SIGINT
     finally:
         checkpointer.close()
     params = local(state.params)

@@ -19,6 +19,10 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
+import signal
+import sys
+import threading
 import time
 from collections.abc import Callable
 from functools import partial
@@ -55,6 +59,19 @@ class Config:
     eval_batch_size: int = 1000
 
     def __post_init__(self):
+        for name in _INT_FIELDS:
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | np.integer):
+                raise TypeError(
+                    f"{name} must be an int, got {type(value).__name__} {value!r}."
+                )
+        for name in ("lr", "momentum"):
+            value = getattr(self, name)
+            number = int | float | np.integer | np.floating
+            if isinstance(value, bool) or not isinstance(value, number):
+                raise TypeError(
+                    f"{name} must be a number, got {type(value).__name__} {value!r}."
+                )
         checks = [
             (self.batch_size >= 1, f"batch_size must be >= 1, got {self.batch_size}"),
             (self.lr > 0 and math.isfinite(self.lr), f"lr must be > 0, got {self.lr}"),
@@ -85,6 +102,16 @@ class Config:
         for ok, message in checks:
             if not ok:
                 raise ValueError(message + ".")
+
+
+_INT_FIELDS = (
+    "batch_size",
+    "epochs",
+    "seed",
+    "log_every",
+    "checkpoint_every",
+    "eval_batch_size",
+)
 
 
 class TrainState(NamedTuple):
@@ -217,9 +244,10 @@ def fit(
     batch is split over its devices and the state replicated (data parallelism).
     """
     tx = make_optimizer(config)
-    n = len(dataset.labels)
+    n = check_dataset(dataset)
     if state is None:
         state = init_state(config, dataset.images.shape[1], len(dataset.class_names))
+    _check_labels(dataset.labels, state.params["fc3"]["weight"].shape[0])
     start_epoch, position, losses, history = 0, 0, [], []
     if resume and checkpointer is not None and checkpointer.latest_step() is not None:
         state, meta = checkpointer.restore(state)
@@ -251,62 +279,154 @@ def fit(
         data = (np.asarray(dataset.images), np.asarray(dataset.labels, np.int32))
         run = parallel.make_run(mesh, config.loop)
         state = parallel.replicate(state, mesh)
-    for epoch in range(start_epoch, config.epochs):
-        idx, mask = epoch_order(
-            data_key(config, epoch), n, config.batch_size, config.drop_last
-        )
-        steps, t0, seen = idx.shape[0], time.perf_counter(), 0
-        bar = tqdm(
-            total=steps,
-            initial=position,
-            desc=f"epoch {epoch + 1}",
-            disable=not progress,
-            leave=False,
-        )
-        for end in _chunk_ends(position, steps, config):
-            step0 = int(state.step)  # state is donated to the compiled steps
-            new_state, chunk = run(
-                state, data, idx[position:end], mask[position:end], tx
-            )
-            chunk = np.asarray(chunk)
-            if not np.all(np.isfinite(chunk)):
-                bad = int(np.argmin(np.isfinite(chunk)))
-                raise FloatingPointError(
-                    f"Loss became {chunk[bad]} at step {step0 + bad + 1} "
-                    f"(epoch {epoch + 1}, batch {position + bad + 1}); training "
-                    "stopped. The last good checkpoint is kept; lower the learning "
-                    "rate or check the data."
-                )
-            state = new_state
-            seen += int(np.asarray(mask[position:end]).sum())
-            losses.extend(chunk.tolist())
-            bar.update(end - position)
-            rate = seen / (time.perf_counter() - t0)
-            bar.set_postfix(loss=f"{chunk[-1]:.3f}", img_s=f"{rate:,.0f}")
-            position = end
-            if position % config.log_every == 0:  # the Blitz's running loss
-                running = np.mean(losses[position - config.log_every : position])
-                log(f"[{epoch + 1}, {position:5d}] loss: {running:.3f}")
-            at_interval = (
-                config.checkpoint_every and not position % config.checkpoint_every
-            )
-            if at_interval and position < steps:  # the epoch end saves just below
-                save(epoch, position)
+    interrupt = _CtrlC() if checkpointer is not None else None
+
+    def stop(epoch: int, pos: int) -> KeyboardInterrupt:
         bar.close()
-        wall = time.perf_counter() - t0
-        metrics = {
-            "epoch": epoch + 1,
-            "loss": float(np.mean(losses)),
-            "losses": losses,
-            "images_per_s": seen / wall,
-            "wall_s": wall,
-        }
-        if on_epoch_end is not None:
-            metrics.update(on_epoch_end(epoch, state, metrics))
-        history.append(metrics)
-        position, losses = 0, []
-        save(epoch + 1, 0)
+        return KeyboardInterrupt(
+            f"Training interrupted at step {int(state.step)} (epoch {epoch + 1}, "
+            f"batch {pos}); a checkpoint is saved in {checkpointer.directory}. "
+            "Continue with resume=True (jaxblitz-train --resume)."
+        )
+
+    try:
+        for epoch in range(start_epoch, config.epochs):
+            idx, mask = epoch_order(
+                data_key(config, epoch), n, config.batch_size, config.drop_last
+            )
+            steps, t0, seen = idx.shape[0], time.perf_counter(), 0
+            bar = tqdm(
+                total=steps,
+                initial=position,
+                desc=f"epoch {epoch + 1}",
+                disable=not progress,
+                leave=False,
+            )
+            for end in _chunk_ends(position, steps, config):
+                step0 = int(state.step)  # state is donated to the compiled steps
+                new_state, chunk = run(
+                    state, data, idx[position:end], mask[position:end], tx
+                )
+                chunk = np.asarray(chunk)
+                if not np.all(np.isfinite(chunk)):
+                    bad = int(np.argmin(np.isfinite(chunk)))
+                    raise FloatingPointError(
+                        f"Loss became {chunk[bad]} at step {step0 + bad + 1} "
+                        f"(epoch {epoch + 1}, batch {position + bad + 1}); training "
+                        "stopped. The last good checkpoint is kept; lower the learning "
+                        "rate or check the data."
+                    )
+                state = new_state
+                seen += int(np.asarray(mask[position:end]).sum())
+                losses.extend(chunk.tolist())
+                bar.update(end - position)
+                rate = seen / (time.perf_counter() - t0)
+                bar.set_postfix(loss=f"{chunk[-1]:.3f}", img_s=f"{rate:,.0f}")
+                position = end
+                if position % config.log_every == 0:  # the Blitz's running loss
+                    running = np.mean(losses[position - config.log_every : position])
+                    log(f"[{epoch + 1}, {position:5d}] loss: {running:.3f}")
+                at_interval = (
+                    config.checkpoint_every and not position % config.checkpoint_every
+                )
+                if at_interval and position < steps:  # the epoch end saves just below
+                    save(epoch, position)
+                if interrupt is not None and interrupt.requested and position < steps:
+                    if not at_interval:
+                        save(epoch, position)
+                    raise stop(epoch, position)
+            bar.close()
+            wall = time.perf_counter() - t0
+            metrics = {
+                "epoch": epoch + 1,
+                "loss": float(np.mean(losses)),
+                "losses": losses,
+                "images_per_s": seen / wall,
+                "wall_s": wall,
+            }
+            if on_epoch_end is not None:
+                metrics.update(on_epoch_end(epoch, state, metrics))
+            history.append(metrics)
+            position, losses = 0, []
+            save(epoch + 1, 0)
+            if (
+                interrupt is not None
+                and interrupt.requested
+                and epoch + 1 < config.epochs
+            ):
+                raise stop(epoch + 1, 0)
+    finally:
+        if interrupt is not None:
+            interrupt.restore()
     return state, history
+
+
+class _CtrlC:
+    """Ctrl-C (SIGINT) during :func:`fit`: finish the running steps, checkpoint, stop.
+
+    Installed only in the main thread. A second Ctrl-C stops at once, as Python
+    would (the last checkpoint written stays).
+    """
+
+    def __init__(self):
+        self.requested = False
+        self._previous = None
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._handle)
+
+    def _handle(self, signum, frame):
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
+        # os.write, not print: safe even if the signal lands inside a print.
+        os.write(
+            sys.stderr.fileno(),
+            b"\nInterrupted: finishing the running steps, then saving a checkpoint "
+            b"(Ctrl-C again to stop at once).\n",
+        )
+
+    def restore(self) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+            self._previous = None
+
+
+def check_dataset(dataset) -> int:
+    """The number of examples, after checking ``dataset`` can be trained on."""
+    images, labels = dataset.images, dataset.labels
+    if getattr(images, "ndim", None) != 4 or tuple(images.shape[2:]) != (32, 32):
+        raise ValueError(
+            "dataset.images must be shaped (N, C, 32, 32); got "
+            f"{getattr(images, 'shape', type(images).__name__)}."
+        )
+    if not np.issubdtype(images.dtype, np.floating):
+        raise TypeError(
+            f"dataset.images must be floating point (normalised); got {images.dtype}. "
+            "jaxblitz.data.normalize turns uint8 pixels into float32 in [-1, 1]."
+        )
+    if np.shape(labels) != (len(images),):
+        raise ValueError(
+            f"dataset has {len(images)} images but labels shaped {np.shape(labels)}; "
+            f"expected ({len(images)},): one label per image."
+        )
+    if len(images) == 0:
+        raise ValueError("Cannot train on an empty dataset (0 examples).")
+    return len(images)
+
+
+def _check_labels(labels, num_classes: int) -> None:
+    labels = np.asarray(labels)
+    if labels.size == 0:
+        return
+    if not np.issubdtype(labels.dtype, np.integer):
+        raise TypeError(f"labels must be integer class indices; got {labels.dtype}.")
+    low, high = int(labels.min()), int(labels.max())
+    if low < 0 or high >= num_classes:
+        raise ValueError(
+            f"labels must be class indices in [0, {num_classes}); got values from "
+            f"{low} to {high}. Check the dataset, or give the model more classes "
+            "(dataset.class_names sets how many)."
+        )
 
 
 def _check_resumable(saved: dict, config: Config) -> None:
@@ -347,8 +467,9 @@ def predict(params, images: np.ndarray, batch_size: int = 1000) -> np.ndarray:
 def evaluate(params, dataset, batch_size: int = 1000) -> dict:
     """Test accuracy, per-class accuracy and the confusion matrix (rows: truth)."""
     k = len(dataset.class_names)
-    predicted = predict(params, dataset.images, batch_size)
     labels = np.asarray(dataset.labels)
+    _check_labels(labels, k)
+    predicted = predict(params, dataset.images, batch_size)
     confusion = np.bincount(labels * k + predicted, minlength=k * k).reshape(k, k)
     per_class_total = confusion.sum(axis=1)
     per_class = {
@@ -379,4 +500,4 @@ def report_lines(result: dict) -> list[str]:
 if __name__ == "__main__":  # python -m jaxblitz.train
     from jaxblitz.cli import main
 
-    main()
+    sys.exit(main())

@@ -125,7 +125,13 @@ def from_numpy(array: np.ndarray) -> Tensor:
 def _size(size: tuple) -> tuple[int, ...]:
     if len(size) == 1 and isinstance(size[0], tuple | list):
         size = tuple(size[0])
-    return tuple(int(s) for s in size)
+    size = tuple(int(s) for s in size)
+    for s in size:
+        if s < 0:
+            raise RuntimeError(
+                f"Trying to create tensor with negative dimension {s}: {list(size)}"
+            )
+    return size
 
 
 def _float_dtype(dtype: Any) -> np.dtype:

@@ -19,7 +19,7 @@ import numpy as np
 from jaxblitz.compat import _dtype
 from jaxblitz.compat.autograd.graph import apply, run
 from jaxblitz.compat.autograd.graph import is_grad_enabled as graph_enabled
-from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.tensor import Tensor, wrap_dim
 
 # ---------------------------------------------------------------------------
 # Pure JAX functions (module level: stable jit cache keys)
@@ -135,8 +135,12 @@ def _compare(op, a: Tensor, b: Any) -> Tensor:
     return Tensor._wrap(run(_compare_fn, *arrays, op=op, dt=dt.np.name))
 
 
-def _dim(dim: Any) -> Any:
-    return tuple(dim) if isinstance(dim, list | tuple) else dim
+def _dim(dim: Any, ndim: int) -> Any:
+    if dim is None:
+        return None
+    if isinstance(dim, list | tuple):
+        return tuple(wrap_dim(d, ndim) for d in dim)
+    return wrap_dim(dim, ndim)
 
 
 # ---------------------------------------------------------------------------
@@ -291,7 +295,13 @@ def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype=None):  
         dt = "int64"
     name = "SumBackward0" if dim is None else "SumBackward1"
     return apply(
-        name, _reduce_fn, input, op=jnp.sum, axis=_dim(dim), keepdims=keepdim, dt=dt
+        name,
+        _reduce_fn,
+        input,
+        op=jnp.sum,
+        axis=_dim(dim, input.dim()),
+        keepdims=keepdim,
+        dt=dt,
     )
 
 
@@ -304,7 +314,13 @@ def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype=None):
     dt = None if dtype is None else _dtype.to_dtype(dtype).np.name
     name = "MeanBackward0" if dim is None else "MeanBackward1"
     return apply(
-        name, _reduce_fn, input, op=jnp.mean, axis=_dim(dim), keepdims=keepdim, dt=dt
+        name,
+        _reduce_fn,
+        input,
+        op=jnp.mean,
+        axis=_dim(dim, input.dim()),
+        keepdims=keepdim,
+        dt=dt,
     )
 
 
@@ -353,6 +369,7 @@ def _extreme(name: str, op, arg_op):
                 keepdims=False,
                 dt=None,
             )
+        dim = wrap_dim(dim, input.dim())
         values = apply(
             f"{name.title()}Backward0",
             _reduce_fn,
@@ -376,12 +393,14 @@ min = _extreme("min", jnp.min, jnp.argmin)  # noqa: A001
 
 
 def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    dim = _dim(dim, input.dim())
     return Tensor._wrap(
         run(_argmax_fn, input._data, axis=dim, keepdims=keepdim, op=jnp.argmax)
     )
 
 
 def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    dim = _dim(dim, input.dim())
     return Tensor._wrap(
         run(_argmax_fn, input._data, axis=dim, keepdims=keepdim, op=jnp.argmin)
     )
@@ -394,7 +413,7 @@ def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False):
         _norm_fn,
         input,
         p=p,
-        axis=_dim(dim),
+        axis=_dim(dim, input.dim()),
         keepdims=keepdim,
     )
 

@@ -3,20 +3,22 @@
 Files are safetensors: a JSON header and raw arrays, so loading never executes
 code from the file (torch's pickle can). ``save`` takes a tensor or a (nested)
 dict of tensors -- a ``state_dict``; nested keys are joined with ``/`` and the
-structure is restored by ``load``. Writes are atomic (temp file + rename).
+structure is restored by ``load``. Writes are atomic (temp file + rename) and
+carry a checksum that ``load`` verifies. A ``.pt``/``.pth`` pickle written by
+``torch.save`` is refused with how to convert it (torch:
+``torch.load(PATH, weights_only=True)``).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections import OrderedDict
 from typing import Any
 
 import numpy as np
-from safetensors.numpy import load as _st_load
-from safetensors.numpy import save as _st_save
+
+from jaxblitz.integrity import read_safetensors, write_safetensors
 
 _SINGLE = "__tensor__"
 
@@ -44,28 +46,15 @@ def save(obj: Any, f: str | os.PathLike) -> None:
     arrays: dict[str, np.ndarray] = {}
     _flatten(obj, "", arrays)
     order = json.dumps(list(arrays))
-    blob = _st_save(arrays, metadata={"format": "jaxblitz.compat", "order": order})
-    path = os.fspath(f)
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(blob)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    metadata = {"format": "jaxblitz.compat", "order": order}
+    write_safetensors(arrays, os.fspath(f), metadata)
 
 
 def load(f: str | os.PathLike, map_location: Any = None, weights_only: bool = True):
     """``torch.load(PATH)``: a Tensor or an ``OrderedDict`` of Tensors."""
     from jaxblitz.compat.creation import tensor
 
-    with open(os.fspath(f), "rb") as handle:
-        blob = handle.read()
-    arrays = _st_load(blob)
-    header_len = int.from_bytes(blob[:8], "little")
-    metadata = json.loads(blob[8 : 8 + header_len]).get("__metadata__", {})
+    arrays, metadata = read_safetensors(os.fspath(f), "jaxblitz.compat.load")
     order = json.loads(metadata.get("order", "[]")) or sorted(arrays)
     if list(arrays) == [_SINGLE]:
         return tensor(arrays[_SINGLE])

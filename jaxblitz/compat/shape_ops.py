@@ -14,7 +14,7 @@ import numpy as np
 
 from jaxblitz.compat import _dtype
 from jaxblitz.compat.autograd.graph import apply
-from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.tensor import Tensor, wrap_dim
 
 
 def _reshape_fn(x, *, shape):
@@ -87,7 +87,15 @@ def flatten(self: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
 
 
 def permute(self: Tensor, *dims: Any) -> Tensor:
-    axes = tuple(d % self.dim() for d in _sizes(dims))
+    axes = tuple(wrap_dim(d, self.dim()) for d in _sizes(dims))
+    if len(set(axes)) != len(axes):
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    if len(axes) != self.dim():
+        raise RuntimeError(
+            "permute(sparse_coo): number of dimensions in the tensor input does not "
+            "match the length of the desired ordering of dimensions i.e. input.dim()"
+            f" = {self.dim()} is not equal to len(dims) = {len(axes)}"
+        )
     return apply("PermuteBackward0", _permute_fn, self, axes=axes)
 
 
@@ -102,6 +110,7 @@ def t(self: Tensor) -> Tensor:
 
 def transpose(self: Tensor, dim0: int, dim1: int) -> Tensor:
     axes = list(range(self.dim()))
+    dim0, dim1 = wrap_dim(dim0, self.dim()), wrap_dim(dim1, self.dim())
     axes[dim0], axes[dim1] = axes[dim1], axes[dim0]
     return apply("TransposeBackward0", _permute_fn, self, axes=tuple(axes))
 
@@ -134,7 +143,8 @@ def squeeze(self: Tensor, dim: Any = None) -> Tensor:
 
 
 def unsqueeze(self: Tensor, dim: int) -> Tensor:
-    return apply("UnsqueezeBackward0", _unsqueeze_fn, self, axis=dim % (self.dim() + 1))
+    axis = wrap_dim(dim, self.dim() + 1)
+    return apply("UnsqueezeBackward0", _unsqueeze_fn, self, axis=axis)
 
 
 def clone(self: Tensor, *, memory_format: Any = None) -> Tensor:
@@ -147,6 +157,21 @@ def contiguous(self: Tensor, memory_format: Any = None) -> Tensor:
 
 def cat(tensors: Any, dim: int = 0) -> Tensor:
     tensors = list(tensors)
+    dim = wrap_dim(dim, tensors[0].dim())
+    first = tensors[0].shape
+    for i, other in enumerate(tensors[1:], 1):
+        if other.dim() != len(first):
+            raise RuntimeError(
+                "Tensors must have same number of dimensions: got "
+                f"{len(first)} and {other.dim()}"
+            )
+        for d, (a, b) in enumerate(zip(first, other.shape, strict=True)):
+            if d != dim and a != b:
+                raise RuntimeError(
+                    f"Sizes of tensors must match except in dimension {dim}. "
+                    f"Expected size {a} but got size {b} for tensor number {i} in "
+                    "the list."
+                )
     dt = tensors[0].dtype
     for other in tensors[1:]:
         dt = _dtype.promote(dt, other.dtype)

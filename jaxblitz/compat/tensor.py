@@ -28,6 +28,17 @@ from jaxblitz.compat.autograd import graph
 _CPU = device("cpu")
 
 
+def wrap_dim(dim: Any, ndim: int) -> int:
+    """torch's dimension wrapping: ``dim`` in ``[-ndim, ndim)`` -> ``[0, ndim)``."""
+    n = max(ndim, 1)  # a 0-d tensor takes dim 0 or -1, as in torch
+    if not -n <= dim < n:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+            f"but got {dim})"
+        )
+    return dim % n
+
+
 class Size(tuple):
     """``torch.Size``: a tuple that prints like torch."""
 

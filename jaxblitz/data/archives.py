@@ -75,11 +75,17 @@ def _tar_members(path: Path, wanted) -> dict[str, bytes]:
     with open(path, "rb") as f:  # a missing or unreadable file is not "corrupt"
         try:
             # Stream mode: one pass through the gzip stream, members in order.
-            with tarfile.open(fileobj=f, mode="r|gz", bufsize=1 << 20) as tar:
+            # gzip.GzipFile (not tarfile's own "r|gz") checks the CRC-32 at the end.
+            with (
+                gzip.GzipFile(fileobj=f) as gz,
+                tarfile.open(fileobj=gz, mode="r|", bufsize=1 << 20) as tar,
+            ):
                 for member in tar:
                     base = posixpath.basename(member.name)
                     if member.isfile() and wanted(base):
                         out[base] = tar.extractfile(member).read()
+                while gz.read(1 << 20):  # past the tar's end: the gzip trailer
+                    pass
         except (tarfile.TarError, EOFError, zlib.error, OSError) as e:
             raise _broken(path, f"is truncated or not a .tar.gz archive ({e})") from e
     return out

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import json
 import os
 import socket
 import tempfile
@@ -18,6 +19,7 @@ import threading
 import urllib.parse
 import urllib.request
 import warnings
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO, NamedTuple
@@ -166,7 +168,7 @@ def atomic_write(path: Path, write: Callable[[BinaryIO], object]) -> None:
 # -- the .npy cache of decoded archives (pickle-free) -------------------------------
 
 
-def _cache_files(archive: Path, split: str) -> tuple[Path, Path]:
+def _cache_files(archive: Path, split: str) -> tuple[Path, Path, Path]:
     # Keyed by where the archive is, its size and mtime: a test fixture, a subset
     # and the real archive never share a cache entry.
     st = archive.stat()
@@ -177,16 +179,26 @@ def _cache_files(archive: Path, split: str) -> tuple[Path, Path]:
     return (
         folder / f"{stem}-{key}-{split}-images.npy",
         folder / f"{stem}-{key}-{split}-labels.npy",
+        folder / f"{stem}-{key}-{split}-crc32.json",  # .npy records no checksum
     )
 
 
+def _crc32(array: np.ndarray) -> int:
+    return zlib.crc32(memoryview(np.ascontiguousarray(array)).cast("B"))
+
+
 def read_cache(archive: Path, split: str) -> tuple[np.ndarray, np.ndarray] | None:
-    """The cached ``(pixels, labels)`` of one split, or None when absent or unusable."""
-    images_file, labels_file = _cache_files(archive, split)
+    """The cached ``(pixels, labels)`` of one split, or None when absent or unusable.
+
+    A cache that fails its CRC-32 (a damaged disk, an edited file) is a miss: the
+    archive is decoded again, never served as wrong pixels.
+    """
+    images_file, labels_file, sums_file = _cache_files(archive, split)
     try:
         # Memory-mapped: the caller's normalisation is then the only pass over it.
         pixels = np.load(images_file, mmap_mode="r", allow_pickle=False)
         labels = np.load(labels_file, allow_pickle=False)
+        sums = json.loads(sums_file.read_text())
     except (OSError, ValueError):
         return None
     if (
@@ -194,6 +206,13 @@ def read_cache(archive: Path, split: str) -> tuple[np.ndarray, np.ndarray] | Non
         or pixels.ndim != 4
         or labels.shape != pixels[:, 0, 0, 0].shape
     ):
+        return None
+    if sums != {"images": _crc32(pixels), "labels": _crc32(labels)}:
+        warnings.warn(
+            f"the .npy cache of {archive.name} ({split}) fails its checksum; "
+            "decoding the archive again",
+            stacklevel=3,
+        )
         return None
     return pixels, labels.astype(np.int32, copy=False)
 
@@ -204,15 +223,17 @@ def write_cache(
     """Cache each split's ``(pixels, labels)``; a read-only folder only costs speed."""
     try:
         for split, (pixels, labels) in splits.items():
-            images_file, labels_file = _cache_files(archive, split)
+            images_file, labels_file, sums_file = _cache_files(archive, split)
             images_file.parent.mkdir(exist_ok=True)
-            # Labels first: a reader needs both, so a crash in between is a miss.
+            # Checksums last: a reader needs all three, so a crash between is a miss.
             atomic_write(
                 labels_file, lambda f, a=labels: np.save(f, a, allow_pickle=False)
             )
             atomic_write(
                 images_file, lambda f, a=pixels: np.save(f, a, allow_pickle=False)
             )
+            sums = json.dumps({"images": _crc32(pixels), "labels": _crc32(labels)})
+            atomic_write(sums_file, lambda f, text=sums: f.write(text.encode()))
     except OSError as e:
         warnings.warn(f"could not cache {archive.name} as .npy: {e}", stacklevel=3)
 

@@ -12,11 +12,12 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from jaxblitz import models
 from jaxblitz.compat import ops
 from jaxblitz.compat.autograd.graph import apply
-from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.tensor import _TYPE_NAMES, Tensor, wrap_dim
 
 # -- pure JAX functions --------------------------------------------------------
 
@@ -100,6 +101,13 @@ def conv2d(
             f"{input.shape[1]} channels instead"
         )
     stride, padding = _pair(stride), _pair(padding)
+    h, w = (s + 2 * padding for s in input.shape[2:])
+    k = weight.shape[2:]
+    if h < k[0] or w < k[1]:
+        raise RuntimeError(
+            f"Calculated padded input size per channel: ({h} x {w}). Kernel size: "
+            f"({k[0]} x {k[1]}). Kernel size can't be greater than actual input size"
+        )
     im2col = stride == 1 and padding == 0 and weight.shape[2] == weight.shape[3]
     return apply(
         "ConvolutionBackward0",
@@ -119,6 +127,11 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         raise RuntimeError(
             f"mat1 and mat2 shapes cannot be multiplied ({rows}x{input.shape[-1]} "
             f"and {weight.shape[1]}x{weight.shape[0]})"
+        )
+    if input.dtype != weight.dtype:
+        raise RuntimeError(
+            f"mat1 and mat2 must have the same dtype, but got "
+            f"{_TYPE_NAMES[input.dtype.name]} and {_TYPE_NAMES[weight.dtype.name]}"
         )
     weight_t = weight.t()  # torch records TBackward0 here too (next_functions)
     if bias is None:
@@ -147,35 +160,67 @@ def max_pool2d(
         )
     k = _pair(kernel_size)
     s = k if stride is None or stride == [] else _pair(stride)
+    if input.dim() not in (3, 4):
+        raise RuntimeError(
+            "non-empty 3D or 4D (batch mode) tensor expected for input, got "
+            f"{input.dim()}D"
+        )
+    c, h, w = input.shape[-3:]
+    out = [(size - k) // s + 1 if size >= k else 0 for size in (h, w)]
+    if min(out) < 1:
+        raise RuntimeError(
+            f"Given input size: ({c}x{h}x{w}). Calculated output size: "
+            f"({c}x{out[0]}x{out[1]}). Output size is too small"
+        )
     return apply(
         "MaxPool2DWithIndicesBackward0", _pool_fn, input, kernel_size=k, stride=s
     )
 
 
 def softmax(input: Tensor, dim: int | None = None, dtype: Any = None) -> Tensor:
+    dim = dim if dim is None else wrap_dim(dim, input.dim())
     return apply("SoftmaxBackward0", _softmax_fn, input, axis=dim, log=False)
 
 
 def log_softmax(input: Tensor, dim: int | None = None, dtype: Any = None) -> Tensor:
+    dim = dim if dim is None else wrap_dim(dim, input.dim())
     return apply("LogSoftmaxBackward0", _softmax_fn, input, axis=dim, log=True)
 
 
+def _check_target(input: Tensor, target: Tensor) -> None:
+    """torch's checks on class-index targets (values only when they are concrete)."""
+    if target.dtype.is_floating_point:
+        raise RuntimeError(
+            "expected target dtype to be Long or Byte, but got "
+            f"{_TYPE_NAMES[target.dtype.name]} (class indices; "
+            "probability targets are not supported)"
+        )
+    if target.dim() != 1 or target.shape[0] != input.shape[0]:
+        raise ValueError(
+            f"Expected input batch_size ({input.shape[0]}) to match target "
+            f"batch_size ({target.shape[0] if target.dim() else 0})."
+        )
+    if isinstance(target._data, jax.core.Tracer) or not target.numel():
+        return  # traced (compile): values are unknown here
+    values = np.asarray(target._data)
+    bad = values[(values < 0) | (values >= input.shape[1])]
+    if bad.size:
+        raise IndexError(f"Target {bad[0]} is out of bounds.")
+
+
 def nll_loss(input: Tensor, target: Tensor) -> Tensor:
+    _check_target(input, target)
     return apply("NllLossBackward0", _nll_fn, input, target)
 
 
 def cross_entropy(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """Logits ``(N, C)`` and class indices ``(N,)`` (the Blitz's use)."""
-    if reduction != "mean" or input.dim() != 2 or target.dtype.is_floating_point:
+    if reduction != "mean" or input.dim() != 2:
         raise NotImplementedError(
             "cross_entropy supports (N, C) logits, (N,) class indices and "
             "reduction='mean'"
         )
-    if target.shape[0] != input.shape[0]:
-        raise ValueError(
-            f"Expected input batch_size ({input.shape[0]}) to match target "
-            f"batch_size ({target.shape[0]})."
-        )
+    _check_target(input, target)
     return apply("NllLossBackward0", _cross_entropy_fn, input, target)
 
 

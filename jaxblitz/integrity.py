@@ -1,0 +1,129 @@
+"""Blitz 4, "Save/load the model": files that cannot run code or lie about numbers.
+
+safetensors (a JSON header, then raw arrays) never executes anything on load,
+unlike ``torch.save``'s pickles, but it records no checksum; these helpers add a
+SHA-256 of the names, dtypes, shapes and bytes to the header's metadata and check it
+on load. Used by :mod:`jaxblitz.checkpoints` (exported weights) and
+``jaxblitz.compat.save``/``load``. A PyTorch pickle handed to a loader is refused
+with how to convert it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from safetensors import SafetensorError
+from safetensors.numpy import load as _st_load
+from safetensors.numpy import save_file
+
+CHECKSUM_KEY = "jaxblitz.sha256"  # in safetensors metadata and checkpoint metadata
+
+
+class CorruptFileError(ValueError):
+    """A file this library wrote (or reads) is truncated, altered or not its format."""
+
+
+def array_digest(arrays: dict[str, Any], extra: str = "") -> str:
+    """SHA-256 over names, dtypes, shapes and bytes of ``arrays`` (and ``extra``)."""
+    h = hashlib.sha256(extra.encode())
+    for name in sorted(arrays):
+        a = np.ascontiguousarray(arrays[name])
+        h.update(f"|{name}|{a.dtype.str}|{a.shape}|".encode())
+        h.update(a.tobytes())
+    return h.hexdigest()
+
+
+def _looks_like_pickle(blob: bytes) -> str | None:
+    if blob[:4] == b"PK\x03\x04":
+        return "a zip archive, torch.save's default format"
+    if len(blob) > 1 and blob[0] == 0x80 and 2 <= blob[1] <= 5:
+        return f"a protocol-{blob[1]} pickle, torch.save's legacy format"
+    return None
+
+
+def refuse_pickle(path: str | os.PathLike, kind: str, who: str) -> None:
+    """Raise a ``CorruptFileError`` explaining why a pickle is not loaded."""
+    stem = Path(path).with_suffix(".safetensors").name
+    convert = (
+        f"    import torch, safetensors.torch\n"
+        f"    state_dict = torch.load({str(path)!r}, weights_only=True)\n"
+        f"    safetensors.torch.save_file(state_dict, {stem!r})"
+    )
+    if importlib.util.find_spec("torch") is not None:
+        how = f"PyTorch is installed: convert it once with\n{convert}"
+    else:
+        how = "Install PyTorch (pip install torch) and convert it once with\n" + convert
+    raise CorruptFileError(
+        f"{path} is a PyTorch pickle ({kind}), not safetensors. {who} never "
+        "unpickles, because loading a pickle can run arbitrary code hidden in the "
+        f"file. {how}\n(weights_only=True makes torch.load refuse code as well.)"
+    )
+
+
+def read_safetensors(
+    path: str | os.PathLike, who: str = "jaxblitz"
+) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+    """``(arrays, metadata)`` of a safetensors file, checksum-verified when it has one.
+
+    A pickle, a truncated or corrupt file and one whose checksum fails are each a
+    :class:`CorruptFileError` saying which and what to do.
+    """
+    with open(path, "rb") as f:
+        blob = f.read()
+    try:
+        arrays = _st_load(blob)
+        header_len = int.from_bytes(blob[:8], "little")
+        metadata = json.loads(blob[8 : 8 + header_len]).get("__metadata__") or {}
+    except (SafetensorError, ValueError, UnicodeDecodeError, AttributeError) as e:
+        kind = _looks_like_pickle(blob)
+        if kind is not None:
+            refuse_pickle(path, kind, who)
+        raise CorruptFileError(
+            f"{path} is not a readable safetensors file ({e}): it is truncated, "
+            "corrupt or in another format. Write it again (or restore a copy)."
+        ) from e
+    expected = metadata.get(CHECKSUM_KEY)
+    if expected is not None:
+        actual = array_digest(arrays, _metadata_text(metadata))
+        if actual != expected:
+            raise CorruptFileError(
+                f"{path} fails its checksum (sha256 {actual}, recorded {expected}): "
+                "the file was altered or damaged after it was written. Write it "
+                "again (or restore a copy); its numbers cannot be trusted."
+            )
+    return arrays, metadata
+
+
+def _metadata_text(metadata: dict[str, str]) -> str:
+    return json.dumps(
+        {k: v for k, v in metadata.items() if k != CHECKSUM_KEY}, sort_keys=True
+    )
+
+
+def write_safetensors(
+    arrays: dict[str, np.ndarray], path: str | os.PathLike, metadata: dict[str, str]
+) -> Path:
+    """Write ``arrays`` with ``metadata`` and a checksum, atomically."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    arrays = {k: np.ascontiguousarray(v) for k, v in arrays.items()}
+    metadata = {
+        **metadata,
+        CHECKSUM_KEY: array_digest(arrays, _metadata_text(metadata)),
+    }
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        save_file(arrays, tmp, metadata=metadata)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
