@@ -169,5 +169,6 @@ cuda = SimpleNamespace(
 
 from jaxblitz.compat import autograd, nn, optim, utils  # noqa: E402
 from jaxblitz.compat.bridge import functional  # noqa: E402
+from jaxblitz.compat.compile import compile  # noqa: E402 -- torch.compile
 
 __all__ = [name for name in dir() if not name.startswith("_")]

@@ -61,6 +61,12 @@ def _update(params, grads, states, hyper, *, tx):
 _update_jit = jax.jit(_update, static_argnames=("tx",))
 
 
+def _number(value: Any) -> Any:
+    # torch.compile swaps hyperparameters for tracers, so a changed lr needs no
+    # recompilation (jaxblitz.compat.compile); eager steps see Python numbers.
+    return value if isinstance(value, jax.Array) else float(value)
+
+
 class Optimizer:
     """``torch.optim.Optimizer``: ``param_groups``, ``zero_grad()``, ``step()``."""
 
@@ -119,7 +125,7 @@ class Optimizer:
             if not params:
                 continue
             tx = self._tx(group)
-            hyper = {name: float(group[key]) for name, key in self._hyper.items()}
+            hyper = {name: _number(group[key]) for name, key in self._hyper.items()}
             with x64(True):
                 arrays = [p._data for p in params]
                 states = [

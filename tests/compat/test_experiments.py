@@ -41,6 +41,15 @@ EXPECTED = {
             "Accuracy for class: truck",
         ],
     ),
+    "04_cifar10_compiled.py": (
+        ["--epochs", "1"],
+        [
+            "[1,   300] loss:",
+            "Finished Training",
+            "compiled programs: 2",
+            "Accuracy of the network on the 359 test images",
+        ],
+    ),
     "05_data_parallel.py": ([], ["Outside: input size torch.Size([10, 5])"]),
     "extras_custom_function.py": ([], ["Result: y =", "gradcheck: True"]),
     "extras_modules_and_checkpoints.py": (

@@ -1,0 +1,153 @@
+"""Blitz 4's training step at batch 4: torch.compile'd compat vs the core vs eager.
+
+Run: python benchmarks/bench_compile.py [--steps 200] [--repeats 7]
+
+One run, side by side, after warm-up: ms/step (min and median over ``--repeats``
+runs of ``--steps`` steps) for the Blitz's ``Net`` with ``CrossEntropyLoss`` and
+``SGD(lr=0.001, momentum=0.9)``, each step ending with ``loss.item()`` as the
+Blitz's loop does:
+
+- compat compiled: the unchanged torch-style step under ``torch.compile``;
+- core step: ``jax.jit(train.train_step)`` on the same batches, state donated;
+- core jit_step: ``train.jit_step``, batches indexed from device-resident data;
+- compat eager, and PyTorch eager (when torch imports).
+
+Prints the ratios the compile issue targets: compiled / core (goal <= 1.3x) and
+PyTorch eager / compiled (goal >= 3x).
+"""
+
+import argparse
+import statistics
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+BATCH, POOL = 4, 32
+
+
+def blitz_step(torch, nn, F, optim, images, labels, compiled=False):
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv2d(3, 6, 5)
+            self.pool = nn.MaxPool2d(2, 2)
+            self.conv2 = nn.Conv2d(6, 16, 5)
+            self.fc1 = nn.Linear(16 * 5 * 5, 120)
+            self.fc2 = nn.Linear(120, 84)
+            self.fc3 = nn.Linear(84, 10)
+
+        def forward(self, x):
+            x = self.pool(F.relu(self.conv1(x)))
+            x = self.pool(F.relu(self.conv2(x)))
+            x = torch.flatten(x, 1)
+            x = F.relu(self.fc1(x))
+            x = F.relu(self.fc2(x))
+            return self.fc3(x)
+
+    net = Net()
+    criterion = nn.CrossEntropyLoss()
+    optimizer = optim.SGD(net.parameters(), lr=0.001, momentum=0.9)
+    xs = [torch.tensor(x) for x in images]
+    ys = [torch.tensor(y) for y in labels]
+
+    def step(inputs, targets):
+        optimizer.zero_grad()
+        loss = criterion(net(inputs), targets)
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    if compiled:
+        step = torch.compile(step)
+    return lambda i: step(xs[i % POOL], ys[i % POOL]).item()
+
+
+def core_steps(images, labels):
+    from jaxblitz import train
+
+    config = train.Config(dataset="digits")
+    tx = train.make_optimizer(config)
+    box = {"state": train.init_state(config, in_channels=3)}
+    xs = [jnp.asarray(x) for x in images]
+    ys = [jnp.asarray(y, jnp.int32) for y in labels]
+    mask = jnp.ones(BATCH)
+    step_fn = jax.jit(train.train_step, static_argnames="tx", donate_argnums=0)
+
+    def step(i):
+        box["state"], loss = step_fn(box["state"], xs[i % POOL], ys[i % POOL], mask, tx)
+        return float(loss)
+
+    data = (jnp.concatenate(xs), jnp.concatenate(ys))
+    idx = jnp.arange(POOL * BATCH).reshape(POOL, BATCH)
+    box2 = {"state": train.init_state(config, in_channels=3)}
+
+    def jit_step(i):
+        box2["state"], loss = train.jit_step(
+            box2["state"], data, idx[i % POOL], mask, tx
+        )
+        return float(loss)
+
+    return step, jit_step
+
+
+def time_step(step, steps, repeats):
+    for i in range(30):  # warm-up: compilation, caches
+        step(i)
+    runs = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for i in range(steps):
+            step(i)
+        runs.append((time.perf_counter() - start) / steps * 1e3)
+    return min(runs), statistics.median(runs)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=200)
+    parser.add_argument("--repeats", type=int, default=7)
+    args = parser.parse_args()
+    rng = np.random.default_rng(0)
+    images = rng.standard_normal((POOL, BATCH, 3, 32, 32), dtype=np.float32)
+    labels = rng.integers(0, 10, (POOL, BATCH))
+
+    import jaxblitz.compat as ctorch
+    import jaxblitz.compat.nn.functional as cF
+    from jaxblitz.compat import nn as cnn
+    from jaxblitz.compat import optim as coptim
+
+    core, core_jit = core_steps(images, labels)
+    steps = {
+        "compat compiled": blitz_step(ctorch, cnn, cF, coptim, images, labels, True),
+        "core train_step (jit)": core,
+        "core jit_step": core_jit,
+        "compat eager": blitz_step(ctorch, cnn, cF, coptim, images, labels),
+    }
+    try:
+        import torch
+        import torch.nn.functional as F
+        from torch import nn, optim
+
+        steps["torch eager"] = blitz_step(torch, nn, F, optim, images, labels)
+    except ImportError:
+        print("PyTorch is not installed: no torch ratio")
+    times = {}
+    for name, step in steps.items():
+        n = max(args.steps // 10, 10) if name == "compat eager" else args.steps
+        times[name] = time_step(step, n, args.repeats)
+        best, median = times[name]
+        print(f"{name:22s}: min {best:7.3f}  median {median:7.3f} ms/step")
+    compiled = times["compat compiled"][0]
+    core_best = min(times["core train_step (jit)"][0], times["core jit_step"][0])
+    print(f"compiled / core step (min): {compiled / core_best:.2f}x (goal <= 1.3x)")
+    print(f"compat eager / compiled: {times['compat eager'][0] / compiled:.1f}x")
+    if "torch eager" in times:
+        print(f"torch threads: {torch.get_num_threads()}")
+        speedup = times["torch eager"][0] / compiled
+        print(f"torch eager / compiled: {speedup:.2f}x (goal >= 3x)")
+
+
+if __name__ == "__main__":
+    main()
