@@ -3,9 +3,10 @@
 Run: python benchmarks/bench_compile.py [--steps 200] [--repeats 7]
 
 One run, side by side, after warm-up: ms/step (min and median over ``--repeats``
-runs of ``--steps`` steps) for the Blitz's ``Net`` with ``CrossEntropyLoss`` and
-``SGD(lr=0.001, momentum=0.9)``, each step ending with ``loss.item()`` as the
-Blitz's loop does:
+rounds, each running every candidate for ``--steps`` steps in turn, so noise on
+the shared machine hits all alike) for the Blitz's ``Net`` with
+``CrossEntropyLoss`` and ``SGD(lr=0.001, momentum=0.9)``, each step ending with
+``loss.item()`` as the Blitz's loop does:
 
 - compat compiled: the unchanged torch-style step under ``torch.compile``;
 - core step: ``jax.jit(train.train_step)`` on the same batches, state donated;
@@ -92,16 +93,23 @@ def core_steps(images, labels):
     return step, jit_step
 
 
-def time_step(step, steps, repeats):
-    for i in range(30):  # warm-up: compilation, caches
-        step(i)
-    runs = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        for i in range(steps):
+def time_steps(steps: dict, counts: dict, repeats: int) -> dict:
+    """min and median ms/step of each step function, measured round-robin.
+
+    Each repeat runs every candidate once in turn, so a noisy stretch of the
+    shared machine hits all of them alike and the ratios stay comparable.
+    """
+    for step in steps.values():
+        for i in range(30):  # warm-up: compilation, caches
             step(i)
-        runs.append((time.perf_counter() - start) / steps * 1e3)
-    return min(runs), statistics.median(runs)
+    runs = {name: [] for name in steps}
+    for _ in range(repeats):
+        for name, step in steps.items():
+            start = time.perf_counter()
+            for i in range(counts[name]):
+                step(i)
+            runs[name].append((time.perf_counter() - start) / counts[name] * 1e3)
+    return {name: (min(r), statistics.median(r)) for name, r in runs.items()}
 
 
 def main():
@@ -133,11 +141,12 @@ def main():
         steps["torch eager"] = blitz_step(torch, nn, F, optim, images, labels)
     except ImportError:
         print("PyTorch is not installed: no torch ratio")
-    times = {}
-    for name, step in steps.items():
-        n = max(args.steps // 10, 10) if name == "compat eager" else args.steps
-        times[name] = time_step(step, n, args.repeats)
-        best, median = times[name]
+    counts = {
+        name: max(args.steps // 10, 10) if name == "compat eager" else args.steps
+        for name in steps
+    }
+    times = time_steps(steps, counts, args.repeats)
+    for name, (best, median) in times.items():
         print(f"{name:22s}: min {best:7.3f}  median {median:7.3f} ms/step")
     compiled = times["compat compiled"][0]
     core_best = min(times["core train_step (jit)"][0], times["core jit_step"][0])

@@ -285,13 +285,25 @@ class Frame:
                 for p in group["params"]:
                     state_in, absent = next(it)
                     state = opt.state.get(p)
-                    states.append(() if absent and state is state_in else state)
+                    if absent and state is state_in:
+                        state = ()
+                    elif hasattr(state, "hyperparams") and hasattr(
+                        state_in, "hyperparams"
+                    ):
+                        # step() sets them from the group on every update, so the
+                        # stored ones are never read: hand the inputs back (free,
+                        # in place) rather than one fresh output buffer each.
+                        state = state._replace(hyperparams=state_in.hyperparams)
+                    states.append(state)
         key = creation.default_generator._key
-        return arrays, inputs, replaced, tuple(grads), tuple(states), key
+        # Donated inputs pair with outputs of the same shape in order, so the
+        # outputs follow the inputs' order (params, optimizer state, ...): the new
+        # grads then get fresh buffers instead of the momentum buffers' (copies).
+        return arrays, tuple(states), inputs, replaced, tuple(grads), key
 
     # -- after the call --------------------------------------------------------------
     def write_back(self, out: tuple) -> None:
-        arrays, inputs, replaced, grads, states, key = out
+        arrays, states, inputs, replaced, grads, key = out
         for s, a in zip(self.storages, (*arrays, *inputs), strict=True):
             if not _kept(a):
                 _store(s, a)
