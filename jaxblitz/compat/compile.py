@@ -99,10 +99,9 @@ def _diagnose(fn_name: str, err: BaseException) -> str:
         if frame_summary.filename in _TENSOR_FILES and frame_summary.name in _CAUSES:
             cause = _CAUSES[frame_summary.name]
             if last_user is not None:
-                where = (
-                    f" at {Path(last_user.filename).name}:{last_user.lineno}"
-                    f" (`{(last_user.line or '').strip()}`)"
-                )
+                line = (last_user.line or "").strip()
+                where = f" at {Path(last_user.filename).name}:{last_user.lineno}"
+                where += f" (`{line}`)" if line else ""
             break
         if "jaxblitz/compat" not in frame_summary.filename.replace("\\", "/"):
             last_user = frame_summary
