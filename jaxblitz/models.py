@@ -233,6 +233,37 @@ def _conv_stack_nhwc(params: Params, x: jax.Array) -> jax.Array:
     return _max_pool2x2_nhwc(relu(_conv2d_nhwc(params["conv2"], x)))  # (B, 5, 5, 16)
 
 
+def _conv2d_cm(params: Params, x: jax.Array) -> jax.Array:
+    """Valid, stride-1 convolution of channel-major ``x`` ``(C, B, H, W)``.
+
+    ``weight (O, C*k*k) @ patches (C*k*k, B*Ho*Wo)``: the OIHW weight is used as
+    it is, and the long axis (images x positions) is the matmul's wide one.
+    """
+    weight = params["weight"]
+    out_ch, in_ch, k, _ = weight.shape
+    _, b, h, w = x.shape
+    ho, wo = h - k + 1, w - k + 1
+    patches = jnp.stack(
+        [x[:, :, i : i + ho, j : j + wo] for i in range(k) for j in range(k)], axis=1
+    )  # (C, k*k, B, Ho, Wo)
+    y = weight.reshape(out_ch, in_ch * k * k) @ patches.reshape(in_ch * k * k, -1)
+    return (y + params["bias"][:, None]).reshape(out_ch, b, ho, wo)
+
+
+def _pool_relu_cm(x: jax.Array) -> jax.Array:
+    """relu(max_pool2d(x)) on ``(C, B, H, W)``: equal to max_pool2d(relu(x)),
+    since both are monotone, with the ReLU on a quarter of the values."""
+    c, b, h, w = x.shape
+    x = x[:, :, : h // 2 * 2, : w // 2 * 2]
+    return relu(x.reshape(c, b, h // 2, 2, w // 2, 2).max(axis=(3, 5)))
+
+
+def _conv_stack_cm(params: Params, x: jax.Array) -> jax.Array:
+    """conv1 -> relu -> pool -> conv2 -> relu -> pool on ``(C, B, 32, 32)``."""
+    x = _pool_relu_cm(_conv2d_cm(params["conv1"], x))  # (6, B, 14, 14)
+    return _pool_relu_cm(_conv2d_cm(params["conv2"], x))  # (16, B, 5, 5)
+
+
 def lenet(
     params: Params,
     x: jax.Array,
@@ -244,8 +275,9 @@ def lenet(
     ``impl="im2col"`` (default) is the fast NHWC formulation; ``impl="xla"`` the
     straight-line one with ``lax.conv_general_dilated``. Both give the same logits.
     ``chunk`` (im2col only; must divide B) runs the convolutions ``chunk`` images at
-    a time with ``lax.map``, so each im2col patch matrix stays in cache: about 5x
-    faster for inference at batch 1000 on a 2-core CPU (see ``benchmarks/``).
+    a time with ``lax.map``, channel-major (``weight @ patches``), so each im2col
+    patch matrix stays in cache: about 5-6x faster for inference at batch 1000 on a
+    2-core CPU (see ``benchmarks/``).
     """
     _check_images(params, x)
     if impl == "xla":
@@ -254,16 +286,16 @@ def lenet(
         x = flatten(x)  # (B, 400)
     elif impl == "im2col":
         b = x.shape[0]
-        x = x.transpose(0, 2, 3, 1)  # (B, 32, 32, C)
         if chunk is None or chunk >= b:
-            x = _conv_stack_nhwc(params, x)  # (B, 5, 5, 16)
+            x = _conv_stack_nhwc(params, x.transpose(0, 2, 3, 1))  # (B, 5, 5, 16)
+            x = x.transpose(0, 3, 1, 2)  # (B, 16, 5, 5)
         elif b % chunk:
             raise ValueError(f"chunk {chunk} must divide the batch size {b}.")
-        else:
-            chunks = x.reshape(b // chunk, chunk, *x.shape[1:])
-            x = lax.map(lambda c: _conv_stack_nhwc(params, c), chunks)
-            x = x.reshape(b, *x.shape[2:])  # (B, 5, 5, 16)
-        x = flatten(x.transpose(0, 3, 1, 2))  # (B, 400) in torch's (C, H, W) order
+        else:  # channel-major chunks: measured ~25 % faster for inference
+            chunks = x.reshape(b // chunk, chunk, *x.shape[1:]).transpose(0, 2, 1, 3, 4)
+            x = lax.map(lambda c: _conv_stack_cm(params, c), chunks)  # (n, 16, c, 5, 5)
+            x = x.transpose(0, 2, 1, 3, 4).reshape(b, *x.shape[1:2], *x.shape[3:])
+        x = flatten(x)  # (B, 400) in torch's (C, H, W) order
     else:
         raise ValueError(f"impl must be 'im2col' or 'xla', got {impl!r}.")
     x = relu(linear(params["fc1"], x))  # (B, 120)
@@ -273,7 +305,7 @@ def lenet(
 
 def eval_chunk(batch_size: int) -> int | None:
     """The ``chunk`` for fast inference at ``batch_size`` (None: no chunking)."""
-    return next((c for c in (8, 10, 5, 4) if batch_size % c == 0), None)
+    return next((c for c in (20, 10, 8, 5, 4) if batch_size % c == 0), None)
 
 
 # ---------------------------------------------------------------------------

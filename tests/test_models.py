@@ -106,7 +106,8 @@ def test_chunked_lenet_gives_the_same_logits_and_gradients():
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
     with pytest.raises(ValueError, match="chunk 5 must divide the batch size 12"):
         models.lenet(params, x, chunk=5)
-    assert models.eval_chunk(1000) == 8 and models.eval_chunk(7) is None
+    assert models.eval_chunk(1000) == 20 and models.eval_chunk(7) is None
+    assert models.eval_chunk(12) == 4 and models.eval_chunk(40) == 20
 
 
 def test_conv2d_supports_stride_and_padding_like_torch_shapes():
