@@ -151,13 +151,26 @@ def train_step(
     labels: jax.Array,  # (B,)
     mask: jax.Array,  # (B,) 1 for real examples, 0 for padding
     tx: optax.GradientTransformation,
+    grad_chunk: int | None = None,
 ) -> tuple[TrainState, jax.Array]:
-    """One optimizer step on one batch; returns the new state and the batch loss."""
+    """One optimizer step on one batch; returns the new state and the batch loss.
 
-    def loss_fn(params):
-        return models.cross_entropy(models.lenet(params, images), labels, mask)
+    ``grad_chunk`` (must divide the batch) computes the gradient ``grad_chunk``
+    images at a time in a ``lax.scan`` and sums the chunks' masked sums before
+    dividing by the batch's count: the same mean, with each chunk's im2col patches
+    small enough to stay in cache (measured 10-25 % more images/s at batch 128-512
+    on a 2-core CPU). The single-device loops choose it with :func:`grad_chunk`.
+    """
+    if grad_chunk is None or grad_chunk >= images.shape[0]:
 
-    loss, grads = jax.value_and_grad(loss_fn)(state.params)
+        def loss_fn(params):
+            return models.cross_entropy(models.lenet(params, images), labels, mask)
+
+        loss, grads = jax.value_and_grad(loss_fn)(state.params)
+    else:
+        loss, grads = _chunked_value_and_grad(
+            state.params, images, labels, mask, grad_chunk
+        )
     updates, opt_state = tx.update(grads, state.opt_state, state.params)
     params = optax.apply_updates(state.params, updates)
     return TrainState(params, opt_state, state.step + 1), loss
@@ -186,9 +199,44 @@ def epoch_order(
     return perm.reshape(steps, batch_size), mask.reshape(steps, batch_size)
 
 
+def _chunked_value_and_grad(params, images, labels, mask, chunk: int):
+    b = images.shape[0]
+    if b % chunk:
+        raise ValueError(f"grad_chunk {chunk} must divide the batch size {b}.")
+    n = b // chunk
+    chunks = (
+        images.reshape(n, chunk, *images.shape[1:]),
+        labels.reshape(n, chunk),
+        mask.reshape(n, chunk),
+    )
+
+    def masked_sum(p, x, y, m):  # cross_entropy's numerator for one chunk
+        return models.cross_entropy(models.lenet(p, x), y, m) * jnp.sum(m)
+
+    def body(total, xs):
+        return jax.tree.map(
+            jnp.add, total, jax.value_and_grad(masked_sum)(params, *xs)
+        ), None
+
+    zero = (jnp.zeros((), images.dtype), jax.tree.map(jnp.zeros_like, params))
+    (loss, grads), _ = jax.lax.scan(body, zero, chunks)
+    count = jnp.maximum(jnp.sum(mask), 1)
+    return loss / count, jax.tree.map(lambda g: g / count, grads)
+
+
+def grad_chunk(batch_size: int) -> int | None:
+    """The ``grad_chunk`` the single-device loops use at ``batch_size``.
+
+    Chunks of 8 from batch 64 up (the fastest measured at 128 and 512); small
+    batches run whole.
+    """
+    return 8 if batch_size >= 64 and batch_size % 8 == 0 else None
+
+
 def _indexed_step(state, data, idx, mask, tx):
     images, labels = data
-    return train_step(state, images[idx], labels[idx], mask, tx)
+    chunk = grad_chunk(idx.shape[0])
+    return train_step(state, images[idx], labels[idx], mask, tx, chunk)
 
 
 # The two loops share one body, so they compute the same thing.

@@ -110,6 +110,28 @@ def test_a_padded_masked_step_equals_a_step_on_the_partial_batch():
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
 
 
+def test_a_chunked_gradient_step_equals_the_whole_batch_step():
+    config = train.Config(dataset="x")
+    tx = train.make_optimizer(config)
+    data = random_data(16)
+    # The last 6 examples are padding: one chunk of 4 is only padding.
+    mask = jnp.asarray(np.arange(16) < 10, jnp.float32)
+    step = jax.jit(train.train_step, static_argnames=("tx", "grad_chunk"))
+    whole, whole_loss = step(
+        train.init_state(config, 3), data.images, data.labels, mask, tx
+    )
+    chunked, chunked_loss = step(
+        train.init_state(config, 3), data.images, data.labels, mask, tx, grad_chunk=4
+    )
+    assert float(chunked_loss) == pytest.approx(float(whole_loss), rel=1e-6)
+    for a, b in zip(jax.tree.leaves(whole), jax.tree.leaves(chunked), strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)
+    with pytest.raises(ValueError, match="grad_chunk 5 must divide the batch size 16"):
+        step(train.init_state(config, 3), data.images, data.labels, mask, tx, 5)
+    assert train.grad_chunk(4) is None and train.grad_chunk(512) == 8
+    assert train.grad_chunk(100) is None  # not a multiple of 8: whole batch
+
+
 def test_step_and_scan_loops_give_the_same_parameters():
     data = random_data(30)
     results = {}
