@@ -177,6 +177,21 @@ def bench_eval(repeats: int) -> dict:
     return {name: summary(1000, t) for name, t in times.items()}
 
 
+BEGIN = "<!-- benchmarks/run.py: generated from here -->"
+END = "<!-- benchmarks/run.py: generated up to here -->"
+
+
+def write_markdown(path: Path, generated: str) -> None:
+    """Put the table between the markers in ``path``; the rest is kept as written."""
+    text = path.read_text() if path.exists() else ""
+    if BEGIN in text and END in text:
+        head, rest = text.split(BEGIN, 1)
+        text = head + generated + rest.split(END, 1)[1]
+    else:
+        text = f"# Benchmarks\n\n{generated}\n"
+    path.write_text(text)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
@@ -229,15 +244,16 @@ def main(argv=None) -> int:
     ]
     print(header, *table, *compiles, sep="\n")
     if args.markdown:
-        Path(args.markdown).write_text(
-            "# Benchmarks\n\nLatest `python benchmarks/run.py` "
+        generated = (
+            f"{BEGIN}\nLatest `python benchmarks/run.py` "
             f"({'--quick, ' if args.quick else ''}{args.repeats} repeats): "
             f"{header}.\n\n"
             + "\n".join(table)
             + "\n\n"
             + "\n".join(f"- {c}" for c in compiles)
-            + "\n"
+            + f"\n{END}"
         )
+        write_markdown(Path(args.markdown), generated)
         print(f"wrote {args.markdown}")
     Path(args.out).write_text(json.dumps(results, indent=2))
     print(f"wrote {args.out}")
