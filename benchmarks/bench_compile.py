@@ -18,51 +18,17 @@ PyTorch eager / compiled (goal >= 3x).
 """
 
 import argparse
-import statistics
-import time
+import sys
+from pathlib import Path
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).parent))
+from bench_compat import make_step, time_steps  # noqa: E402
+
 BATCH, POOL = 4, 32
-
-
-def blitz_step(torch, nn, F, optim, images, labels, compiled=False):
-    class Net(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.conv1 = nn.Conv2d(3, 6, 5)
-            self.pool = nn.MaxPool2d(2, 2)
-            self.conv2 = nn.Conv2d(6, 16, 5)
-            self.fc1 = nn.Linear(16 * 5 * 5, 120)
-            self.fc2 = nn.Linear(120, 84)
-            self.fc3 = nn.Linear(84, 10)
-
-        def forward(self, x):
-            x = self.pool(F.relu(self.conv1(x)))
-            x = self.pool(F.relu(self.conv2(x)))
-            x = torch.flatten(x, 1)
-            x = F.relu(self.fc1(x))
-            x = F.relu(self.fc2(x))
-            return self.fc3(x)
-
-    net = Net()
-    criterion = nn.CrossEntropyLoss()
-    optimizer = optim.SGD(net.parameters(), lr=0.001, momentum=0.9)
-    xs = [torch.tensor(x) for x in images]
-    ys = [torch.tensor(y) for y in labels]
-
-    def step(inputs, targets):
-        optimizer.zero_grad()
-        loss = criterion(net(inputs), targets)
-        loss.backward()
-        optimizer.step()
-        return loss
-
-    if compiled:
-        step = torch.compile(step)
-    return lambda i: step(xs[i % POOL], ys[i % POOL]).item()
 
 
 def core_steps(images, labels):
@@ -93,25 +59,6 @@ def core_steps(images, labels):
     return step, jit_step
 
 
-def time_steps(steps: dict, counts: dict, repeats: int) -> dict:
-    """min and median ms/step of each step function, measured round-robin.
-
-    Each repeat runs every candidate once in turn, so a noisy stretch of the
-    shared machine hits all of them alike and the ratios stay comparable.
-    """
-    for step in steps.values():
-        for i in range(30):  # warm-up: compilation, caches
-            step(i)
-    runs = {name: [] for name in steps}
-    for _ in range(repeats):
-        for name, step in steps.items():
-            start = time.perf_counter()
-            for i in range(counts[name]):
-                step(i)
-            runs[name].append((time.perf_counter() - start) / counts[name] * 1e3)
-    return {name: (min(r), statistics.median(r)) for name, r in runs.items()}
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=200)
@@ -128,17 +75,17 @@ def main():
 
     core, core_jit = core_steps(images, labels)
     steps = {
-        "compat compiled": blitz_step(ctorch, cnn, cF, coptim, images, labels, True),
+        "compat compiled": make_step(ctorch, cnn, cF, coptim, BATCH, True),
         "core train_step (jit)": core,
         "core jit_step": core_jit,
-        "compat eager": blitz_step(ctorch, cnn, cF, coptim, images, labels),
+        "compat eager": make_step(ctorch, cnn, cF, coptim, BATCH),
     }
     try:
         import torch
         import torch.nn.functional as F
         from torch import nn, optim
 
-        steps["torch eager"] = blitz_step(torch, nn, F, optim, images, labels)
+        steps["torch eager"] = make_step(torch, nn, F, optim, BATCH)
     except ImportError:
         print("PyTorch is not installed: no torch ratio")
     counts = {

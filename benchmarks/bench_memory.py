@@ -23,6 +23,9 @@ import time
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_compat import blitz_net  # noqa: E402
+
 
 def rss_mib() -> float:
     with open("/proc/self/statm") as f:
@@ -36,26 +39,8 @@ def compat_epochs(train_set, epochs: int, batch_size: int, lr: float, report) ->
     from jaxblitz.compat import nn, optim
     from jaxblitz.compat.utils.data import DataLoader, TensorDataset
 
-    class Net(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.conv1 = nn.Conv2d(1, 6, 5)
-            self.pool = nn.MaxPool2d(2, 2)
-            self.conv2 = nn.Conv2d(6, 16, 5)
-            self.fc1 = nn.Linear(16 * 5 * 5, 120)
-            self.fc2 = nn.Linear(120, 84)
-            self.fc3 = nn.Linear(84, 10)
-
-        def forward(self, x):
-            x = self.pool(F.relu(self.conv1(x)))
-            x = self.pool(F.relu(self.conv2(x)))
-            x = torch.flatten(x, 1)
-            x = F.relu(self.fc1(x))
-            x = F.relu(self.fc2(x))
-            return self.fc3(x)
-
     torch.manual_seed(0)
-    net = Net()
+    net = blitz_net(torch, nn, F, in_channels=1)
     criterion = nn.CrossEntropyLoss()
     optimizer = optim.SGD(net.parameters(), lr=lr, momentum=0.9)
     dataset = TensorDataset(
