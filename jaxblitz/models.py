@@ -172,18 +172,27 @@ def flatten(x: jax.Array) -> jax.Array:
 # ---------------------------------------------------------------------------
 
 
-def _conv2d_nhwc(params: Params, x: jax.Array) -> jax.Array:
-    """Valid, stride-1 convolution of NHWC ``x`` as shifted slices + one matmul."""
-    weight = params["weight"]  # (O, C, k, k), torch's layout
-    out_ch, in_ch, k, _ = weight.shape
-    b, h, w, _ = x.shape
+def _patches_nhwc(x: jax.Array, k: int) -> jax.Array:
+    """im2col of NHWC ``x``: 25 shifted slices -> ``(B, Ho, Wo, k*k*C)``."""
+    b, h, w, c = x.shape
     ho, wo = h - k + 1, w - k + 1
     patches = jnp.stack(
         [x[:, i : i + ho, j : j + wo, :] for i in range(k) for j in range(k)], axis=3
     )  # (B, Ho, Wo, k*k, C)
-    patches = patches.reshape(b, ho, wo, k * k * in_ch)
-    w_mat = weight.transpose(2, 3, 1, 0).reshape(k * k * in_ch, out_ch)
-    return patches @ w_mat + params["bias"]  # (B, Ho, Wo, O)
+    return patches.reshape(b, ho, wo, k * k * c)
+
+
+def _weight_matrix(weight: jax.Array) -> jax.Array:
+    """OIHW ``weight`` as the ``(k*k*C, O)`` matrix that multiplies the patches."""
+    out_ch, in_ch, k, _ = weight.shape
+    return weight.transpose(2, 3, 1, 0).reshape(k * k * in_ch, out_ch)
+
+
+def _conv2d_nhwc(params: Params, x: jax.Array) -> jax.Array:
+    """Valid, stride-1 convolution of NHWC ``x`` as shifted slices + one matmul."""
+    weight = params["weight"]  # (O, C, k, k), torch's layout
+    patches = _patches_nhwc(x, weight.shape[2])
+    return patches @ _weight_matrix(weight) + params["bias"]  # (B, Ho, Wo, O)
 
 
 def _max_pool2x2_nhwc(x: jax.Array) -> jax.Array:

@@ -129,13 +129,36 @@ class AccumulateGrad(Node):
         pass
 
 
-_classes: dict[str, type[Node]] = {}
+class ResidualNode(Node):
+    """A node whose forward also saved an intermediate (the last ``saved`` array).
+
+    Its backward is the VJP, derived by JAX, of ``fn(*inputs, residual)``; ``fn``
+    reads the residual instead of recomputing it (conv2d: the im2col patches).
+    """
+
+    __slots__ = ()
+
+    def apply_vjp(self, grad: jax.Array) -> Sequence[jax.Array | None]:
+        if self.saved is None:
+            raise RuntimeError(_FREED)
+        grads = _bwd(
+            *self.saved,
+            grad=grad,
+            fn=self.fn,
+            static=self.static,
+            mask=(*self.mask, False),
+        )
+        it = iter(grads)
+        return [next(it) if m else None for m in self.mask]
 
 
-def node_class(name: str) -> type[Node]:
-    cls = _classes.get(name)
+_classes: dict[tuple[str, type[Node]], type[Node]] = {}
+
+
+def node_class(name: str, base: type[Node] = Node) -> type[Node]:
+    cls = _classes.get((name, base))
     if cls is None:
-        cls = _classes[name] = type(name, (Node,), {"__slots__": ()})
+        cls = _classes[name, base] = type(name, (base,), {"__slots__": ()})
     return cls
 
 
@@ -177,19 +200,37 @@ def apply(name: str, fn: Callable, *args: Any, **static: Any):
     ``args`` are Tensors or plain values (Python numbers, arrays); plain values get
     no gradient. Returns a new Tensor.
     """
+    return _apply(name, None, fn, args, static)
+
+
+def apply_saving(name: str, forward: Callable, fn: Callable, *args: Any, **static):
+    """:func:`apply` for an op whose backward reuses an intermediate of its forward.
+
+    ``forward(*arrays, **static)`` returns ``(out, residual)``; the backward is the
+    VJP of ``fn(*arrays, residual, **static)``, which must compute ``out`` using
+    ``residual`` where the forward built it, so nothing is computed twice.
+    """
+    return _apply(name, forward, fn, args, static)
+
+
+def _apply(name, forward, fn, args, static):
     from jaxblitz.compat.tensor import Tensor  # circular: Tensor methods call apply
 
     arrays = [a._data if isinstance(a, Tensor) else a for a in args]
     items = tuple(static.items())
     with x64(True):
-        out = _fwd(*arrays, fn=fn, static=items)
+        out = _fwd(*arrays, fn=fn if forward is None else forward, static=items)
+    if forward is not None:
+        out, residual = out
+        arrays.append(residual)
     if not is_grad_enabled():
         return Tensor._wrap(out)
     mask = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
     if not any(mask):
         return Tensor._wrap(out)
     inputs = tuple(a._node() if m else None for a, m in zip(args, mask, strict=True))
-    node = node_class(name)(fn, items, arrays, inputs, mask)
+    base = Node if forward is None else ResidualNode
+    node = node_class(name, base)(fn, items, arrays, inputs, mask)
     return Tensor._wrap(out, requires_grad=True, grad_fn=node)
 
 

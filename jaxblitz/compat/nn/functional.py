@@ -3,7 +3,9 @@
 Each function is one recorded op whose JAX function calls :mod:`jaxblitz.models`
 (``conv2d``, ``linear``, ``max_pool2d``, ``relu``, ``cross_entropy``,
 ``mse_loss``). A stride-1, unpadded convolution uses the core's im2col
-formulation (``_conv2d_nhwc``), which is faster on CPU than ``lax.conv``.
+formulation (``models._conv2d_nhwc``'s patches and matmul), faster on CPU than
+``lax.conv``, and keeps its patches for the backward
+(:func:`~jaxblitz.compat.autograd.graph.apply_saving`).
 """
 
 from __future__ import annotations
@@ -16,19 +18,45 @@ import numpy as np
 
 from jaxblitz import models
 from jaxblitz.compat import ops
-from jaxblitz.compat.autograd.graph import apply
+from jaxblitz.compat.autograd.graph import apply, apply_saving
 from jaxblitz.compat.tensor import _TYPE_NAMES, Tensor, wrap_dim
 
 # -- pure JAX functions --------------------------------------------------------
 
 
-def _conv_fn(x, weight, bias, *, stride, padding, im2col):
+def _conv_fn(x, weight, bias, *, stride, padding):
     bias = jnp.zeros(weight.shape[:1], x.dtype) if bias is None else bias
-    params = {"weight": weight, "bias": bias}
-    if im2col:  # the core's fast path; NCHW in and out, like torch
-        y = models._conv2d_nhwc(params, x.transpose(0, 2, 3, 1))
-        return y.transpose(0, 3, 1, 2)
-    return models.conv2d(params, x, stride, padding)
+    return models.conv2d({"weight": weight, "bias": bias}, x, stride, padding)
+
+
+# A stride-1 unpadded convolution runs the core's im2col formulation (NHWC patches
+# and one matmul), and keeps the patches for the backward, which needs them for
+# the weight's gradient: torch's kernels do not rebuild them either.
+
+
+def _patches(x, k):  # (B, C, H, W) -> (B, Ho, Wo, k*k*C)
+    return models._patches_nhwc(x.transpose(0, 2, 3, 1), k)
+
+
+def _matmul_nchw(patches, weight, bias):
+    y = patches @ models._weight_matrix(weight)
+    y = y if bias is None else y + bias
+    return y.transpose(0, 3, 1, 2)
+
+
+def _im2col_forward(x, weight, bias):
+    patches = _patches(x, weight.shape[2])
+    return _matmul_nchw(patches, weight, bias), patches
+
+
+def _im2col_fn(x, weight, bias, patches):
+    # The value is the forward's; the weight's gradient reads the saved patches,
+    # and the input's gradient flows through a zero-valued term whose primal the
+    # backward never needs (XLA drops it), so the patches are not rebuilt.
+    y = _matmul_nchw(patches, weight, bias)
+    rebuilt = _patches(x, weight.shape[2])
+    zero = rebuilt - jax.lax.stop_gradient(rebuilt)
+    return y + _matmul_nchw(zero, jax.lax.stop_gradient(weight), None)
 
 
 def _addmm_fn(bias, x, weight_t):
@@ -114,7 +142,10 @@ def conv2d(
             f"Calculated padded input size per channel: ({h} x {w}). Kernel size: "
             f"({k[0]} x {k[1]}). Kernel size can't be greater than actual input size"
         )
-    im2col = stride == 1 and padding == 0 and weight.shape[2] == weight.shape[3]
+    if stride == 1 and padding == 0 and weight.shape[2] == weight.shape[3]:
+        return apply_saving(
+            "ConvolutionBackward0", _im2col_forward, _im2col_fn, input, weight, bias
+        )
     return apply(
         "ConvolutionBackward0",
         _conv_fn,
@@ -123,7 +154,6 @@ def conv2d(
         bias,
         stride=stride,
         padding=padding,
-        im2col=im2col,
     )
 
 
