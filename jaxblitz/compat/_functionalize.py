@@ -183,6 +183,14 @@ class Frame:
                         with x64(True):
                             state = tx.init(p._data)
                     states.append(state)
+        # step() sets Optax's injected hyperparameters from the group on every
+        # update and never reads the stored ones: they stay out of the program
+        # (no input or output buffers) and go back unchanged after the call.
+        self.hyper_kept = [getattr(st, "hyperparams", None) for st in states]
+        states = [
+            st if h is None else st._replace(hyperparams=None)
+            for st, h in zip(states, self.hyper_kept, strict=True)
+        ]
         hyper = tuple(
             tuple(float(g[k]) for k in opt._hyper.values())
             for opt in self.optimizers
@@ -224,6 +232,14 @@ class Frame:
                     t.grad = self.stand_ins[i] = g
                 elif not free and grads[i] is not None:
                     _Storage.__init__(t.grad._s, grads[i])
+            states = [  # dtype-only stand-ins: step() overwrites them from `hyper`
+                st
+                if h is None
+                else st._replace(
+                    hyperparams={k: np.zeros((), v.dtype) for k, v in h.items()}
+                )
+                for st, h in zip(states, self.hyper_kept, strict=True)
+            ]
             self.state_in = list(states)
             it = iter(states)
             for opt in self.optimizers:
@@ -287,13 +303,8 @@ class Frame:
                     state = opt.state.get(p)
                     if absent and state is state_in:
                         state = ()
-                    elif hasattr(state, "hyperparams") and hasattr(
-                        state_in, "hyperparams"
-                    ):
-                        # step() sets them from the group on every update, so the
-                        # stored ones are never read: hand the inputs back (free,
-                        # in place) rather than one fresh output buffer each.
-                        state = state._replace(hyperparams=state_in.hyperparams)
+                    elif hasattr(state, "hyperparams"):
+                        state = state._replace(hyperparams=None)
                     states.append(state)
         key = creation.default_generator._key
         # Donated inputs pair with outputs of the same shape in order, so the
@@ -319,11 +330,13 @@ class Frame:
                 _store(old._s, g["same"])
             else:
                 t.grad = Tensor._wrap(g["new"])
-        it = iter(states)
+        it = iter(zip(states, self.hyper_kept, strict=True))
         for opt in self.optimizers:
             for group in opt.param_groups:
                 for p in group["params"]:
-                    state = next(it)
+                    state, hyper = next(it)
                     if not _kept(state):
+                        if hyper is not None:
+                            state = state._replace(hyperparams=hyper)
                         opt.state[p] = state
         creation.default_generator._key = key
