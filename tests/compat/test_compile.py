@@ -13,27 +13,7 @@ import jaxblitz.compat.nn.functional as F
 import jaxblitz.compat.optim as optim
 from jaxblitz import train
 from jaxblitz.compat.compile import CompileError
-
-
-class Net(nn.Module):
-    """The Blitz's CIFAR-10 network."""
-
-    def __init__(self):
-        super().__init__()
-        self.conv1 = nn.Conv2d(3, 6, 5)
-        self.pool = nn.MaxPool2d(2, 2)
-        self.conv2 = nn.Conv2d(6, 16, 5)
-        self.fc1 = nn.Linear(16 * 5 * 5, 120)
-        self.fc2 = nn.Linear(120, 84)
-        self.fc3 = nn.Linear(84, 10)
-
-    def forward(self, x):
-        x = self.pool(F.relu(self.conv1(x)))
-        x = self.pool(F.relu(self.conv2(x)))
-        x = torch.flatten(x, 1)
-        x = F.relu(self.fc1(x))
-        x = F.relu(self.fc2(x))
-        return self.fc3(x)
+from tests.compat.blitz_net import Net
 
 
 def batches(n=5, batch=4, seed=0):
