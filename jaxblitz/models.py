@@ -24,6 +24,7 @@ runs the straight-line version above; tests hold the two equal.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from typing import Any, Literal
@@ -158,8 +159,9 @@ def max_pool2d(x: jax.Array, kernel_size: int = 2, stride: int | None = None):
 
 
 def relu(x: jax.Array) -> jax.Array:
-    """``F.relu``."""
-    return jnp.maximum(x, 0)
+    """``F.relu``, with torch's gradient: 0 at x = 0 (``jnp.maximum``'s is 0.5),
+    and a select rather than a tie test in the backward."""
+    return jax.nn.relu(x)
 
 
 def flatten(x: jax.Array) -> jax.Array:
@@ -195,10 +197,68 @@ def _conv2d_nhwc(params: Params, x: jax.Array) -> jax.Array:
     return patches @ _weight_matrix(weight) + params["bias"]  # (B, Ho, Wo, O)
 
 
-def _max_pool2x2_nhwc(x: jax.Array) -> jax.Array:
-    b, h, w, c = x.shape
-    x = x[:, : h // 2 * 2, : w // 2 * 2, :]
-    return x.reshape(b, h // 2, 2, w // 2, 2, c).max(axis=(2, 4))
+def _windows(x: jax.Array, axis: int) -> tuple[jax.Array, tuple[int, ...]]:
+    """Crop the two spatial axes ``axis, axis + 1`` to even sizes and split each
+    into (size // 2, 2): the 2x2 windows on axes ``axis + 1`` and ``axis + 3``."""
+    h, w = x.shape[axis : axis + 2]
+    crop = (slice(None),) * axis + (slice(0, h // 2 * 2), slice(0, w // 2 * 2))
+    x = x[crop]
+    return x.reshape(*x.shape[:axis], h // 2, 2, w // 2, 2, *x.shape[axis + 2 :]), (
+        h,
+        w,
+    )
+
+
+def _corner(x6: jax.Array, axis: int, a: int, b: int) -> jax.Array:
+    """Element ``(a, b)`` of every 2x2 window of ``x6`` (from :func:`_windows`)."""
+    index = (slice(None),) * axis + (slice(None), a, slice(None), b)
+    return x6[index]
+
+
+@functools.partial(jax.custom_vjp, nondiff_argnums=(1, 2))
+def max_pool2x2(x: jax.Array, axis: int = 2, relu_after: bool = False) -> jax.Array:
+    """2x2, stride-2 max pooling over axes ``axis, axis + 1`` (floor, like torch),
+    optionally followed by ReLU (equal to pooling ``relu(x)``: both are monotone).
+
+    Its gradient goes, as PyTorch's does, to the *first* maximum of each window in
+    row-major order (JAX's own ``max`` splits it among ties, which differ from
+    torch on flat regions such as a padded image's border), and the backward is
+    one elementwise select instead of a reduction and division per window.
+    """
+    return _max_pool2x2_fwd(x, axis, relu_after)[0]
+
+
+def _max_pool2x2_fwd(x, axis, relu_after):
+    x6, size = _windows(x, axis)
+    corners = [_corner(x6, axis, a, b) for a in (0, 1) for b in (0, 1)]
+    y = jnp.maximum(jnp.maximum(corners[0], corners[1]), jnp.maximum(*corners[2:]))
+    first = jnp.where(
+        corners[0] == y,
+        0,
+        jnp.where(corners[1] == y, 1, jnp.where(corners[2] == y, 2, 3)),
+    ).astype(jnp.int8)
+    if relu_after:
+        y = jnp.maximum(y, 0)
+        first = jnp.where(y > 0, first, -1).astype(jnp.int8)  # -1: no gradient
+    return y, (first, size)
+
+
+def _max_pool2x2_bwd(axis, relu_after, residuals, g):
+    first, (h, w) = residuals
+    expand = (slice(None),) * axis + (slice(None), None, slice(None), None)
+    window = (jnp.arange(2)[:, None, None] * 2 + jnp.arange(2)).reshape(
+        2, 1, 2, *(1,) * (first.ndim - axis - 2)
+    )  # (2, 1, 2, 1...) -> each corner's position 2*a + b
+    dx6 = jnp.where(window == first[expand], g[expand], jnp.zeros((), g.dtype))
+    dx = dx6.reshape(*dx6.shape[:axis], h // 2 * 2, w // 2 * 2, *dx6.shape[axis + 4 :])
+    if h % 2 or w % 2:  # the rows/columns the floor dropped get no gradient
+        pad = [(0, 0)] * dx.ndim
+        pad[axis], pad[axis + 1] = (0, h % 2), (0, w % 2)
+        dx = jnp.pad(dx, pad)
+    return (dx,)
+
+
+max_pool2x2.defvjp(_max_pool2x2_fwd, _max_pool2x2_bwd)
 
 
 def _check_images(params: Params, x: jax.Array) -> None:
@@ -238,8 +298,8 @@ def _check_images(params: Params, x: jax.Array) -> None:
 
 def _conv_stack_nhwc(params: Params, x: jax.Array) -> jax.Array:
     """conv1 -> relu -> pool -> conv2 -> relu -> pool on NHWC ``(B, 32, 32, C)``."""
-    x = _max_pool2x2_nhwc(relu(_conv2d_nhwc(params["conv1"], x)))  # (B, 14, 14, 6)
-    return _max_pool2x2_nhwc(relu(_conv2d_nhwc(params["conv2"], x)))  # (B, 5, 5, 16)
+    x = max_pool2x2(_conv2d_nhwc(params["conv1"], x), 1, True)  # (B, 14, 14, 6)
+    return max_pool2x2(_conv2d_nhwc(params["conv2"], x), 1, True)  # (B, 5, 5, 16)
 
 
 def _conv2d_cm(params: Params, x: jax.Array) -> jax.Array:
@@ -259,18 +319,10 @@ def _conv2d_cm(params: Params, x: jax.Array) -> jax.Array:
     return (y + params["bias"][:, None]).reshape(out_ch, b, ho, wo)
 
 
-def _pool_relu_cm(x: jax.Array) -> jax.Array:
-    """relu(max_pool2d(x)) on ``(C, B, H, W)``: equal to max_pool2d(relu(x)),
-    since both are monotone, with the ReLU on a quarter of the values."""
-    c, b, h, w = x.shape
-    x = x[:, :, : h // 2 * 2, : w // 2 * 2]
-    return relu(x.reshape(c, b, h // 2, 2, w // 2, 2).max(axis=(3, 5)))
-
-
 def _conv_stack_cm(params: Params, x: jax.Array) -> jax.Array:
     """conv1 -> relu -> pool -> conv2 -> relu -> pool on ``(C, B, 32, 32)``."""
-    x = _pool_relu_cm(_conv2d_cm(params["conv1"], x))  # (6, B, 14, 14)
-    return _pool_relu_cm(_conv2d_cm(params["conv2"], x))  # (16, B, 5, 5)
+    x = max_pool2x2(_conv2d_cm(params["conv1"], x), 2, True)  # (6, B, 14, 14)
+    return max_pool2x2(_conv2d_cm(params["conv2"], x), 2, True)  # (16, B, 5, 5)
 
 
 def lenet(

@@ -123,6 +123,53 @@ def test_max_pool2d_takes_the_max_of_each_window():
     )
 
 
+def test_relu_has_torchs_zero_gradient_at_zero():
+    grad = jax.grad(lambda x: jnp.sum(models.relu(x)))(jnp.array([-1.0, 0.0, 2.0]))
+    np.testing.assert_array_equal(grad, [0.0, 0.0, 1.0])
+
+
+@pytest.mark.parametrize("relu_after", [False, True])
+def test_max_pool2x2_sends_the_gradient_to_the_first_max_of_each_window(relu_after):
+    # One channel-last (H, W, C) image, 5x5 so the floor drops a row and column.
+    x = jnp.array(
+        [
+            [1.0, 1.0, -2.0, -3.0, 9.0],
+            [1.0, 0.5, -3.0, -2.0, 9.0],
+            [0.0, 4.0, 2.0, 2.0, 9.0],
+            [4.0, 4.0, 2.0, 2.0, 9.0],
+            [9.0, 9.0, 9.0, 9.0, 9.0],
+        ]
+    )[:, :, None]
+    y, vjp = jax.vjp(lambda x: models.max_pool2x2(x, 0, relu_after), x)
+    expected = jnp.array([[1.0, -2.0], [4.0, 2.0]])
+    if relu_after:
+        expected = jnp.maximum(expected, 0.0)
+    np.testing.assert_array_equal(y[:, :, 0], expected)
+    (dx,) = vjp(jnp.array([[10.0, 20.0], [30.0, 40.0]])[:, :, None])
+    want = np.zeros((5, 5))
+    want[0, 0], want[2, 1], want[2, 2] = 10.0, 30.0, 40.0  # the first of the ties
+    if not relu_after:  # a window whose max is negative passes it on ...
+        want[0, 2] = 20.0  # ... unless ReLU follows, whose gradient there is 0
+    np.testing.assert_array_equal(dx[:, :, 0], want)
+
+
+@pytest.mark.parametrize("relu_after", [False, True])
+def test_max_pool2x2_matches_pytorch_on_ties(relu_after):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((3, 4, 11, 12)).astype(np.float32)
+    x[..., :6, :6] = 0.5  # flat regions: every window a four-way tie
+    x[..., 6:, 6:] = 0.0  # ties at ReLU's kink
+    g = rng.standard_normal((3, 4, 5, 6)).astype(np.float32)
+    y, vjp = jax.vjp(lambda x: models.max_pool2x2(x, 2, relu_after), jnp.asarray(x))
+    (dx,) = vjp(jnp.asarray(g))
+    tx = torch.tensor(x, requires_grad=True)
+    ty = torch.nn.functional.max_pool2d(torch.relu(tx) if relu_after else tx, 2, 2)
+    ty.backward(torch.from_numpy(g))
+    np.testing.assert_array_equal(y, ty.detach().numpy())
+    np.testing.assert_array_equal(dx, tx.grad.numpy())
+
+
 def test_lenet_rejects_an_unbatched_image_with_the_unsqueeze_hint():
     params = models.init_lenet(KEY)
     with pytest.raises(ValueError, match=r"got shape \(1, 32, 32\).*unsqueeze\(0\)"):

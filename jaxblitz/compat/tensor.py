@@ -15,6 +15,7 @@ does not change its base (write to the base with ``x[idx] = v`` instead).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import jax
@@ -46,7 +47,7 @@ class Size(tuple):
         return f"torch.Size({list(self)})"
 
     def numel(self) -> int:
-        return int(np.prod(self, dtype=np.int64))
+        return math.prod(self)
 
 
 class _Storage:

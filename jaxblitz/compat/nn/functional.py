@@ -70,6 +70,8 @@ def _mm_fn(x, weight_t):
 def _pool_fn(x, *, kernel_size, stride):
     if stride != kernel_size:  # overlapping windows: reduce_window
         return models.max_pool2d(x, kernel_size, stride)
+    if kernel_size == 2:  # the Blitz's MaxPool2d(2, 2): torch's gradient on ties
+        return models.max_pool2x2(x, x.ndim - 2)
     # Non-overlapping windows (the Blitz's MaxPool2d(2, 2)): crop, reshape and max,
     # as the core's lenet does; its gradient is much cheaper than reduce_window's.
     k, (h, w) = kernel_size, x.shape[-2:]
