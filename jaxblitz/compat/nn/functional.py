@@ -71,6 +71,10 @@ def _pool_fn(x, *, kernel_size, stride):
     if stride != kernel_size:  # overlapping windows: reduce_window
         return models.max_pool2d(x, kernel_size, stride)
     if kernel_size == 2:  # the Blitz's MaxPool2d(2, 2): torch's gradient on ties
+        if x.ndim == 4:  # pooled channel-last, the layout conv2d's matmul produced:
+            # XLA then folds the transposes into neighbours (measured: the compiled
+            # Blitz step 1.33 -> 1.13 ms, and eager faster too).
+            return models.max_pool2x2(x.transpose(0, 2, 3, 1), 1).transpose(0, 3, 1, 2)
         return models.max_pool2x2(x, x.ndim - 2)
     # Non-overlapping windows (the Blitz's MaxPool2d(2, 2)): crop, reshape and max,
     # as the core's lenet does; its gradient is much cheaper than reduce_window's.
