@@ -296,10 +296,27 @@ def _check_images(params: Params, x: jax.Array) -> None:
         )
 
 
+def _pool_relu(x: jax.Array, axis: int) -> jax.Array:
+    """relu(max_pool2d(x)) over axes ``axis, axis + 1``: equal to max_pool2d(relu(x)),
+    since both are monotone, with the ReLU on a quarter of the values.
+
+    The max of the four window corners by ``jnp.maximum``, which propagates NaN as
+    torch does (XLA's CPU reduce-max returns -inf for an all-NaN window, and ReLU
+    would then hide it). JAX splits the gradient among exact ties where torch (and
+    :func:`max_pool2x2`) gives it to the first; measured in separate processes this
+    makes a training step about 15-20 % faster at batch 4 and 512 than
+    :func:`max_pool2x2`, and exact ties are rare in conv outputs.
+    """
+    x6 = _windows(x, axis)[0]
+    top = jnp.maximum(_corner(x6, axis, 0, 0), _corner(x6, axis, 0, 1))
+    bottom = jnp.maximum(_corner(x6, axis, 1, 0), _corner(x6, axis, 1, 1))
+    return relu(jnp.maximum(top, bottom))
+
+
 def _conv_stack_nhwc(params: Params, x: jax.Array) -> jax.Array:
     """conv1 -> relu -> pool -> conv2 -> relu -> pool on NHWC ``(B, 32, 32, C)``."""
-    x = max_pool2x2(_conv2d_nhwc(params["conv1"], x), 1, True)  # (B, 14, 14, 6)
-    return max_pool2x2(_conv2d_nhwc(params["conv2"], x), 1, True)  # (B, 5, 5, 16)
+    x = _pool_relu(_conv2d_nhwc(params["conv1"], x), 1)  # (B, 14, 14, 6)
+    return _pool_relu(_conv2d_nhwc(params["conv2"], x), 1)  # (B, 5, 5, 16)
 
 
 def _conv2d_cm(params: Params, x: jax.Array) -> jax.Array:
@@ -321,8 +338,8 @@ def _conv2d_cm(params: Params, x: jax.Array) -> jax.Array:
 
 def _conv_stack_cm(params: Params, x: jax.Array) -> jax.Array:
     """conv1 -> relu -> pool -> conv2 -> relu -> pool on ``(C, B, 32, 32)``."""
-    x = max_pool2x2(_conv2d_cm(params["conv1"], x), 2, True)  # (6, B, 14, 14)
-    return max_pool2x2(_conv2d_cm(params["conv2"], x), 2, True)  # (16, B, 5, 5)
+    x = _pool_relu(_conv2d_cm(params["conv1"], x), 2)  # (6, B, 14, 14)
+    return _pool_relu(_conv2d_cm(params["conv2"], x), 2)  # (16, B, 5, 5)
 
 
 def lenet(

@@ -123,6 +123,17 @@ def test_max_pool2d_takes_the_max_of_each_window():
     )
 
 
+@pytest.mark.parametrize("kw", [{}, {"impl": "xla"}, {"chunk": 2}])
+def test_lenet_propagates_nan_like_pytorch(kw):
+    # XLA's CPU reduce-max returns -inf for an all-NaN window; a pool built on it
+    # followed by ReLU would turn NaN images into finite logits and hide them.
+    params = models.init_lenet(KEY, 3)
+    x = images(3).at[0, 1, 10, 10].set(jnp.nan).at[2].set(jnp.nan)
+    logits = np.asarray(jax.jit(lambda p, x: models.lenet(p, x, **kw))(params, x))
+    np.testing.assert_array_equal(np.isnan(logits).all(axis=1), [1, 0, 1, 0])
+    assert np.isfinite(logits[[1, 3]]).all()
+
+
 def test_relu_has_torchs_zero_gradient_at_zero():
     grad = jax.grad(lambda x: jnp.sum(models.relu(x)))(jnp.array([-1.0, 0.0, 2.0]))
     np.testing.assert_array_equal(grad, [0.0, 0.0, 1.0])
