@@ -3,7 +3,7 @@
 Each function is one recorded op whose JAX function calls :mod:`jaxblitz.models`
 (``conv2d``, ``linear``, ``max_pool2d``, ``relu``, ``cross_entropy``,
 ``mse_loss``). A stride-1, unpadded convolution uses the core's im2col
-formulation (``models._conv2d_nhwc``'s patches and matmul), faster on CPU than
+formulation (NHWC ``models._patches_nhwc`` and one matmul), faster on CPU than
 ``lax.conv``, and keeps its patches for the backward
 (:func:`~jaxblitz.compat.autograd.graph.apply_saving`).
 """
