@@ -110,6 +110,44 @@ def test_chunked_lenet_gives_the_same_logits_and_gradients():
     assert models.eval_chunk(12) == 4 and models.eval_chunk(40) == 20
 
 
+def _windows_one_by_one(x, k, axis, at):
+    """Every (i, j) window offset sliced on its own: the definition."""
+    h, w = x.shape[axis : axis + 2]
+
+    def window(i, j):
+        rows = jax.lax.slice_in_dim(x, i, i + h - k + 1, axis=axis)
+        return jax.lax.slice_in_dim(rows, j, j + w - k + 1, axis=axis + 1)
+
+    return jnp.stack(
+        [jnp.stack([window(i, j) for j in range(k)], at) for i in range(k)], at
+    )
+
+
+@pytest.mark.parametrize(
+    "shape, k, axis, at",
+    [
+        ((3, 4, 32, 32), 5, 2, 1),  # lenet's channel-major conv1
+        ((6, 2, 14, 14), 5, 2, 1),  # conv2
+        ((2, 32, 32, 3), 5, 1, 3),  # compat's NHWC patches
+        ((2, 9, 11, 3), 3, 1, 3),  # not square, another kernel
+        ((5, 7, 2), 2, 0, 0),
+    ],
+)
+def test_window_stack_and_its_gradient_equal_slicing_each_window(shape, k, axis, at):
+    x = jax.random.normal(jax.random.key(0), shape)
+    expected = _windows_one_by_one(x, k, axis, at)
+    got = models._window_stack(x, k, axis, at)
+    np.testing.assert_array_equal(got, expected)
+    cotangent = jax.random.normal(jax.random.key(1), expected.shape)
+
+    def grad(fn):
+        return jax.grad(lambda x: jnp.vdot(fn(x, k, axis, at), cotangent))(x)
+
+    np.testing.assert_allclose(
+        grad(models._window_stack), grad(_windows_one_by_one), rtol=1e-5, atol=1e-5
+    )
+
+
 def test_conv2d_supports_stride_and_padding_like_torch_shapes():
     params = models.init_conv2d(KEY, 3, 8, 3)
     y = models.conv2d(params, images(3), stride=2, padding=1)
