@@ -248,12 +248,12 @@ def run_steps(state, data, idx, mask, tx):
     """Steps over the batches ``idx`` ``(S, B)`` as one compiled ``lax.scan``."""
 
     images, labels = data
-    chunk = grad_chunk(idx.shape[0])
+    chunk = grad_chunk(idx.shape[1])
 
     # Each step gathers the next step's batch into the loop's carry: a gather fused
-    # into conv1's patch builder was redone for every window shift (its slowest
-    # loop at batch 4); a carried batch is a buffer. The last step's gather (of the
-    # first batch again) is unused.
+    # into conv1's patch builder was redone for every window shift (the slowest
+    # loop of a batch-4 step); a carried batch is a buffer. The last step's gather
+    # (of the first batch again) is unused.
     def body(carry, xs):
         state, (x, y) = carry
         next_idx, m = xs
