@@ -174,7 +174,7 @@ def flatten(x: jax.Array) -> jax.Array:
 
 
 # ---------------------------------------------------------------------------
-# The fast formulations: im2col (NHWC for the compat layer, channel-major in lenet).
+# The fast formulation: channel-major im2col (lenet and the compat layer's conv2d).
 # ---------------------------------------------------------------------------
 
 
@@ -225,18 +225,6 @@ def _window_stack_bwd(k, axis, at, shape, g):
 
 
 _window_stack.defvjp(_window_stack_fwd, _window_stack_bwd)
-
-
-def _patches_nhwc(x: jax.Array, k: int) -> jax.Array:
-    """im2col of NHWC ``x``: ``(B, H, W, C)`` -> ``(B, Ho, Wo, k*k*C)``."""
-    b, h, w, c = x.shape
-    return _window_stack(x, k, 1, 3).reshape(b, h - k + 1, w - k + 1, k * k * c)
-
-
-def _weight_matrix(weight: jax.Array) -> jax.Array:
-    """OIHW ``weight`` as the ``(k*k*C, O)`` matrix that multiplies the patches."""
-    out_ch, in_ch, k, _ = weight.shape
-    return weight.transpose(2, 3, 1, 0).reshape(k * k * in_ch, out_ch)
 
 
 def _windows(x: jax.Array, axis: int) -> tuple[jax.Array, tuple[int, ...]]:

@@ -128,7 +128,7 @@ def _windows_one_by_one(x, k, axis, at):
     [
         ((3, 4, 32, 32), 5, 2, 1),  # lenet's channel-major conv1
         ((6, 2, 14, 14), 5, 2, 1),  # conv2
-        ((2, 32, 32, 3), 5, 1, 3),  # compat's NHWC patches
+        ((2, 32, 32, 3), 5, 1, 3),  # NHWC
         ((2, 9, 11, 3), 3, 1, 3),  # not square, another kernel
         ((5, 7, 2), 2, 0, 0),
     ],

@@ -3,9 +3,9 @@
 Each function is one recorded op whose JAX function calls :mod:`jaxblitz.models`
 (``conv2d``, ``linear``, ``max_pool2d``, ``relu``, ``cross_entropy``,
 ``mse_loss``). A stride-1, unpadded convolution uses the core's im2col
-formulation (NHWC ``models._patches_nhwc`` and one matmul), faster on CPU than
-``lax.conv``, and keeps its patches for the backward
-(:func:`~jaxblitz.compat.autograd.graph.apply_saving`).
+formulation (channel-major ``models._window_stack`` patches and one matmul,
+``weight @ patches``), faster on CPU than ``lax.conv``, and keeps its patches for
+the backward (:func:`~jaxblitz.compat.autograd.graph.apply_saving`).
 """
 
 from __future__ import annotations
@@ -29,19 +29,23 @@ def _conv_fn(x, weight, bias, *, stride, padding):
     return models.conv2d({"weight": weight, "bias": bias}, x, stride, padding)
 
 
-# A stride-1 unpadded convolution runs the core's im2col formulation (NHWC patches
-# and one matmul), and keeps the patches for the backward, which needs them for
-# the weight's gradient: torch's kernels do not rebuild them either.
+# A stride-1 unpadded convolution runs the core's im2col formulation (channel-major
+# patches and one matmul; NHWC ``patches @ weight`` made the compiled Blitz step
+# 1.4x slower), and keeps the patches for the backward, which needs them for the
+# weight's gradient: torch's kernels do not rebuild them either.
 
 
-def _patches(x, k):  # (B, C, H, W) -> (B, Ho, Wo, k*k*C)
-    return models._patches_nhwc(x.transpose(0, 2, 3, 1), k)
+def _patches(x, k):  # (B, C, H, W) -> (C*k*k, B, Ho, Wo), channel-major as in lenet
+    b, c, h, w = x.shape
+    windows = models._window_stack(x.transpose(1, 0, 2, 3), k, 2, 1)
+    return windows.reshape(c * k * k, b, h - k + 1, w - k + 1)
 
 
 def _matmul_nchw(patches, weight, bias):
-    y = patches @ models._weight_matrix(weight)
-    y = y if bias is None else y + bias
-    return y.transpose(0, 3, 1, 2)
+    out_ch = weight.shape[0]
+    y = weight.reshape(out_ch, -1) @ patches.reshape(patches.shape[0], -1)
+    y = y if bias is None else y + bias[:, None]
+    return y.reshape(out_ch, *patches.shape[1:]).transpose(1, 0, 2, 3)
 
 
 def _im2col_forward(x, weight, bias):
@@ -71,10 +75,8 @@ def _pool_fn(x, *, kernel_size, stride):
     if stride != kernel_size:  # overlapping windows: reduce_window
         return models.max_pool2d(x, kernel_size, stride)
     if kernel_size == 2:  # the Blitz's MaxPool2d(2, 2): torch's gradient on ties
-        if x.ndim == 4:  # pooled channel-last, the layout conv2d's matmul produced:
-            # XLA then folds the transposes into neighbours (measured: the compiled
-            # Blitz step 1.33 -> 1.13 ms, and eager faster too).
-            return models.max_pool2x2(x.transpose(0, 2, 3, 1), 1).transpose(0, 3, 1, 2)
+        if x.ndim == 4:  # pooled channel-major, the layout conv2d's matmul produced
+            return models.max_pool2x2(x.transpose(1, 0, 2, 3), 2).transpose(1, 0, 2, 3)
         return models.max_pool2x2(x, x.ndim - 2)
     # Non-overlapping windows (the Blitz's MaxPool2d(2, 2)): crop, reshape and max,
     # as the core's lenet does; its gradient is much cheaper than reduce_window's.
