@@ -81,6 +81,30 @@ def _kept(out: Any) -> bool:
     return type(out) is tuple and not out
 
 
+def _with_hyper(state: Any, hyper: Any) -> Any:
+    """``state._replace(hyperparams=hyper)`` for Optax's injected-hyperparameter
+    states, without ``_replace``'s keyword machinery (it ran 20 times a call)."""
+    i = type(state)._fields.index("hyperparams")
+    return tuple.__new__(type(state), (*state[:i], hyper, *state[i + 1 :]))
+
+
+def _submodules(modules: list) -> list:
+    """``[sub for m in modules for sub in m.modules()]``, without the generators
+    and name strings of ``named_modules`` (this runs on every compiled call)."""
+    out = []
+    for root in modules:
+        seen: set[int] = set()
+        stack = [root]
+        while stack:
+            m = stack.pop()
+            if id(m) in seen:
+                continue
+            seen.add(id(m))
+            out.append(m)
+            stack.extend(c for c in reversed(m._modules.values()) if c is not None)
+    return out
+
+
 def _spec(t: Tensor) -> tuple:
     s = t._s
     a = s.array if s.numpy is None else s.numpy
@@ -102,7 +126,7 @@ class Frame:
                 tensors.append(t)
             return index[id(t)]
 
-        subs = [sub for m in modules for sub in m.modules()]
+        subs = _submodules(modules)
         for sub in subs:
             for store in (sub._parameters, sub._buffers):
                 for t in store.values():
@@ -188,7 +212,7 @@ class Frame:
         # (no input or output buffers) and go back unchanged after the call.
         self.hyper_kept = [getattr(st, "hyperparams", None) for st in states]
         states = [
-            st if h is None else st._replace(hyperparams=None)
+            st if h is None else _with_hyper(st, None)
             for st, h in zip(states, self.hyper_kept, strict=True)
         ]
         hyper = tuple(
@@ -337,6 +361,6 @@ class Frame:
                     state, hyper = next(it)
                     if not _kept(state):
                         if hyper is not None:
-                            state = state._replace(hyperparams=hyper)
+                            state = _with_hyper(state, hyper)
                         opt.state[p] = state
         creation.default_generator._key = key
