@@ -395,8 +395,12 @@ def lenet(
         elif b % chunk:
             raise ValueError(f"chunk {chunk} must divide the batch size {b}.")
         else:  # chunks of the same channel-major stack, each chunk's patches in cache
-            chunks = x.reshape(b // chunk, chunk, *x.shape[1:]).transpose(0, 2, 1, 3, 4)
-            x = lax.map(lambda c: _conv_stack_cm(params, c), chunks)  # (n, 16, c, 5, 5)
+            # Each chunk turned channel-major inside the loop, where XLA folds the
+            # transpose into the patch builder (no pass over the whole batch).
+            chunks = x.reshape(b // chunk, chunk, *x.shape[1:])  # (n, c, C, 32, 32)
+            x = lax.map(
+                lambda c: _conv_stack_cm(params, c.transpose(1, 0, 2, 3)), chunks
+            )  # (n, 16, c, 5, 5)
             x = x.transpose(0, 2, 1, 3, 4)  # (n, c, 16, 5, 5)
             x = x.reshape(b, *x.shape[2:])  # (B, 16, 5, 5)
         x = flatten(x)  # (B, 400) in torch's (C, H, W) order
