@@ -3,9 +3,13 @@
 PyTorch's ``nn.DataParallel`` scatters each batch along dim 0 over the GPUs, runs a
 replica of the model on each and gathers the outputs. In JAX the same thing is a
 question of where the data lives: put the batch on a device mesh, sharded along a
-``data`` axis, keep the train state replicated, and ``jax.jit`` compiles the *same*
-:func:`jaxblitz.train.train_step` into a program that runs one shard per device and
-all-reduces the gradients (computation follows data).
+``data`` axis, and keep the train state replicated. Training runs the *same*
+:func:`jaxblitz.train.train_step` on every device's rows under ``jax.shard_map``,
+its gradient chunked as on one device, and sums the gradients over the axis
+(``axis_name``); for a forward pass (:func:`per_device_view`) plain ``jax.jit``
+splits the work by itself (computation follows data). On a CPU, every core can be
+a device (``JAX_NUM_CPU_DEVICES=2`` on two cores): at batch 128-512 that trains
+1.3-1.5x faster than one device.
 
 Batches that do not divide evenly (the Blitz's 30 rows over 8 GPUs: 4,4,4,4,4,4,4,2)
 are padded to equal shards and the padding is masked out of the loss, so the loss
@@ -20,6 +24,7 @@ process feeds only its own devices' rows of each batch::
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 import os
 import signal
@@ -132,15 +137,46 @@ def shard_batches(mesh: Mesh, data, idx: np.ndarray, mask: np.ndarray):
     )
 
 
-# The same train_step as one device; shardings come in with the arguments.
-batch_step = jax.jit(train.train_step, static_argnames="tx", donate_argnums=0)
+def _per_device(mesh: Mesh, fn, batch_dims: int):
+    """``fn(state, *batch, tx)`` run on every device's rows under ``shard_map``.
+
+    The state is replicated; the batch arrays are split along their axis
+    ``batch_dims - 1`` (0 for one step, 1 for a stack of steps); results come back
+    replicated (``train_step`` sums the gradients over the mesh).
+    """
+    rows = P(*([None] * (batch_dims - 1)), AXIS)
+    return jax.shard_map(
+        fn,
+        mesh=mesh,
+        in_specs=(P(), rows, rows, rows),
+        out_specs=P(),
+        # The gradient scan's carry starts replicated and sums per-device terms:
+        # replication is restored by the psum in train_step, not tracked by JAX.
+        check_vma=False,
+    )
 
 
-@partial(jax.jit, static_argnames="tx", donate_argnums=0)
-def scan_batches(state, images, labels, mask, tx):
-    """``train_step`` over the leading axis of gathered batches, as one ``lax.scan``."""
-    return jax.lax.scan(lambda s, xs: train.train_step(s, *xs, tx), state,
-                        (images, labels, mask))  # fmt: skip
+@functools.lru_cache(maxsize=16)
+def _runners(mesh: Mesh, tx):
+    """The jitted one-step and scan-over-steps functions for ``mesh``.
+
+    Each device runs :func:`jaxblitz.train.train_step` on its own rows, chunked
+    as on one device (:func:`jaxblitz.train.grad_chunk` of its share of the
+    batch), and the gradients are summed over the ``data`` axis: on a 2-core CPU
+    with ``JAX_NUM_CPU_DEVICES=2`` this uses both cores, 1.5-1.7x one device's
+    images/s at batch 512 (``benchmarks/run.py``).
+    """
+
+    def step(state, images, labels, mask):
+        chunk = train.grad_chunk(images.shape[0])
+        return train.train_step(state, images, labels, mask, tx, chunk, AXIS)
+
+    def steps(state, images, labels, mask):
+        return jax.lax.scan(lambda s, xs: step(s, *xs), state, (images, labels, mask))
+
+    one = jax.jit(_per_device(mesh, step, 1), donate_argnums=0)
+    many = jax.jit(_per_device(mesh, steps, 2), donate_argnums=0)
+    return one, many
 
 
 def make_run(mesh: Mesh, loop: str = "scan"):
@@ -154,11 +190,12 @@ def make_run(mesh: Mesh, loop: str = "scan"):
     def run(state, data, idx, mask, tx):
         idx, mask = pad_order(idx, mask, n)
         images, labels, mask = shard_batches(mesh, data, idx, mask)
+        one, many = _runners(mesh, tx)
         if loop == "scan":
-            return scan_batches(state, images, labels, mask, tx)
+            return many(state, images, labels, mask)
         losses = []
         for i in range(idx.shape[0]):
-            state, loss = batch_step(state, images[i], labels[i], mask[i], tx)
+            state, loss = one(state, images[i], labels[i], mask[i])
             losses.append(loss)
         return state, jnp.stack(losses)
 

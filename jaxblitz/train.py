@@ -152,6 +152,7 @@ def train_step(
     mask: jax.Array,  # (B,) 1 for real examples, 0 for padding
     tx: optax.GradientTransformation,
     grad_chunk: int | None = None,
+    axis_name: str | None = None,
 ) -> tuple[TrainState, jax.Array]:
     """One optimizer step on one batch; returns the new state and the batch loss.
 
@@ -160,6 +161,11 @@ def train_step(
     dividing by the batch's count: the same mean, with each chunk's im2col patches
     small enough to stay in cache (measured 10-25 % more images/s at batch 128-512
     on a 2-core CPU). The single-device loops choose it with :func:`grad_chunk`.
+
+    ``axis_name``: run per device inside ``shard_map`` (data parallelism,
+    :mod:`jaxblitz.parallel`); each device's masked loss sum, gradient sum and
+    example count are summed over that mesh axis before the mean, so the step is
+    the whole batch's.
     """
     if grad_chunk is None or grad_chunk >= images.shape[0]:
 
@@ -171,6 +177,12 @@ def train_step(
         loss, grads = _chunked_value_and_grad(
             state.params, images, labels, mask, grad_chunk
         )
+    if axis_name is not None:  # torch: DataParallel's gradient all-reduce
+        count = jnp.maximum(jnp.sum(mask), 1)  # this device's share, as sums
+        sums = (loss * count, jax.tree.map(lambda g: g * count, grads), jnp.sum(mask))
+        loss, grads, total = jax.lax.psum(sums, axis_name)
+        total = jnp.maximum(total, 1)
+        loss, grads = loss / total, jax.tree.map(lambda g: g / total, grads)
     updates, opt_state = tx.update(grads, state.opt_state, state.params)
     params = optax.apply_updates(state.params, updates)
     return TrainState(params, opt_state, state.step + 1), loss

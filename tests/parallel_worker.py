@@ -63,6 +63,24 @@ def training(results: dict) -> None:
                 }
 
 
+def chunked(results: dict) -> None:
+    """Batch 128: one device and 2 devices each chunk their gradient (by 8)."""
+    rng = np.random.default_rng(1)
+    ds = Dataset(
+        rng.uniform(-1, 1, (300, 3, 32, 32)).astype(np.float32),
+        rng.integers(0, 10, 300).astype(np.int32),
+        tuple("abcdefghij"),
+    )
+    cfg = train.Config(dataset="x", batch_size=128, epochs=1, lr=0.01)
+    ref, _ = train.fit(cfg, ds)
+    for n in (2, 4):
+        state, _ = train.fit(cfg, ds, mesh=parallel.make_mesh(n))
+        results[f"chunked devices {n}"] = {
+            "rel": max_rel(state.params, ref.params),
+            "local_chunk": train.grad_chunk(128 // n),
+        }
+
+
 def uneven(results: dict) -> None:
     """Loss and grads of a batch padded to 8 equal shards vs the plain batch."""
     key = jax.random.key(1)
@@ -102,5 +120,6 @@ def uneven(results: dict) -> None:
 if __name__ == "__main__":
     results: dict = {"device_count": jax.device_count()}
     training(results)
+    chunked(results)
     uneven(results)
     print("RESULTS " + json.dumps(results))

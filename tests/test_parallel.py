@@ -47,6 +47,15 @@ def test_sharded_training_ends_with_the_single_device_params(worker, batch, loop
     assert result["replicated"]
 
 
+@pytest.mark.parametrize("devices, local_chunk", [(2, 8), (4, None)])
+def test_each_device_chunks_its_own_rows_and_the_step_is_the_whole_batchs(
+    worker, devices, local_chunk
+):
+    result = worker[f"chunked devices {devices}"]
+    assert result["local_chunk"] == local_chunk  # 64 rows per device are chunked
+    assert result["rel"] < 1e-5
+
+
 @pytest.mark.parametrize("rows", [30, 10])
 def test_an_uneven_batch_is_padded_and_masked_to_the_plain_batchs_loss_and_grads(
     worker, rows
