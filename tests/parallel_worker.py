@@ -32,14 +32,18 @@ def max_rel(a, b) -> float:
     return max(jax.tree.leaves(diffs))
 
 
-def training(results: dict) -> None:
-    """Params after an epoch on 1..8 devices vs one device, both loops."""
-    rng = np.random.default_rng(0)
-    ds = Dataset(
-        rng.uniform(-1, 1, (67, 3, 32, 32)).astype(np.float32),
-        rng.integers(0, 10, 67).astype(np.int32),
+def random_dataset(rows: int, seed: int) -> Dataset:
+    rng = np.random.default_rng(seed)
+    return Dataset(
+        rng.uniform(-1, 1, (rows, 3, 32, 32)).astype(np.float32),
+        rng.integers(0, 10, rows).astype(np.int32),
         tuple("abcdefghij"),
     )
+
+
+def training(results: dict) -> None:
+    """Params after an epoch on 1..8 devices vs one device, both loops."""
+    ds = random_dataset(67, seed=0)
     for batch in (8, 7):  # 67 rows: the last batch is partial (3 and 4 rows)
         for loop in ("scan", "step"):
             cfg = train.Config(dataset="x", batch_size=batch, epochs=1, lr=0.01,
@@ -65,12 +69,7 @@ def training(results: dict) -> None:
 
 def chunked(results: dict) -> None:
     """Batch 128: one device and 2 devices each chunk their gradient (by 8)."""
-    rng = np.random.default_rng(1)
-    ds = Dataset(
-        rng.uniform(-1, 1, (300, 3, 32, 32)).astype(np.float32),
-        rng.integers(0, 10, 300).astype(np.int32),
-        tuple("abcdefghij"),
-    )
+    ds = random_dataset(300, seed=1)
     cfg = train.Config(dataset="x", batch_size=128, epochs=1, lr=0.01)
     ref, _ = train.fit(cfg, ds)
     for n in (2, 4):
