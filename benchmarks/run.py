@@ -31,7 +31,11 @@ import jax
 # Every core a CPU device (before JAX starts), for the "sharded" candidate: the
 # data-parallel loop over all cores. One-device candidates use the first device;
 # measured in separate processes, the setting leaves their speed as it was.
-CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
+CORES = (
+    len(os.sched_getaffinity(0))
+    if hasattr(os, "sched_getaffinity")
+    else (os.cpu_count() or 1)
+)
 jax.config.update("jax_num_cpu_devices", CORES)
 
 import jax.numpy as jnp  # noqa: E402

@@ -9,7 +9,7 @@ its gradient chunked as on one device, and sums the gradients over the axis
 (``axis_name``); for a forward pass (:func:`per_device_view`) plain ``jax.jit``
 splits the work by itself (computation follows data). On a CPU, every core can be
 a device (``JAX_NUM_CPU_DEVICES=2`` on two cores): at batch 128-512 that trains
-1.3-1.5x faster than one device.
+about 1.3x faster than one device.
 
 Batches that do not divide evenly (the Blitz's 30 rows over 8 GPUs: 4,4,4,4,4,4,4,2)
 are padded to equal shards and the padding is masked out of the loss, so the loss
@@ -137,46 +137,45 @@ def shard_batches(mesh: Mesh, data, idx: np.ndarray, mask: np.ndarray):
     )
 
 
-def _per_device(mesh: Mesh, fn, batch_dims: int):
-    """``fn(state, *batch, tx)`` run on every device's rows under ``shard_map``.
-
-    The state is replicated; the batch arrays are split along their axis
-    ``batch_dims - 1`` (0 for one step, 1 for a stack of steps); results come back
-    replicated (``train_step`` sums the gradients over the mesh).
-    """
-    rows = P(*([None] * (batch_dims - 1)), AXIS)
-    return jax.shard_map(
-        fn,
-        mesh=mesh,
-        in_specs=(P(), rows, rows, rows),
-        out_specs=P(),
-        # The gradient scan's carry starts replicated and sums per-device terms:
-        # replication is restored by the psum in train_step, not tracked by JAX.
-        check_vma=False,
-    )
+def _step(state, images, labels, mask, tx):
+    """One device's rows: ``train_step`` chunked as on one device, the gradient
+    summed over the mesh."""
+    chunk = train.grad_chunk(images.shape[0])
+    return train.train_step(state, images, labels, mask, tx, chunk, AXIS)
 
 
-@functools.lru_cache(maxsize=16)
-def _runners(mesh: Mesh, tx):
-    """The jitted one-step and scan-over-steps functions for ``mesh``.
+def _steps(state, images, labels, mask, tx):
+    """:func:`_step` over the leading axis of a stack of batches."""
+    return jax.lax.scan(lambda s, xs: _step(s, *xs, tx), state, (images, labels, mask))
 
-    Each device runs :func:`jaxblitz.train.train_step` on its own rows, chunked
-    as on one device (:func:`jaxblitz.train.grad_chunk` of its share of the
-    batch), and the gradients are summed over the ``data`` axis: on a 2-core CPU
-    with ``JAX_NUM_CPU_DEVICES=2`` this uses both cores, 1.5-1.7x one device's
-    images/s at batch 512 (``benchmarks/run.py``).
+
+@functools.lru_cache(maxsize=8)
+def _runners(mesh: Mesh):
+    """``(one, many)``: :func:`_step` and :func:`_steps` jitted for ``mesh``.
+
+    The state is replicated; each device gets its rows of the batch (axis 0 of
+    one step, axis 1 of a stack of steps) and results come back replicated. On a
+    2-core CPU with ``JAX_NUM_CPU_DEVICES=2`` this uses both cores: about 1.3x one
+    device's images/s at batch 128-512 (1.16-1.65x across runs).
     """
 
-    def step(state, images, labels, mask):
-        chunk = train.grad_chunk(images.shape[0])
-        return train.train_step(state, images, labels, mask, tx, chunk, AXIS)
+    def per_device(fn, batch_axis: int):
+        rows = P(*([None] * batch_axis), AXIS)
 
-    def steps(state, images, labels, mask):
-        return jax.lax.scan(lambda s, xs: step(s, *xs), state, (images, labels, mask))
+        def run(state, images, labels, mask, tx):
+            return jax.shard_map(
+                partial(fn, tx=tx),
+                mesh=mesh,
+                in_specs=(P(), rows, rows, rows),
+                out_specs=P(),
+                # The gradient scan's carry starts replicated and sums per-device
+                # terms: the psum in train_step restores replication, untracked.
+                check_vma=False,
+            )(state, images, labels, mask)
 
-    one = jax.jit(_per_device(mesh, step, 1), donate_argnums=0)
-    many = jax.jit(_per_device(mesh, steps, 2), donate_argnums=0)
-    return one, many
+        return jax.jit(run, static_argnames="tx", donate_argnums=0)
+
+    return per_device(_step, 0), per_device(_steps, 1)
 
 
 def make_run(mesh: Mesh, loop: str = "scan"):
@@ -190,12 +189,12 @@ def make_run(mesh: Mesh, loop: str = "scan"):
     def run(state, data, idx, mask, tx):
         idx, mask = pad_order(idx, mask, n)
         images, labels, mask = shard_batches(mesh, data, idx, mask)
-        one, many = _runners(mesh, tx)
+        one, many = _runners(mesh)
         if loop == "scan":
-            return many(state, images, labels, mask)
+            return many(state, images, labels, mask, tx=tx)
         losses = []
         for i in range(idx.shape[0]):
-            state, loss = one(state, images[i], labels[i], mask[i])
+            state, loss = one(state, images[i], labels[i], mask[i], tx=tx)
             losses.append(loss)
         return state, jnp.stack(losses)
 
