@@ -106,8 +106,20 @@ def test_chunked_lenet_gives_the_same_logits_and_gradients():
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
     with pytest.raises(ValueError, match="chunk 5 must divide the batch size 12"):
         models.lenet(params, x, chunk=5)
-    assert models.eval_chunk(1000) == 20 and models.eval_chunk(7) is None
-    assert models.eval_chunk(12) == 4 and models.eval_chunk(40) == 20
+    assert models.eval_chunk(1000) == 50 and models.eval_chunk(7) is None
+    assert models.eval_chunk(12) == 4 and models.eval_chunk(40) == 40
+
+
+@pytest.mark.parametrize(
+    "in_ch, out_ch, batch, size", [(1, 6, 3, 32), (3, 6, 2, 32), (6, 16, 4, 14)]
+)
+def test_row_patch_convolution_equals_lax_conv(in_ch, out_ch, batch, size):
+    params = models.init_conv2d(jax.random.key(0), in_ch, out_ch, 5)
+    x = jax.random.normal(jax.random.key(1), (batch, in_ch, size, size))
+    rows = models._conv2d_rows_cm(params, x.transpose(1, 0, 2, 3))
+    np.testing.assert_allclose(
+        rows.transpose(1, 0, 2, 3), models.conv2d(params, x), rtol=1e-5, atol=1e-5
+    )
 
 
 def _windows_one_by_one(x, k, axis, at):
