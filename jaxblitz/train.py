@@ -525,17 +525,25 @@ def predict_batch(params, images: jax.Array) -> jax.Array:
 
 
 def predict(params, images: np.ndarray, batch_size: int = 1000) -> np.ndarray:
-    """Predictions for a whole split, in compiled batches of one shape."""
+    """Predictions for a whole split, in compiled batches of one shape.
+
+    Every batch is dispatched before any result is read back, so copying the
+    next batch in overlaps the device's work on the last (JAX's async dispatch).
+    """
     n = len(images)
     out = []
     for start in range(0, n, batch_size):
         batch = images[start : start + batch_size]
-        pad = batch_size - len(batch) if n > batch_size else 0
-        batch = np.pad(batch, ((0, pad), (0, 0), (0, 0), (0, 0)))
-        out.append(
-            np.asarray(predict_batch(params, jnp.asarray(batch)))[: len(batch) - pad]
-        )
-    return np.concatenate(out) if out else np.zeros(0, np.int64)
+        keep = len(batch)
+        pad = batch_size - keep if n > batch_size else 0
+        if pad:  # one compiled shape for every batch
+            batch = np.pad(batch, ((0, pad), (0, 0), (0, 0), (0, 0)))
+        out.append((predict_batch(params, jnp.asarray(batch)), keep))
+    return (
+        np.concatenate([np.asarray(p)[:keep] for p, keep in out])
+        if out
+        else np.zeros(0, np.int64)
+    )
 
 
 def evaluate(params, dataset, batch_size: int = 1000) -> dict:

@@ -330,3 +330,11 @@ def test_evaluate_counts_per_class_accuracy_and_confusion():
         assert result["per_class"][name] == pytest.approx(
             np.mean(predicted[data.labels == i] == i)
         )
+
+
+@pytest.mark.parametrize("n, batch_size", [(10, 4), (8, 4), (3, 1000)])
+def test_predict_covers_every_image_once_in_order(n, batch_size):
+    params = models.init_lenet(jax.random.key(0), 3)
+    images = np.asarray(jax.random.normal(jax.random.key(1), (n, 3, 32, 32)))
+    expected = np.asarray(jnp.argmax(models.lenet(params, jnp.asarray(images)), -1))
+    np.testing.assert_array_equal(train.predict(params, images, batch_size), expected)
