@@ -10,10 +10,11 @@ are built once and stay in cache (one chunk of images, reused every iteration;
 the weights change each iteration so nothing is hoisted), in the two layouts the
 library uses:
 
-- ``nhwc``: ``patches (images*Ho*Wo, k*k*C) @ W (k*k*C, O)`` (``lenet``'s
-  training path);
+- ``nhwc``: ``patches (images*Ho*Wo, k*k*C) @ W (k*k*C, O)`` (the NHWC
+  alternative, measured slower in whole steps);
 - ``cm`` (channel-major): ``W (O, C*k*k) @ patches (C*k*k, images*Ho*Wo)``
-  (``lenet(..., chunk=)``, the inference path).
+  (``lenet``'s training path, and conv2 in inference; inference builds conv1 from
+  row patches, ``models._conv2d_rows_cm``, not timed here).
 
 A real step also builds the patches, pools, takes the loss and updates the
 weights, none of which count as FLOPs, so the figures here bound from above what
