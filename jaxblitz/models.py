@@ -21,9 +21,10 @@ with a backward of its own: :func:`_window_stack`) and one matmul
 ``weight (O, C*25) @ patches (C*25, B*H'*W')`` (im2col) and pooling as the max of
 the window corners: on CPU that measured about twice as fast as
 ``lax.conv_general_dilated`` for these tiny convolutions, and channel-major 10-25 %
-faster than NHWC ``patches @ weight`` at every batch size on an AVX2 host.
-``lenet(..., impl="xla")`` runs the straight-line version above; tests hold the
-two equal.
+faster than NHWC ``patches @ weight`` at every batch size on an AVX2 host;
+chunked inference builds conv1 from 5x smaller row patches
+(:func:`_conv2d_rows_cm`). ``lenet(..., impl="xla")`` runs the straight-line
+version above; tests hold the two equal.
 """
 
 from __future__ import annotations
