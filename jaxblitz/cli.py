@@ -36,6 +36,20 @@ def _widths(text: str) -> tuple[int, int]:
     return widths  # type: ignore[return-value]
 
 
+def _threads(text: str) -> int | str:
+    if text == "all":
+        return text
+    try:
+        threads = int(text)
+    except ValueError:
+        threads = 0
+    if threads < 1:
+        raise argparse.ArgumentTypeError(
+            f"expected a positive int or 'all'; got {text!r}"
+        )
+    return threads
+
+
 def build_parser() -> argparse.ArgumentParser:
     d = train.Config()
     p = argparse.ArgumentParser(
@@ -96,6 +110,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="data parallelism: split each batch over N devices (or 'all')",
     )
+    p.add_argument(
+        "--cpu-threads",
+        type=_threads,
+        default=None,
+        help="XLA:CPU threads, an int or 'all' (default: 1 at batch <= 4 on one "
+        "device, where it measured 1.15-1.3x faster per step; else all)",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     return p
 
@@ -126,6 +147,15 @@ def main(argv: list[str] | None = None) -> int:
         jax.config.update("jax_compilation_cache_dir", str(Path(cache).expanduser()))
         jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.2)
     parallel.initialize()  # joins the multi-process runtime when launched into one
+    threads = args.cpu_threads
+    if threads is None and args.devices is None:
+        threads = train.cpu_threads(config.batch_size)
+    if isinstance(threads, int):
+        try:
+            train.set_cpu_threads(threads)  # before anything starts JAX's backends
+        except RuntimeError as e:  # main() called in a process already using JAX
+            if args.cpu_threads is not None:
+                parser.error(f"--cpu-threads: {e}")
     primary = jax.process_index() == 0
     say = print if primary else lambda *a, **k: None
     try:

@@ -47,6 +47,7 @@ def test_cli_trains_on_digits_and_writes_every_output(tmp_path, capsys):
         (["--widths", "6"], "expected two positive ints"),
         (["--optimizer", "lbfgs"], "invalid choice: 'lbfgs'"),
         (["--lr", "fast"], "invalid float value: 'fast'"),
+        (["--cpu-threads", "0"], "expected a positive int or 'all'"),
     ],
 )
 def test_cli_rejects_bad_flags_with_usage_and_exit_code_2(flags, message, capsys):
@@ -54,6 +55,16 @@ def test_cli_rejects_bad_flags_with_usage_and_exit_code_2(flags, message, capsys
         cli.main(["--dataset", "digits", *flags])
     assert exit_info.value.code == 2
     assert message in capsys.readouterr().err
+
+
+def test_cli_cpu_threads_after_jax_started_is_a_usage_error(capsys):
+    import jax
+
+    jax.devices()  # this process already runs JAX: the pool has its size
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["--dataset", "digits", "--cpu-threads", "1"])
+    assert exit_info.value.code == 2
+    assert "--cpu-threads: set_cpu_threads must run before" in capsys.readouterr().err
 
 
 def run_args(out: Path) -> list[str]:

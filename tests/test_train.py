@@ -1,6 +1,9 @@
 """Tests for jaxblitz.train and jaxblitz.checkpoints on small seeded datasets."""
 
 import dataclasses
+import os
+import subprocess
+import sys
 from typing import NamedTuple
 
 import jax
@@ -338,3 +341,31 @@ def test_predict_covers_every_image_once_in_order(n, batch_size):
     images = np.asarray(jax.random.normal(jax.random.key(1), (n, 3, 32, 32)))
     expected = np.asarray(jnp.argmax(models.lenet(params, jnp.asarray(images)), -1))
     np.testing.assert_array_equal(train.predict(params, images, batch_size), expected)
+
+
+def test_set_cpu_threads_starts_jax_then_unpins_every_thread():
+    code = """
+import os, jax.numpy as jnp
+from jaxblitz import train
+cores = os.sched_getaffinity(0)
+print(train.set_cpu_threads(1), len(cores))
+print(float(jnp.arange(4.0).sum()))
+print(all(os.sched_getaffinity(int(t)) == cores for t in os.listdir("/proc/self/task")))
+try:
+    train.set_cpu_threads(1)
+except RuntimeError as e:
+    print("late:", e)
+"""
+    if not hasattr(os, "sched_setaffinity"):
+        pytest.skip("no sched_setaffinity on this platform")
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    applied, value, unpinned, late = out.stdout.splitlines()
+    flag, cores = applied.split()
+    assert flag == str(int(cores) > 1)  # one core: nothing to narrow
+    assert value == "6.0" and unpinned == "True"
+    assert late.startswith("late: set_cpu_threads must run before JAX starts")
+    with pytest.raises(ValueError, match="threads must be >= 1"):
+        train.set_cpu_threads(0)
