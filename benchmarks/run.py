@@ -6,14 +6,15 @@ Measures, on the same machine and after warm-up, training images/s at batch 4,
 32, 128 and 512 (the Blitz's Net, SGD lr 0.001 momentum 0.9, CIFAR-shaped random
 data) for PyTorch eager (when the ``torch`` extra is installed), the jaxblitz step
 loop (a jitted step per batch) and scan epoch (the batches as one compiled
-``lax.scan``), the scan data-parallel over every core as a CPU device
-(``sharded``), compat eager and compat compiled (batch 4, when present); eval
-images/s at batch 1000 (a 10,000-image pass per turn); compile times; the
-machine's matmul GFLOP/s, and each figure as a fraction of the FLOP limit (3.9
-MFLOP per training image, 1.3 per inference). Prints a table, ratios to
-PyTorch, and writes JSON. The candidates for one batch size take turns, round
-by round, so noise hits them alike.
-Measure on a quiet machine: a second busy process slows both sides 2-4x.
+``lax.scan``; at batch 4 also ``scan_1thread``, on one XLA thread in a worker
+process, as ``jaxblitz-train`` runs it there), the scan data-parallel over every
+core as a CPU device (``sharded``), compat eager and compat compiled (batch 4,
+when present); eval images/s at batch 1000 (a 10,000-image pass per turn);
+compile times; the machine's matmul GFLOP/s, and each figure as a fraction of
+the FLOP limit (3.9 MFLOP per training image, 1.3 per inference). Prints a
+table, ratios to PyTorch, and writes JSON. The candidates for one batch size
+take turns, round by round, so noise hits them alike. Measure on a quiet
+machine: a second busy process slows both sides 2-4x.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import json
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -95,7 +97,9 @@ def round_robin(runners: dict, repeats: int) -> dict:
     return times
 
 
-def jax_runners(batch: int, quick: bool) -> tuple[dict, dict]:
+def jax_runners(
+    batch: int, quick: bool, loops=("scan", "step"), sharded: bool = True
+) -> tuple[dict, dict]:
     """Warm epoch runners (images, fn) for the scan and step loops, compile times."""
     steps = steps_for(batch, quick)
     n = steps * batch
@@ -108,7 +112,8 @@ def jax_runners(batch: int, quick: bool) -> tuple[dict, dict]:
     tx = train.make_optimizer(config)
     idx, mask = train.epoch_order(jax.random.key(1), n, batch)
     runners, compile_s = {}, {}
-    for name, run in (("scan", train.run_steps), ("step", train.run_loop)):
+    for name in loops:
+        run = {"scan": train.run_steps, "step": train.run_loop}[name]
         box = {"state": train.init_state(config, 3)}
 
         def epoch(run=run, box=box):
@@ -121,7 +126,7 @@ def jax_runners(batch: int, quick: bool) -> tuple[dict, dict]:
         second = min(repeat(epoch, 2))
         compile_s[name] = max(first - second, 0.0)
         runners[name] = (n, epoch)
-    if jax.device_count() > 1 and batch % jax.device_count() == 0:
+    if sharded and jax.device_count() > 1 and batch % jax.device_count() == 0:
         # The batch split over all devices (on CPU: all cores), each device's
         # gradient chunked as on one device: jaxblitz-train --devices all.
         mesh = parallel.make_mesh("all")
@@ -137,6 +142,43 @@ def jax_runners(batch: int, quick: bool) -> tuple[dict, dict]:
         sharded()
         runners["sharded"] = (n, sharded)
     return runners, compile_s
+
+
+def one_thread_worker(batch: int, quick: bool) -> None:
+    """Child process: the scan epoch on one XLA thread, one epoch per "go" line.
+
+    XLA:CPU's pool is sized once per process (``train.set_cpu_threads``), so the
+    ``scan_1thread`` candidate lives in this child; the parent sends "go" on its
+    turn and waits, so the two never run at once.
+    """
+    train.set_cpu_threads(1)
+    runners, _ = jax_runners(batch, quick, loops=("scan",), sharded=False)
+    images, epoch = runners["scan"]
+    print(images, flush=True)
+    for _ in sys.stdin:
+        epoch()
+        print("done", flush=True)
+
+
+def one_thread_runner(batch: int, quick: bool):
+    """The ``scan_1thread`` candidate: (images, fn) driving a worker process."""
+    command = [sys.executable, __file__, "--one-thread-worker", str(batch)]
+    worker = subprocess.Popen(
+        command + (["--quick"] if quick else []),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    images = int(worker.stdout.readline())
+
+    def epoch():
+        worker.stdin.write("go\n")
+        worker.stdin.flush()
+        if worker.stdout.readline() != "done\n":
+            raise RuntimeError("the one-thread benchmark worker stopped")
+
+    epoch()
+    return images, epoch, worker
 
 
 def torch_style_runner(lib: str, batch: int, quick: bool):
@@ -163,12 +205,23 @@ def torch_style_runner(lib: str, batch: int, quick: bool):
 
 def bench_train(batch: int, repeats: int, quick: bool) -> dict:
     runners, compile_s = jax_runners(batch, quick)
+    worker = None
+    if train.cpu_threads(batch) == 1 and CORES > 1:  # what jaxblitz-train runs
+        images, epoch, worker = one_thread_runner(batch, quick)
+        runners = {"scan": runners.pop("scan"), "scan_1thread": (images, epoch)} | (
+            runners
+        )
     libs = ("torch", "compat", "compiled") if batch == 4 else ("torch",)
     for lib in libs:
         runner = torch_style_runner(lib, batch, quick)
         if runner is not None:
             runners[lib] = runner
-    times = round_robin({k: fn for k, (_, fn) in runners.items()}, repeats)
+    try:
+        times = round_robin({k: fn for k, (_, fn) in runners.items()}, repeats)
+    finally:
+        if worker is not None:
+            worker.stdin.close()
+            worker.wait(timeout=60)
     out = {k: summary(runners[k][0], times[k]) for k in runners}
     for name in ("scan", "step"):
         out[name]["compile_s"] = compile_s[name] if name == "scan" else None
@@ -242,7 +295,12 @@ def main(argv=None) -> int:
         default=str(Path(__file__).parents[1] / "BENCHMARKS.md"),
         help="where to write the table ('' for nowhere)",
     )
+    parser.add_argument("--one-thread-worker", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.one_thread_worker:
+        jax.config.update("jax_num_cpu_devices", 1)
+        one_thread_worker(args.one_thread_worker, args.quick)
+        return 0
 
     peak = matmul_gflops(args.repeats)
     results = {
