@@ -1,6 +1,6 @@
 """Blitz 4's training step at batch 4: torch.compile'd compat vs the core vs eager.
 
-Run: python benchmarks/bench_compile.py [--steps 200] [--repeats 7]
+Run: python benchmarks/bench_compile.py [--steps 200] [--repeats 7] [--cpu-threads 1]
 
 One run, side by side, after warm-up: ms/step (min and median over ``--repeats``
 rounds, each running every candidate for ``--steps`` steps in turn, so noise on
@@ -14,7 +14,8 @@ the shared machine hits all alike) for the Blitz's ``Net`` with
 - compat eager, and PyTorch eager (when torch imports).
 
 Prints the ratios the compile issue targets: compiled / core (goal <= 1.3x) and
-PyTorch eager / compiled (goal >= 3x).
+PyTorch eager / compiled (goal >= 3x). ``--cpu-threads 1`` runs XLA on one
+thread, as ``jaxblitz-train`` does at batch 4 (PyTorch keeps its own threads).
 """
 
 import argparse
@@ -63,7 +64,17 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument(
+        "--cpu-threads",
+        type=int,
+        default=None,
+        help="XLA:CPU threads (train.set_cpu_threads; default: one per core)",
+    )
     args = parser.parse_args()
+    if args.cpu_threads:
+        from jaxblitz import train
+
+        train.set_cpu_threads(args.cpu_threads)
     rng = np.random.default_rng(0)
     images = rng.standard_normal((POOL, BATCH, 3, 32, 32), dtype=np.float32)
     labels = rng.integers(0, 10, (POOL, BATCH))
