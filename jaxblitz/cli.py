@@ -150,14 +150,17 @@ def main(argv: list[str] | None = None) -> int:
     threads = args.cpu_threads
     if threads is None and args.devices is None:
         threads = train.cpu_threads(config.batch_size)
+    narrowed = False
     if isinstance(threads, int):
         try:
-            train.set_cpu_threads(threads)  # before anything starts JAX's backends
+            narrowed = train.set_cpu_threads(threads)  # before JAX's backends start
         except RuntimeError as e:  # main() called in a process already using JAX
             if args.cpu_threads is not None:
                 parser.error(f"--cpu-threads: {e}")
     primary = jax.process_index() == 0
     say = print if primary else lambda *a, **k: None
+    if narrowed and jax.default_backend() == "cpu":
+        say(f"XLA:CPU on {threads} thread(s) (--cpu-threads all: one per core)")
     try:
         mesh = None if args.devices is None else parallel.make_mesh(args.devices)
     except ValueError as e:

@@ -67,6 +67,21 @@ def test_cli_cpu_threads_after_jax_started_is_a_usage_error(capsys):
     assert "--cpu-threads: set_cpu_threads must run before" in capsys.readouterr().err
 
 
+@pytest.mark.skipif(
+    not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2,
+    reason="needs CPU affinity and two cores",
+)
+def test_cli_runs_xla_on_one_thread_at_batch_4_in_a_fresh_process(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-m", "jaxblitz.train", "--dataset", "digits", "--epochs",
+         "1", "--no-progress", "--out-dir", str(tmp_path)],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "XLA:CPU on 1 thread(s)" in result.stdout
+    assert "Accuracy of the network on the 359 test images" in result.stdout
+
+
 def run_args(out: Path) -> list[str]:
     return [sys.executable, "-m", "jaxblitz.train", "--dataset", "digits",
             "--epochs", "2", "--checkpoint-every", "10", "--log-every", "100",
