@@ -88,23 +88,6 @@ def _with_hyper(state: Any, hyper: Any) -> Any:
     return tuple.__new__(type(state), (*state[:i], hyper, *state[i + 1 :]))
 
 
-def _submodules(modules: list) -> list:
-    """``[sub for m in modules for sub in m.modules()]``, without the generators
-    and name strings of ``named_modules`` (this runs on every compiled call)."""
-    out = []
-    for root in modules:
-        seen: set[int] = set()
-        stack = [root]
-        while stack:
-            m = stack.pop()
-            if id(m) in seen:
-                continue
-            seen.add(id(m))
-            out.append(m)
-            stack.extend(c for c in reversed(m._modules.values()) if c is not None)
-    return out
-
-
 def _spec(t: Tensor) -> tuple:
     s = t._s
     a = s.array if s.numpy is None else s.numpy
@@ -126,7 +109,7 @@ class Frame:
                 tensors.append(t)
             return index[id(t)]
 
-        subs = _submodules(modules)
+        subs = [sub for m in modules for sub in m.modules()]
         for sub in subs:
             for store in (sub._parameters, sub._buffers):
                 for t in store.values():

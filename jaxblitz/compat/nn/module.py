@@ -114,8 +114,17 @@ class Module:
                 yield from module.named_modules(memo, sub)
 
     def modules(self) -> Iterator[Module]:
-        for _, module in self.named_modules():
-            yield module
+        # named_modules' order (pre-order, each module once) without building the
+        # names: compat.compile walks the modules on every compiled call.
+        out, seen, stack = [], set(), [self]
+        while stack:
+            module = stack.pop()
+            if id(module) in seen:
+                continue
+            seen.add(id(module))
+            out.append(module)
+            stack.extend(m for m in reversed(module._modules.values()) if m is not None)
+        return iter(out)
 
     def named_children(self):
         yield from ((n, m) for n, m in self._modules.items() if m is not None)
