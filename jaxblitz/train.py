@@ -168,22 +168,16 @@ def train_step(
     example count are summed over that mesh axis before the mean, so the step is
     the whole batch's.
     """
+    batch = (state.params, images, labels, mask)
     if grad_chunk is None or grad_chunk >= images.shape[0]:
-
-        def loss_fn(params):
-            return models.cross_entropy(models.lenet(params, images), labels, mask)
-
-        loss, grads = jax.value_and_grad(loss_fn)(state.params)
+        loss, grads = jax.value_and_grad(_masked_sum)(*batch)  # sums, not means
     else:
-        loss, grads = _chunked_value_and_grad(
-            state.params, images, labels, mask, grad_chunk
-        )
+        loss, grads = _chunked_sums(*batch, grad_chunk)
+    count = jnp.sum(mask)
     if axis_name is not None:  # torch: DataParallel's gradient all-reduce
-        count = jnp.maximum(jnp.sum(mask), 1)  # this device's share, as sums
-        sums = (loss * count, jax.tree.map(lambda g: g * count, grads), jnp.sum(mask))
-        loss, grads, total = jax.lax.psum(sums, axis_name)
-        total = jnp.maximum(total, 1)
-        loss, grads = loss / total, jax.tree.map(lambda g: g / total, grads)
+        loss, grads, count = jax.lax.psum((loss, grads, count), axis_name)
+    count = jnp.maximum(count, 1)  # the mean over the kept examples
+    loss, grads = loss / count, jax.tree.map(lambda g: g / count, grads)
     updates, opt_state = tx.update(grads, state.opt_state, state.params)
     params = optax.apply_updates(state.params, updates)
     return TrainState(params, opt_state, state.step + 1), loss
@@ -212,7 +206,14 @@ def epoch_order(
     return perm.reshape(steps, batch_size), mask.reshape(steps, batch_size)
 
 
-def _chunked_value_and_grad(params, images, labels, mask, chunk: int):
+def _masked_sum(params, images, labels, mask):
+    """The batch's summed loss over the kept examples (cross_entropy's numerator)."""
+    logits = models.lenet(params, images)
+    return models.cross_entropy(logits, labels, mask) * jnp.sum(mask)
+
+
+def _chunked_sums(params, images, labels, mask, chunk: int):
+    """:func:`_masked_sum` and its gradient, ``chunk`` images at a time."""
     b = images.shape[0]
     if b % chunk:
         raise ValueError(f"grad_chunk {chunk} must divide the batch size {b}.")
@@ -223,18 +224,13 @@ def _chunked_value_and_grad(params, images, labels, mask, chunk: int):
         mask.reshape(n, chunk),
     )
 
-    def masked_sum(p, x, y, m):  # cross_entropy's numerator for one chunk
-        return models.cross_entropy(models.lenet(p, x), y, m) * jnp.sum(m)
-
     def body(total, xs):
         return jax.tree.map(
-            jnp.add, total, jax.value_and_grad(masked_sum)(params, *xs)
+            jnp.add, total, jax.value_and_grad(_masked_sum)(params, *xs)
         ), None
 
     zero = (jnp.zeros((), images.dtype), jax.tree.map(jnp.zeros_like, params))
-    (loss, grads), _ = jax.lax.scan(body, zero, chunks)
-    count = jnp.maximum(jnp.sum(mask), 1)
-    return loss / count, jax.tree.map(lambda g: g / count, grads)
+    return jax.lax.scan(body, zero, chunks)[0]
 
 
 def grad_chunk(batch_size: int) -> int | None:
