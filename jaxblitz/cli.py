@@ -12,16 +12,15 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import os
 import sys
-import tempfile
 from pathlib import Path
 
 from tqdm.auto import tqdm
 
 from jaxblitz import train
 from jaxblitz.checkpoints import Checkpointer, save_weights
+from jaxblitz.files import write_json
 
 
 def _widths(text: str) -> tuple[int, int]:
@@ -119,14 +118,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     return p
-
-
-def write_json(obj, path: Path) -> None:
-    """Write JSON atomically (temporary file, then rename)."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "w") as f:
-        json.dump(obj, f, indent=2)
-    os.replace(tmp, path)
 
 
 def main(argv: list[str] | None = None) -> int:

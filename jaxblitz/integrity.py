@@ -14,14 +14,15 @@ import hashlib
 import importlib.util
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from safetensors import SafetensorError
 from safetensors.numpy import load as _st_load
-from safetensors.numpy import save_file
+from safetensors.numpy import save
+
+from jaxblitz.files import atomic_write
 
 CHECKSUM_KEY = "jaxblitz.sha256"  # in safetensors metadata and checkpoint metadata
 
@@ -118,12 +119,4 @@ def write_safetensors(
         **metadata,
         CHECKSUM_KEY: array_digest(arrays, _metadata_text(metadata)),
     }
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        save_file(arrays, tmp, metadata=metadata)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    return atomic_write(path, lambda f: f.write(save(arrays, metadata=metadata)))

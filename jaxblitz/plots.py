@@ -7,7 +7,6 @@ display needed); every file is written atomically.
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -15,21 +14,15 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from jaxblitz.files import atomic_write
+
 
 def save_figure(fig: Figure, path: str | os.PathLike) -> Path:
-    """Write ``fig`` as a PNG at ``path`` via a temporary file and ``os.replace``."""
+    """Write ``fig`` as a PNG at ``path``, atomically."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     FigureCanvasAgg(fig)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".png")
-    os.close(fd)
-    try:
-        fig.savefig(tmp, format="png", dpi=100)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    return atomic_write(path, lambda f: fig.savefig(f, format="png", dpi=100))
 
 
 def save_loss_curve(

@@ -14,18 +14,18 @@ import importlib.util
 import json
 import os
 import socket
-import tempfile
 import threading
 import urllib.parse
 import urllib.request
 import warnings
 import zlib
-from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO, NamedTuple
 
 import numpy as np
 from tqdm.auto import tqdm
+
+from jaxblitz.files import atomic_write
 
 DEFAULT_DIR = "~/.cache/jaxblitz"
 CONNECT_TIMEOUT_S = 3.0  # the "is the network there" probe
@@ -151,18 +151,6 @@ def verify(name: str, path: Path) -> None:
                 f"{path} has the size of {other}'s {filename}, not {name}'s; keep "
                 f"each dataset's files in its own folder ({path.parent / name})."
             )
-
-
-def atomic_write(path: Path, write: Callable[[BinaryIO], object]) -> None:
-    """Write through a temporary file in the same folder, then rename it into place."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            write(f)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 # -- the .npy cache of decoded archives (pickle-free) -------------------------------

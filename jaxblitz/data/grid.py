@@ -18,7 +18,7 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from jaxblitz.data.fetch import atomic_write
+from jaxblitz.files import atomic_write
 
 
 def save_image_grid(
