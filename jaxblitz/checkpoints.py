@@ -133,6 +133,35 @@ class Checkpointer:
     def latest_step(self) -> int | None:
         return self._manager.latest_step()
 
+    def all_steps(self) -> list[int]:
+        return sorted(self._manager.all_steps())
+
+    def read_meta(self, step: int | None = None) -> dict:
+        """The JSON metadata of checkpoint ``step`` (default: the newest), unverified
+        and without restoring any array: what :meth:`restore` is about to read,
+        for comparing settings first."""
+        step = self.latest_step() if step is None else step
+        if step is None:
+            raise FileNotFoundError(f"No checkpoint in {self.directory}.")
+        try:
+            meta = self._manager.restore(
+                step, args=ocp.args.Composite(meta=ocp.args.JsonRestore())
+            ).meta
+        except Exception as e:  # orbax/json: an unreadable metadata file
+            reason = (str(e).strip().splitlines() or [type(e).__name__])[0][:300]
+            raise CorruptFileError(
+                f"Checkpoint {self.directory / str(step)} has unreadable metadata "
+                f"({type(e).__name__}: {reason}). {self._what_to_do(step)}"
+            ) from e
+        if not isinstance(meta, dict):
+            raise CorruptFileError(
+                f"Checkpoint {self.directory / str(step)} has metadata that is not a "
+                f"JSON object. {self._what_to_do(step)}"
+            )
+        meta = dict(meta)
+        meta.pop(CHECKSUM_KEY, None)
+        return meta
+
     def restore(
         self, like: Any, step: int | None = None, verify: bool = True
     ) -> tuple[Any, dict]:
@@ -183,10 +212,13 @@ class Checkpointer:
         older = [s for s in self._manager.all_steps() if s < step]
         if older:
             return (
-                f"Delete {self.directory / str(step)} to resume from step "
-                f"{max(older)}, or start afresh in a new directory."
+                f"Move {self.directory / str(step)} out of {self.directory} to "
+                f"resume from step {max(older)}, or start afresh in a new directory."
             )
-        return f"Delete {self.directory} (or use a new one) to start afresh."
+        return (
+            f"Move {self.directory} aside (jaxblitz-train --fresh does) or use a "
+            "new directory to start afresh."
+        )
 
     def close(self) -> None:
         self._manager.close()

@@ -13,14 +13,18 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import re
+import signal
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 from tqdm.auto import tqdm
 
 from jaxblitz import train
 from jaxblitz.checkpoints import Checkpointer, save_weights
-from jaxblitz.files import write_json
+from jaxblitz.files import DirectoryInUseError, DirectoryLock, write_json
 
 
 def _widths(text: str) -> tuple[int, int]:
@@ -102,7 +106,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--resume",
         action="store_true",
-        help="continue from the newest checkpoint in --out-dir",
+        help="continue the run in --out-dir from its newest checkpoint (only with "
+        "the settings it was started with; --epochs may grow)",
+    )
+    p.add_argument(
+        "--fresh",
+        action="store_true",
+        help="start a new run in an --out-dir that holds an earlier one, moving the "
+        "earlier run's files into <out-dir>/earlier-<time>/ (nothing is deleted)",
     )
     p.add_argument(
         "--devices",
@@ -120,12 +131,43 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+# What a run leaves in --out-dir; --fresh moves an earlier run's copies aside.
+OUTPUTS = (
+    "checkpoints",
+    "metrics.json",
+    "loss.png",
+    "per_class.png",
+    "samples.png",
+    "weights.safetensors",
+)
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Run ``jaxblitz-train``; returns the exit code (128 + N after signal N)."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt as e:  # Ctrl-C at any moment: no traceback
+        if isinstance(e, train.TrainingInterrupted):  # fit saved a checkpoint first
+            print(f"jaxblitz-train: {e}", file=sys.stderr)
+            return 128 + e.signum
+        print("jaxblitz-train: interrupted", file=sys.stderr)
+        return 128 + signal.SIGINT
+
+
+def _main(argv: list[str] | None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(
+        _join_negative_values(sys.argv[1:] if argv is None else argv)
+    )
     fields = {f.name for f in dataclasses.fields(train.Config)}
     try:
         config = train.Config(**{k: v for k, v in vars(args).items() if k in fields})
+    except ValueError as e:
+        parser.error(str(e))
+    if args.fresh and args.resume:
+        parser.error("--fresh starts a new run and --resume continues one: give one.")
+    try:  # before any data is read: a bad --out-dir fails in a second
+        out = _writable_dir(args.out_dir, f"runs/{config.dataset}")
     except ValueError as e:
         parser.error(str(e))
     import jax  # heavy imports after the flags are checked
@@ -156,16 +198,36 @@ def main(argv: list[str] | None = None) -> int:
         mesh = None if args.devices is None else parallel.make_mesh(args.devices)
     except ValueError as e:
         parser.error(str(e))
-    local = parallel.to_host if mesh is not None else lambda tree: tree
+    try:  # one run per --out-dir at a time (process 0 writes for all processes)
+        lock = DirectoryLock(out) if primary else None
+    except DirectoryInUseError as e:
+        print(f"jaxblitz-train: error: {e}", file=sys.stderr)
+        return 1
+    try:
+        if primary and args.fresh:
+            moved = _move_aside(out)
+            if moved is not None:
+                say(f"Moved the earlier run's files in {out} to {moved}/.")
+        if jax.process_count() > 1:  # the others wait for the move
+            from jax.experimental import multihost_utils
 
+            multihost_utils.sync_global_devices("jaxblitz-train: out-dir ready")
+        return _run(args, config, out, mesh, say, primary, data, parallel, plots)
+    finally:
+        if lock is not None:
+            lock.release()
+
+
+def _run(args, config, out, mesh, say, primary, data, parallel, plots) -> int:
+    import jax
+
+    local = parallel.to_host if mesh is not None else lambda tree: tree
     try:
         train_set = data.load(config.dataset, "train", args.data_dir)
         test_set = data.load(config.dataset, "test", args.data_dir)
     except (FileNotFoundError, ConnectionError, OSError, ValueError) as e:
         print(f"jaxblitz-train: error: {e}", file=sys.stderr)
         return 1
-    out = Path(args.out_dir or f"runs/{config.dataset}")
-    out.mkdir(parents=True, exist_ok=True)
     names = test_set.class_names
     if mesh is not None:
         say(
@@ -201,18 +263,34 @@ def main(argv: list[str] | None = None) -> int:
             on_epoch_end=on_epoch_end,
             mesh=mesh,
         )
-    except (FloatingPointError, ValueError) as e:  # our messages: no traceback
+        run = checkpointer.read_meta().get("run", {})
+    except (FloatingPointError, ValueError, FileNotFoundError) as e:  # no traceback
         print(f"jaxblitz-train: error: {e}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt as e:  # Ctrl-C: fit saved a checkpoint first
-        print(f"jaxblitz-train: {e or 'interrupted'}", file=sys.stderr)
-        return 130  # the shell's code for a SIGINT
+    except OSError as e:  # a full disk, a vanished folder: the message is enough
+        print(f"jaxblitz-train: error: {_os_error(e)}", file=sys.stderr)
+        return 1
     finally:
         checkpointer.close()
     params = local(state.params)
     say("Finished Training")
     if not primary:  # every process has the same weights; one writes the outputs
         return 0
+    try:
+        _write_outputs(config, out, params, test_set, history, run, data, plots)
+    except OSError as e:
+        print(
+            f"jaxblitz-train: error: {_os_error(e)}. Training finished and its "
+            f"checkpoints in {out / 'checkpoints'} are intact: make room and run the "
+            "same command with --resume to write the outputs.",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
+
+
+def _write_outputs(config, out, params, test_set, history, run, data, plots) -> None:
+    names = test_set.class_names
     save_weights(params, out / "weights.safetensors")
 
     # The Blitz's look at four test images, then the whole test set.
@@ -235,6 +313,8 @@ def main(argv: list[str] | None = None) -> int:
     write_json(
         {
             "config": dataclasses.asdict(config),
+            # id, what defines its numbers, and settings changed on resume (step)
+            "run": run,
             "test": result,
             "epochs": [
                 {k: v for k, v in h.items() if k != "losses"}
@@ -248,7 +328,70 @@ def main(argv: list[str] | None = None) -> int:
         f"Wrote {out}/: metrics.json loss.png per_class.png samples.png "
         "weights.safetensors checkpoints/"
     )
-    return 0
+
+
+def _join_negative_values(argv: list[str]) -> list[str]:
+    """``--widths -6,16`` -> ``--widths=-6,16``: argparse takes a value starting
+    with "-" for an option, so a negative number would get "expected one
+    argument" instead of what is wrong with it."""
+    out: list[str] = []
+    for arg in argv:
+        if (
+            out
+            and out[-1].startswith("--")
+            and "=" not in out[-1]
+            and re.fullmatch(r"-[0-9.][0-9.,eE+-]*", arg)
+        ):
+            out[-1] = f"{out[-1]}={arg}"
+        else:
+            out.append(arg)
+    return out
+
+
+def _writable_dir(text: str | None, default: str) -> Path:
+    """``--out-dir`` made and checked writable, or a ValueError saying why not."""
+    if text is not None and not text.strip():
+        raise ValueError(f"--out-dir is empty; give a folder (default: {default}).")
+    out = Path(text or default)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=out) as f:
+            f.write(b"jaxblitz")
+            f.flush()
+            os.fsync(f.fileno())
+    except FileExistsError:
+        raise ValueError(f"--out-dir {out} is a file, not a folder.") from None
+    except NotADirectoryError:
+        raise ValueError(
+            f"--out-dir {out}: part of that path is a file, not a folder."
+        ) from None
+    except OSError as e:
+        raise ValueError(
+            f"--out-dir {out} cannot be written: {_os_error(e)}."
+        ) from None
+    return out
+
+
+def _os_error(e: OSError) -> str:
+    where = f" ({e.filename})" if getattr(e, "filename", None) else ""
+    return f"{e.strerror or e}{where}"
+
+
+def _move_aside(out: Path) -> Path | None:
+    """Move an earlier run's outputs into ``out/earlier-<time>/``; nothing deleted."""
+    found = [out / name for name in OUTPUTS if (out / name).exists()]
+    if not found:
+        return None
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    aside = out / f"earlier-{stamp}"
+    n = 1
+    while aside.exists():
+        n += 1
+        aside = out / f"earlier-{stamp}-{n}"
+    aside.mkdir()
+    for path in found:
+        os.replace(path, aside / path.name)
+    return aside
 
 
 if __name__ == "__main__":

@@ -36,6 +36,7 @@ from typing import Any, Literal
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 
 Params = dict[str, Any]
@@ -171,7 +172,7 @@ def relu(x: jax.Array) -> jax.Array:
 
 def flatten(x: jax.Array) -> jax.Array:
     """``torch.flatten(x, 1)``: keep the batch axis, flatten the rest."""
-    return x.reshape(x.shape[0], -1)
+    return x.reshape(x.shape[0], math.prod(x.shape[1:]))  # -1 fails at B = 0
 
 
 # ---------------------------------------------------------------------------
@@ -467,7 +468,11 @@ def cross_entropy(
 
     Args:
       logits: ``(B, K)`` unnormalised scores.
-      labels: ``(B,)`` integer class indices in ``[0, K)``.
+      labels: ``(B,)`` integer class indices in ``[0, K)``. Concrete labels out
+        of range are a ValueError (torch: "Target 10 is out of bounds."). Inside
+        ``jit`` they cannot be checked: an out-of-range label (kept by ``mask``)
+        makes the loss nan, never a wrong finite number, so ``fit``'s
+        non-finite-loss check stops on it.
       mask: optional ``(B,)`` weights (1 keeps an example, 0 drops it); the mean is
         taken over the kept examples. Used for padded batches.
     """
@@ -484,9 +489,30 @@ def cross_entropy(
         raise TypeError(
             f"cross_entropy expects integer class labels; got dtype {labels.dtype}."
         )
+    k = logits.shape[1]
+    bad = _out_of_range(labels, mask, k)
+    if bad is not None:
+        raise ValueError(
+            f"cross_entropy: label {bad} is out of range for {k} classes (labels "
+            f"must be in [0, {k})); torch: Target {bad} is out of bounds."
+        )
     log_probs = jax.nn.log_softmax(logits, axis=-1)
-    nll = -jnp.take_along_axis(log_probs, labels[:, None], axis=-1)[:, 0]  # (B,)
+    picked = jnp.take_along_axis(log_probs, jnp.clip(labels, 0, k - 1)[:, None], -1)
+    nll = jnp.where((labels >= 0) & (labels < k), -picked[:, 0], jnp.nan)  # (B,)
     if mask is None:
         return jnp.mean(nll)
     mask = mask.astype(nll.dtype)
-    return jnp.sum(nll * mask) / jnp.maximum(jnp.sum(mask), 1)
+    kept = jnp.where(mask != 0, nll * mask, 0)  # padding's label is not checked
+    return jnp.sum(kept) / jnp.maximum(jnp.sum(mask), 1)
+
+
+def _out_of_range(labels: jax.Array, mask: jax.Array | None, k: int) -> int | None:
+    """The first kept label outside ``[0, k)``, when the values are known here."""
+    try:
+        values = np.asarray(labels)
+        if mask is not None:
+            values = values[np.asarray(mask) != 0]
+    except jax.errors.JAXTypeError:  # traced under jit: nothing to look at yet
+        return None
+    bad = values[(values < 0) | (values >= k)]
+    return int(bad[0]) if bad.size else None

@@ -25,8 +25,10 @@ import signal
 import sys
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from functools import partial
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import jax
@@ -81,6 +83,10 @@ class Config:
                 f"momentum must be in [0, 1), got {self.momentum}",
             ),
             (self.epochs >= 1, f"epochs must be >= 1, got {self.epochs}"),
+            (
+                -(2**63) <= self.seed < 2**63,
+                f"seed must fit in 64 bits, in [-2**63, 2**63), got {self.seed}",
+            ),
             (
                 self.optimizer in OPTIMIZERS,
                 f"optimizer must be one of {OPTIMIZERS}, got {self.optimizer!r}",
@@ -189,11 +195,15 @@ def epoch_order(
     """Batch indices ``(S, B)`` and mask ``(S, B)`` of one shuffled epoch.
 
     The last partial batch is padded with index 0 and masked out (its loss and
-    gradients are the partial batch's), or dropped with ``drop_last``.
+    gradients are the partial batch's), or dropped with ``drop_last``. A
+    ``batch_size`` above ``num_examples`` gives one batch of every example
+    (``B = num_examples``), as a torch ``DataLoader`` does.
     """
     if num_examples < 1:
         raise ValueError("Cannot train on an empty dataset (0 examples).")
     perm = jax.random.permutation(key, num_examples).astype(jnp.int32)
+    if not drop_last:  # torch: a DataLoader batch larger than the data is all of it
+        batch_size = min(batch_size, num_examples)
     steps = num_examples // batch_size if drop_last else -(-num_examples // batch_size)
     if steps == 0:
         raise ValueError(
@@ -372,24 +382,54 @@ def fit(
     """
     tx = make_optimizer(config)
     n = check_dataset(dataset)
+    in_channels, num_classes = dataset.images.shape[1], len(dataset.class_names)
+    check_memory(config, in_channels, n, num_classes, mesh)
+    identity = run_identity(config, dataset)
+    record = {"id": uuid.uuid4().hex[:12], "identity": identity, "changes": []}
+    latest = None if checkpointer is None else checkpointer.latest_step()
+    if resume and checkpointer is None:
+        raise ValueError("resume=True needs a checkpointer to resume from.")
+    if resume and latest is None:
+        raise FileNotFoundError(
+            f"Nothing to resume: {checkpointer.directory} holds no checkpoint. "
+            "Start the run without resume (drop --resume)."
+        )
+    if not resume and latest is not None:
+        raise RunMismatchError(
+            f"{checkpointer.directory} holds checkpoints of an earlier run (newest: "
+            f"step {latest}). Continue that run with resume=True (jaxblitz-train "
+            "--resume), train into a new directory (--out-dir), or start a new run "
+            "there with jaxblitz-train --fresh, which moves the earlier run aside "
+            "(nothing is deleted)."
+        )
     if state is None:
-        state = init_state(config, dataset.images.shape[1], len(dataset.class_names))
+        state = init_state(config, in_channels, num_classes)
     _check_labels(dataset.labels, state.params["fc3"]["weight"].shape[0])
     start_epoch, position, losses, history = 0, 0, [], []
-    if resume and checkpointer is not None and checkpointer.latest_step() is not None:
-        state, meta = checkpointer.restore(state)
-        _check_resumable(meta["config"], config)
+    if resume:
+        # Settings are compared before any array is read: a different run is
+        # named as such, not reported as a damaged file.
+        meta = checkpointer.read_meta(latest)
+        record = _resumed_run(meta, config, identity, latest, checkpointer.directory)
+        for change in record["changes"]:
+            if change["step"] == latest:
+                log(
+                    f"Resuming with {change['setting']} changed from "
+                    f"{change['from']} to {change['to']} at step {latest}."
+                )
+        state, meta = checkpointer.restore(state, latest)
         start_epoch, position = meta["epoch"], meta["position"]
         losses, history = meta["losses"], meta["history"]
         log(
-            f"Resumed from step {int(state.step)} (epoch {start_epoch + 1}, "
-            f"batch {position})."
+            f"Resumed run {record['id']} from step {int(state.step)} (epoch "
+            f"{start_epoch + 1}, batch {position})."
         )
 
     def save(epoch: int, pos: int) -> None:
         if checkpointer is not None:
             meta = dict(
                 config=dataclasses.asdict(config),
+                run=record,
                 epoch=epoch,
                 position=pos,
                 losses=losses,
@@ -406,14 +446,16 @@ def fit(
         data = (np.asarray(dataset.images), np.asarray(dataset.labels, np.int32))
         run = parallel.make_run(mesh, config.loop)
         state = parallel.replicate(state, mesh)
-    interrupt = _CtrlC() if checkpointer is not None else None
+    interrupt = _StopSignals() if checkpointer is not None else None
 
-    def stop(epoch: int, pos: int) -> KeyboardInterrupt:
+    def stop(epoch: int, pos: int) -> TrainingInterrupted:
         bar.close()
-        return KeyboardInterrupt(
+        return TrainingInterrupted(
+            interrupt.signum,
             f"Training interrupted at step {int(state.step)} (epoch {epoch + 1}, "
-            f"batch {pos}); a checkpoint is saved in {checkpointer.directory}. "
-            "Continue with resume=True (jaxblitz-train --resume)."
+            f"batch {pos}) by {signal.Signals(interrupt.signum).name}; a checkpoint "
+            f"is saved in {checkpointer.directory}. "
+            "Continue with resume=True (jaxblitz-train --resume).",
         )
 
     try:
@@ -488,34 +530,56 @@ def fit(
     return state, history
 
 
-class _CtrlC:
-    """Ctrl-C (SIGINT) during :func:`fit`: finish the running steps, checkpoint, stop.
+class TrainingInterrupted(KeyboardInterrupt):
+    """:func:`fit` stopped on a signal after saving a checkpoint; ``signum`` says
+    which (a shell's exit code for it is ``128 + signum``)."""
 
-    Installed only in the main thread. A second Ctrl-C stops at once, as Python
-    would (the last checkpoint written stays).
+    def __init__(self, signum: int, message: str):
+        super().__init__(message)
+        self.signum = signum
+
+
+class _StopSignals:
+    """Ctrl-C (SIGINT), SIGTERM and SIGHUP during :func:`fit`: finish the running
+    steps, checkpoint, stop. Batch schedulers send SIGTERM some time before they
+    kill; a closed terminal sends SIGHUP.
+
+    Installed only in the main thread. A second signal stops at once (the last
+    checkpoint written stays).
     """
 
+    SIGNALS = tuple(
+        getattr(signal, name)
+        for name in ("SIGINT", "SIGTERM", "SIGHUP")
+        if hasattr(signal, name)
+    )
+
     def __init__(self):
-        self.requested = False
-        self._previous = None
+        self.signum: int | None = None
+        self._previous: dict = {}
         if threading.current_thread() is threading.main_thread():
-            self._previous = signal.signal(signal.SIGINT, self._handle)
+            for signum in self.SIGNALS:
+                self._previous[signum] = signal.signal(signum, self._handle)
+
+    @property
+    def requested(self) -> bool:
+        return self.signum is not None
 
     def _handle(self, signum, frame):
         if self.requested:
-            raise KeyboardInterrupt
-        self.requested = True
+            raise TrainingInterrupted(signum, "Stopped at once (second signal).")
+        self.signum = signum
         # os.write, not print: safe even if the signal lands inside a print.
         os.write(
             sys.stderr.fileno(),
-            b"\nInterrupted: finishing the running steps, then saving a checkpoint "
-            b"(Ctrl-C again to stop at once).\n",
+            f"\n{signal.Signals(signum).name}: finishing the running steps, then "
+            "saving a checkpoint (send it again to stop at once).\n".encode(),
         )
 
     def restore(self) -> None:
-        if self._previous is not None:
-            signal.signal(signal.SIGINT, self._previous)
-            self._previous = None
+        for signum, previous in self._previous.items():
+            signal.signal(signum, previous)
+        self._previous = {}
 
 
 def check_dataset(dataset) -> int:
@@ -556,18 +620,140 @@ def _check_labels(labels, num_classes: int) -> None:
         )
 
 
-def _check_resumable(saved: dict, config: Config) -> None:
-    keep = ("dataset", "batch_size", "seed", "widths", "optimizer", "drop_last")
-    diff = {
-        k: (saved[k], getattr(config, k))
-        for k in keep
-        if tuple(np.atleast_1d(saved[k])) != tuple(np.atleast_1d(getattr(config, k)))
+class RunMismatchError(ValueError):
+    """Checkpoints of another run, or of this run under other settings.
+
+    Not corruption: the files are good, so the message never says to delete them.
+    """
+
+
+# What a run computes: a checkpoint resumes only under the same values. The other
+# settings say how to run it (epochs, loop, logging, checkpoint spacing, eval
+# batch); they may change on resume, and each change is recorded with its step.
+IDENTITY = (
+    "dataset",
+    "batch_size",
+    "lr",
+    "momentum",
+    "seed",
+    "widths",
+    "optimizer",
+    "drop_last",
+)
+_CHANGEABLE = ("epochs", "loop", "log_every", "checkpoint_every", "eval_batch_size")
+
+
+def run_identity(config: Config, dataset) -> dict:
+    """What defines a run's numbers: the identity settings and the data's shape."""
+    identity = {k: _plain(getattr(config, k)) for k in IDENTITY}
+    identity["data"] = {
+        "examples": len(dataset.labels),
+        "image_shape": list(dataset.images.shape[1:]),
+        "classes": len(dataset.class_names),
     }
+    return identity
+
+
+def _plain(value):  # as JSON gives it back: tuples are lists
+    return list(value) if isinstance(value, tuple) else value
+
+
+def _resumed_run(meta: dict, config: Config, identity: dict, step: int, where) -> dict:
+    """The checkpoint's run record, with this resume's setting changes appended.
+
+    Raises RunMismatchError naming each setting that may not change.
+    """
+    saved_config = meta.get("config") if isinstance(meta.get("config"), dict) else {}
+    run = meta.get("run")
+    if not isinstance(run, dict):  # written before runs had an identity
+        run = {
+            "id": "unnamed",
+            "identity": {k: saved_config[k] for k in IDENTITY if k in saved_config},
+            "changes": [],
+        }
+    saved = run.get("identity", {})
+    diff = [
+        f"{k}: checkpoint {saved[k]!r}, now {identity[k]!r}"
+        for k in identity
+        if k in saved and saved[k] != identity[k]
+    ]
     if diff:
-        raise ValueError(
-            f"Cannot resume: the checkpoint was written with different settings "
-            f"(saved, now): {diff}. Use the same flags or a new --out-dir."
+        raise RunMismatchError(
+            f"Cannot resume from {where} (step {step}): its run used other "
+            f"settings: {'; '.join(diff)}. Resume with the checkpoint's settings, "
+            "train into a new --out-dir, or start a new run there with --fresh, "
+            "which moves the earlier run aside (nothing is deleted)."
         )
+    begun = meta.get("epoch", 0) + (1 if meta.get("position", 0) else 0)
+    if config.epochs < begun:
+        raise RunMismatchError(
+            f"Cannot resume from {where} (step {step}) with epochs={config.epochs}: "
+            f"the run has already trained into epoch {begun}. Give at least "
+            f"--epochs {begun} (more extends the run)."
+        )
+    changes = list(run.get("changes", []))
+    for k in _CHANGEABLE:
+        before, now = saved_config.get(k), getattr(config, k)
+        if k in saved_config and before != now:
+            changes.append({"step": step, "setting": k, "from": before, "to": now})
+    return {**run, "changes": changes}
+
+
+def memory_estimate(
+    config: Config,
+    in_channels: int,
+    num_examples: int,
+    num_classes: int = 10,
+    devices: int = 1,
+) -> int:
+    """Bytes a training run needs on one device, roughly and from below.
+
+    Parameters with their gradients, updates and optimizer slots; the split on the
+    device; one gradient chunk's patches and activations, kept for the backward.
+    """
+    c, (w1, w2) = in_channels, config.widths
+    params = (
+        (c * 25 + 1) * w1 + (w1 * 25 + 1) * w2 + (w2 * 25 + 1) * 120 + 121 * 84
+    ) + 85 * num_classes
+    slots = {"adam": 2, "rmsprop": 1}.get(config.optimizer, int(config.momentum > 0))
+    rows = -(-min(config.batch_size, num_examples) // devices)  # per device
+    rows = grad_chunk(rows) or rows
+    per_image = c * 25 * 784 + 2 * w1 * 784 + w1 * 25 * 100 + 2 * w2 * 100
+    values = (
+        params * (4 + slots) + 2 * rows * per_image + num_examples * c * 1024 // devices
+    )
+    return 4 * values  # float32
+
+
+def check_memory(config, in_channels, num_examples, num_classes=10, mesh=None):
+    """Refuse up front a run that cannot fit in the device's memory."""
+    devices = 1 if mesh is None else mesh.devices.size
+    need = memory_estimate(config, in_channels, num_examples, num_classes, devices)
+    have = device_memory()
+    if have is not None and need > have:
+        raise ValueError(
+            f"This run needs at least {need / 2**30:,.1f} GiB on one device "
+            f"(widths {config.widths}, batch {config.batch_size}, {in_channels} "
+            f"channel(s)), more than the {have / 2**30:,.1f} GiB it has. Lower "
+            "--batch-size or --widths."
+        )
+
+
+def device_memory() -> int | None:
+    """Bytes of memory on JAX's first device (RAM, within any cgroup limit, on a
+    CPU); None where it cannot be told."""
+    device = jax.devices()[0]
+    if device.platform != "cpu":
+        return (device.memory_stats() or {}).get("bytes_limit")
+    try:
+        total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+    with contextlib.suppress(OSError, ValueError):
+        limit = Path("/sys/fs/cgroup/memory.max").read_text().strip()
+        if limit != "max":
+            total = min(total, int(limit))
+    return total
 
 
 @jax.jit

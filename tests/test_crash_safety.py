@@ -95,7 +95,7 @@ def test_ctrl_c_saves_a_checkpoint_exits_cleanly_and_resumes_bit_identically(
             run.kill()
     assert run.returncode == 130, stderr[-2000:]
     assert "Traceback" not in stderr
-    assert "Interrupted: finishing the running steps" in stderr
+    assert "SIGINT: finishing the running steps" in stderr
     assert "Continue with resume=True (jaxblitz-train --resume)" in stderr
     steps = sorted(int(p.name) for p in (out / "checkpoints").iterdir()
                    if p.name.isdigit())  # fmt: skip
