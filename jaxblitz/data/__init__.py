@@ -42,11 +42,20 @@ from typing import NamedTuple
 import jax
 import numpy as np
 
-from jaxblitz.data import archives, fetch
+from jaxblitz.data import archives, fetch, idx
 from jaxblitz.data.digits import load_digits_split
 from jaxblitz.data.grid import save_image_grid
+from jaxblitz.data.limits import DataFileError
 
-__all__ = ["Dataset", "batches", "load", "normalize", "save_image_grid", "NAMES"]
+__all__ = [
+    "DataFileError",
+    "Dataset",
+    "batches",
+    "load",
+    "normalize",
+    "save_image_grid",
+    "NAMES",
+]
 
 CIFAR10_CLASSES = (
     "plane", "car", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck",
@@ -148,7 +157,7 @@ def _local(name: str, split: str, root: Path) -> tuple | None:
         if all(files):
             for f in files:
                 fetch.verify(name, f)
-            pixels, labels = archives.read_idx_pair(*files)
+            pixels, labels = idx.read_idx_pair(*files)
             return _pad_to_32(pixels), labels
     return None
 

@@ -183,18 +183,22 @@ def read_cache(archive: Path, split: str) -> tuple[np.ndarray, np.ndarray] | Non
     """
     images_file, labels_file, sums_file = _cache_files(archive, split)
     try:
-        # Memory-mapped: the caller's normalisation is then the only pass over it.
+        # Memory-mapped: the caller's normalisation is then the only pass over the
+        # pixels, and a header claiming more than the file holds is a ValueError
+        # here rather than an allocation of that size.
         pixels = np.load(images_file, mmap_mode="r", allow_pickle=False)
-        labels = np.load(labels_file, allow_pickle=False)
+        labels = np.load(labels_file, mmap_mode="r", allow_pickle=False)
         sums = json.loads(sums_file.read_text())
     except (OSError, ValueError):
         return None
     if (
         pixels.dtype != np.uint8
-        or pixels.ndim != 4
-        or labels.shape != pixels[:, 0, 0, 0].shape
+        or pixels.shape[1:] != (3, 32, 32)
+        or labels.dtype != np.int32
+        or labels.shape != pixels.shape[:1]
+        or (labels.size and not 0 <= labels.min() <= labels.max() <= 9)
     ):
-        return None
+        return None  # not what write_cache writes: decode the archive again
     if sums != {"images": _crc32(pixels), "labels": _crc32(labels)}:
         warnings.warn(
             f"the .npy cache of {archive.name} ({split}) fails its checksum; "
@@ -202,7 +206,7 @@ def read_cache(archive: Path, split: str) -> tuple[np.ndarray, np.ndarray] | Non
             stacklevel=3,
         )
         return None
-    return pixels, labels.astype(np.int32, copy=False)
+    return pixels, np.array(labels)
 
 
 def write_cache(
