@@ -143,8 +143,10 @@ class device:  # noqa: N801 -- torch's name
                 "Expected one of cpu, cuda, tpu device type at start of device "
                 f"string: {spec}"
             )
+        if idx and not idx.isdigit():
+            raise RuntimeError(f"Invalid device string: '{spec}'")
         self.type = kind
-        self.index = int(idx) if idx else index
+        self.index = _pyint(idx) if idx else index
 
     def __repr__(self) -> str:
         extra = "" if self.index is None else f", index={self.index}"

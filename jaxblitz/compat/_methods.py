@@ -13,7 +13,7 @@ import jax.numpy as jnp
 
 from jaxblitz.compat import _dtype, creation, ops, shape_ops
 from jaxblitz.compat.autograd.graph import no_grad, x64
-from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.tensor import Tensor, sizes
 
 # -- out-of-place methods -----------------------------------------------------
 for _name in [
@@ -60,6 +60,7 @@ for _name in [
     "t",
     "transpose",
     "expand",
+    "repeat",
     "squeeze",
     "unsqueeze",
     "clone",
@@ -259,10 +260,12 @@ def _new(fn):
         device: Any = None,
         requires_grad: bool = False,
     ) -> Tensor:
+        size = sizes(method.__name__, size)
         return fn(
-            *size, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad
+            size, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad
         )
 
+    method.__name__ = "new_" + fn.__name__
     return method
 
 

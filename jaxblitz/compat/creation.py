@@ -16,7 +16,7 @@ import numpy as np
 
 from jaxblitz.compat import _dtype
 from jaxblitz.compat.autograd.graph import x64
-from jaxblitz.compat.tensor import Tensor, _Storage
+from jaxblitz.compat.tensor import Tensor, _as_int, _Storage, _type_name, sizes
 
 _TORCH_DEFAULT_SEED = 67280421310721  # torch's default generator seed
 
@@ -122,16 +122,26 @@ def from_numpy(array: np.ndarray) -> Tensor:
 # ---------------------------------------------------------------------------
 
 
-def _size(size: tuple) -> tuple[int, ...]:
-    if len(size) == 1 and isinstance(size[0], tuple | list):
-        size = tuple(size[0])
-    size = tuple(int(s) for s in size)
+def _size(name: str, size: tuple) -> tuple[int, ...]:
+    """A torch size from ``*size`` or one sequence: ints, none negative."""
+    size = sizes(name, size)
     for s in size:
         if s < 0:
             raise RuntimeError(
                 f"Trying to create tensor with negative dimension {s}: {list(size)}"
             )
     return size
+
+
+def _int(name: str, arg: str, position: int, value: Any) -> int:
+    """An int argument such as ``eye``'s ``n``: a float (even ``2.0``) is refused."""
+    index = _as_int(value)
+    if index is None:
+        raise TypeError(
+            f"{name}(): argument '{arg}' (position {position}) must be int, not "
+            f"{_type_name(value)}"
+        )
+    return index
 
 
 def _float_dtype(dtype: Any) -> np.dtype:
@@ -146,10 +156,17 @@ def full(
     device: Any = None,
     requires_grad: bool = False,
 ) -> Tensor:
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
+    if not isinstance(fill_value, int | float | complex | np.number | np.bool_):
+        raise TypeError(
+            "full(): argument 'fill_value' (position 2) must be Number, not "
+            f"{_type_name(fill_value)}"
+        )
     if dtype is None:
         dtype = _dtype.scalar_dtype(fill_value)
     with x64(True):
-        array = jnp.full(_size((size,)), fill_value, _dtype.to_dtype(dtype).np)
+        array = jnp.full(_size("full", (size,)), fill_value, _dtype.to_dtype(dtype).np)
     return _finish(array, None, device, requires_grad)
 
 
@@ -157,7 +174,7 @@ def zeros(
     *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
 ) -> Tensor:
     with x64(True):
-        array = jnp.zeros(_size(size), _float_dtype(dtype))
+        array = jnp.zeros(_size("zeros", size), _float_dtype(dtype))
     return _finish(array, None, device, requires_grad)
 
 
@@ -165,7 +182,7 @@ def ones(
     *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
 ) -> Tensor:
     with x64(True):
-        array = jnp.ones(_size(size), _float_dtype(dtype))
+        array = jnp.ones(_size("ones", size), _float_dtype(dtype))
     return _finish(array, None, device, requires_grad)
 
 
@@ -173,7 +190,8 @@ def empty(
     *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
 ) -> Tensor:
     """``torch.empty``: JAX has no uninitialised memory, so zeros."""
-    return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+    size = _size("empty", size)
+    return zeros(size, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def eye(
@@ -184,6 +202,11 @@ def eye(
     device: Any = None,
     requires_grad: bool = False,
 ) -> Tensor:
+    n = _int("eye", "n", 1, n)
+    m = n if m is None else _int("eye", "m", 2, m)
+    for arg, value in (("n", n), ("m", m)):
+        if value < 0:
+            raise RuntimeError(f"{arg} must be greater or equal to 0, got {value}")
     with x64(True):
         array = jnp.eye(n, m, dtype=_float_dtype(dtype))
     return _finish(array, None, device, requires_grad)
@@ -200,6 +223,13 @@ def arange(
 ) -> Tensor:
     if end is None:
         start, end = 0, start
+    lo, hi, by = (v.item() if isinstance(v, Tensor) else v for v in (start, end, step))
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        raise RuntimeError(f"unsupported range: {lo} -> {hi}")
+    if by == 0:
+        raise RuntimeError("step must be nonzero")
+    if (hi - lo) * by < 0:  # torch refuses what NumPy turns into []
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     if dtype is None:
         ints = builtins.all(isinstance(v, int) for v in (start, end, step))
         dtype = _dtype.int64 if ints else _dtype.get_default_dtype()
@@ -217,6 +247,9 @@ def linspace(
     device: Any = None,
     requires_grad: bool = False,
 ) -> Tensor:
+    steps = _int("linspace", "steps", 3, steps)
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
     with x64(True):
         array = jnp.linspace(start, end, steps, dtype=_float_dtype(dtype))
     return _finish(array, None, device, requires_grad)
@@ -235,7 +268,8 @@ def rand(
     requires_grad: bool = False,
 ) -> Tensor:
     with x64(True):
-        array = jax.random.uniform(_key(generator), _size(size), _float_dtype(dtype))
+        shape = _size("rand", size)
+        array = jax.random.uniform(_key(generator), shape, _float_dtype(dtype))
     return _finish(array, None, device, requires_grad)
 
 
@@ -247,30 +281,50 @@ def randn(
     requires_grad: bool = False,
 ) -> Tensor:
     with x64(True):
-        array = jax.random.normal(_key(generator), _size(size), _float_dtype(dtype))
+        shape = _size("randn", size)
+        array = jax.random.normal(_key(generator), shape, _float_dtype(dtype))
     return _finish(array, None, device, requires_grad)
 
 
 def randint(
     low: int,
-    high: int | None = None,
-    size: Any = (),
+    high: Any = None,
+    size: Any = None,
     *,
     generator: Generator | None = None,
     dtype: Any = None,
     device: Any = None,
 ) -> Tensor:
-    if high is None:
-        low, high = 0, low
+    """``torch.randint(high, size)`` or ``torch.randint(low, high, size)``."""
+    if size is None and isinstance(high, tuple | list):
+        low, high, size = 0, low, high
+    if high is None or size is None:
+        raise TypeError(
+            "randint() missing its size: call randint(high, size) or "
+            "randint(low, high, size) with size a tuple of ints, e.g. (3,)"
+        )
+    low, high = _int("randint", "low", 1, low), _int("randint", "high", 2, high)
+    if not isinstance(size, tuple | list):  # torch: randint(5, 3) is refused
+        raise TypeError(
+            "randint(): argument 'size' (position 3) must be tuple of ints, not "
+            f"{_type_name(size)}"
+        )
+    shape = _size("randint", (size,))
+    if low >= high:
+        raise RuntimeError(
+            f"random_ expects 'from' to be less than 'to', but got from={low} >= "
+            f"to={high}"
+        )
     dt = _dtype.to_dtype(dtype or _dtype.int64).np
     with x64(True):
-        array = jax.random.randint(_key(generator), _size((size,)), low, high, dt)
+        array = jax.random.randint(_key(generator), shape, low, high, dt)
     return _finish(array, None, device, False)
 
 
 def randperm(
     n: int, *, generator: Generator | None = None, dtype: Any = None, device: Any = None
 ) -> Tensor:
+    (n,) = _size("randperm", (_int("randperm", "n", 1, n),))
     dt = _dtype.to_dtype(dtype or _dtype.int64).np
     with x64(True):
         array = jax.random.permutation(_key(generator), jnp.arange(n, dtype=dt))
@@ -292,7 +346,11 @@ def normal(
             np.shape(np.asarray(mean)), np.shape(np.asarray(std))
         )
     else:
-        shape = _size((size,))
+        shape = _size("normal", (size,))
+    if builtins.any(
+        np.any(np.asarray(s) < 0) for s in (std,) if not isinstance(s, Tensor)
+    ):
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
     z = randn(*shape, generator=generator, dtype=dtype, device=device)
     mean = np.asarray(mean, z.dtype.np)
     std = np.asarray(std, z.dtype.np)

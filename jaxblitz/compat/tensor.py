@@ -29,15 +29,66 @@ from jaxblitz.compat.autograd import graph
 _CPU = device("cpu")
 
 
+def _type_name(value: Any) -> str:
+    # torch's wording names Python types bare (float) and others by module
+    # (numpy.float64).
+    kind = type(value)
+    if kind.__module__ == "builtins" or isinstance(value, Tensor):
+        return kind.__name__
+    return f"{kind.__module__}.{kind.__qualname__}"
+
+
+def _as_int(value: Any) -> int | None:
+    """``value`` as an int if torch takes it as one (not bool, float, str ...)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | np.integer):
+        return int(value)
+    if isinstance(value, Tensor) and value.dim() == 0:
+        try:
+            return value.__index__()
+        except TypeError:
+            return None
+    return None
+
+
 def wrap_dim(dim: Any, ndim: int) -> int:
     """torch's dimension wrapping: ``dim`` in ``[-ndim, ndim)`` -> ``[0, ndim)``."""
+    index = _as_int(dim)
+    if index is None:
+        raise TypeError(f"argument 'dim' must be int, not {_type_name(dim)}")
     n = max(ndim, 1)  # a 0-d tensor takes dim 0 or -1, as in torch
-    if not -n <= dim < n:
+    if not -n <= index < n:
         raise IndexError(
             f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
-            f"but got {dim})"
+            f"but got {index})"
         )
-    return dim % n
+    return index % n
+
+
+def sizes(name: str, args: tuple, arg: str = "size") -> tuple[int, ...]:
+    """The ints of a torch size argument, given as ``*args`` or as one sequence.
+
+    Like torch's argument parser, refuses anything that is not an int (a float
+    such as ``3.7`` or even ``3.0``, a string, None, a bool) with a TypeError;
+    ``name`` and ``arg`` are the function and argument named in the message.
+    """
+    one = len(args) == 1
+    if one and isinstance(args[0], tuple | list):
+        args = tuple(args[0])
+    elif one and _as_int(args[0]) is None:
+        raise TypeError(
+            f"{name}(): argument '{arg}' (position 1) must be tuple of ints, "
+            f"not {_type_name(args[0])}"
+        )
+    out = tuple(_as_int(a) for a in args)
+    if None in out:
+        pos = out.index(None)
+        raise TypeError(
+            f"{name}(): argument '{arg}' (position 1) must be tuple of ints, but "
+            f"found element of type {_type_name(args[pos])} at pos {pos}"
+        )
+    return out
 
 
 class Size(tuple):
@@ -86,9 +137,14 @@ class Tensor:
         if cls is Tensor and (args or kwargs):
             from jaxblitz.compat import creation
 
-            if len(args) == 1 and not isinstance(args[0], int):
-                return creation.tensor(args[0], dtype=_dtype.get_default_dtype())
-            return creation.empty(*args, **kwargs)
+            if len(args) == 1 and _as_int(args[0]) is None:
+                data = args[0]
+                if not isinstance(data, list | tuple | np.ndarray | Tensor):
+                    raise TypeError(
+                        f"new(): data must be a sequence (got {_type_name(data)})"
+                    )
+                return creation.tensor(data, dtype=_dtype.get_default_dtype())
+            return creation.empty(sizes("new", args), **kwargs)
         return super().__new__(cls)
 
     @classmethod
@@ -132,7 +188,14 @@ class Tensor:
         return Size((s.array if s.numpy is None else s.numpy).shape)
 
     def size(self, dim: int | None = None):
-        return self.shape if dim is None else self.shape[dim]
+        if dim is None:
+            return self.shape
+        dim = wrap_dim(dim, self.dim())
+        if not self.dim():
+            raise IndexError(
+                f"Dimension specified as {dim} but tensor has no dimensions"
+            )
+        return self.shape[dim]
 
     @property
     def dtype(self) -> dtype:

@@ -1,0 +1,310 @@
+"""Issue 19 in compat: every bad input gets a clear error, PyTorch's where it has one.
+
+Each table below is a list of ``(id, call, error type, message pattern)``; ``call``
+takes the module (``jaxblitz.compat`` or real ``torch``) so the same case runs on
+both. The ``..._raises_like_pytorch`` tests check compat alone; the
+``..._matches_pytorch`` ones (skipped without PyTorch) check that PyTorch raises
+the same type for the very same call.
+"""
+
+import re
+import warnings
+
+import numpy as np
+import pytest
+
+import jaxblitz.compat as torch
+
+
+def _error(call, module) -> BaseException | None:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            call(module)
+    except Exception as e:  # noqa: BLE001 -- the error is the result under test
+        return e
+    return None
+
+
+def _check_ours(call, kind, pattern) -> None:
+    error = _error(call, torch)
+    assert error is not None, "compat accepted it"
+    assert type(error) is kind or isinstance(error, kind), repr(error)
+    assert re.search(pattern, str(error)), str(error)
+
+
+def _check_pytorch(call, kind) -> None:
+    pt = pytest.importorskip("torch")
+    error = _error(call, pt)
+    assert error is not None, "PyTorch accepted it"
+    assert isinstance(error, kind), repr(error)
+
+
+def _params(cases):
+    return [pytest.param(*case, id=case[0]) for case in cases]
+
+
+# ---------------------------------------------------------------------------
+# Finding 3: sizes and dims must be ints (t.view(3.7, 2) was accepted)
+# ---------------------------------------------------------------------------
+
+_T = lambda m: m.ones(3, 2)  # noqa: E731
+FLOAT = "must be tuple of ints, but found element of type float at pos"
+SIZE_CASES = [
+    ("view_float", lambda m: _T(m).view(3.7, 2), TypeError, "view.*" + FLOAT + " 0"),
+    ("view_whole_float", lambda m: _T(m).view(3.0, 2), TypeError, FLOAT),
+    ("view_tuple", lambda m: _T(m).view((3.7, 2)), TypeError, FLOAT),
+    ("view_list", lambda m: _T(m).view([3, 2.0]), TypeError, FLOAT + " 1"),
+    ("view_str", lambda m: _T(m).view("a", 2), TypeError, "type str"),
+    ("view_none", lambda m: _T(m).view(None), TypeError, "not NoneType"),
+    ("view_bool", lambda m: _T(m).view(True, 6), TypeError, "type bool"),
+    ("reshape_float", lambda m: _T(m).reshape(3.7, 2), TypeError, "reshape"),
+    ("reshape_tuple", lambda m: _T(m).reshape((3.5, 2)), TypeError, FLOAT),
+    ("expand_float", lambda m: _T(m).expand(3.0, 2), TypeError, "expand"),
+    ("expand_last", lambda m: _T(m).expand(2, 3, 2.5), TypeError, FLOAT + " 2"),
+    ("permute_float", lambda m: _T(m).permute(1.0, 0), TypeError, "permute"),
+    ("repeat_float", lambda m: _T(m).repeat(2.0, 1), TypeError, "repeat"),
+    ("repeat_tuple", lambda m: _T(m).repeat((2, 1.5)), TypeError, "repeat"),
+    ("zeros", lambda m: m.zeros(2.5), TypeError, r"zeros.*tuple of ints, not float"),
+    ("zeros_args", lambda m: m.zeros(2.0, 3), TypeError, "zeros"),
+    ("zeros_tuple", lambda m: m.zeros((2.5, 3)), TypeError, FLOAT + " 0"),
+    ("zeros_str", lambda m: m.zeros("a"), TypeError, "not str"),
+    ("zeros_float_tensor", lambda m: m.zeros(m.tensor(2.0)), TypeError, "Tensor"),
+    ("ones", lambda m: m.ones(2.5), TypeError, "ones"),
+    ("empty", lambda m: m.empty(2.5), TypeError, "empty"),
+    ("rand", lambda m: m.rand(2.5), TypeError, "rand"),
+    ("randn", lambda m: m.randn(2, 2.5), TypeError, "randn.*" + FLOAT + " 1"),
+    ("full", lambda m: m.full((2.5,), 1), TypeError, "full"),
+    ("full_fill_none", lambda m: m.full((2,), None), TypeError, "Number"),
+    ("tensor_ctor", lambda m: m.Tensor(2.5, 3), TypeError, "float"),
+    ("tensor_ctor_number", lambda m: m.Tensor(2.5), TypeError, "sequence"),
+    ("new_zeros", lambda m: _T(m).new_zeros(2.5), TypeError, "new_zeros"),
+    ("new_ones", lambda m: _T(m).new_ones((2, 2.5)), TypeError, "new_ones"),
+    ("eye", lambda m: m.eye(2.5), TypeError, r"eye\(\): argument 'n'"),
+    ("eye_m", lambda m: m.eye(2, 2.5), TypeError, "'m'"),
+    ("randperm", lambda m: m.randperm(2.5), TypeError, "randperm"),
+    ("randint_size", lambda m: m.randint(0, 5, (2.5,)), TypeError, "randint"),
+    ("randint_int_size", lambda m: m.randint(0, 5, 3), TypeError, "tuple of ints"),
+    ("linspace", lambda m: m.linspace(0, 1, 2.5), TypeError, "steps"),
+    ("normal", lambda m: m.normal(0, 1, (2.5,)), TypeError, "normal"),
+    ("transpose_dim", lambda m: _T(m).transpose(0.0, 1), TypeError, "must be int"),
+    ("unsqueeze_dim", lambda m: _T(m).unsqueeze(1.0), TypeError, "must be int"),
+    ("squeeze_dim", lambda m: _T(m).squeeze(1.0), TypeError, "must be int"),
+    ("flatten_dim", lambda m: _T(m).flatten(0.0), TypeError, "must be int"),
+    ("size_dim", lambda m: _T(m).size(1.0), TypeError, "must be int"),
+    ("sum_dim", lambda m: _T(m).sum(dim=1.0), TypeError, "must be int"),
+    ("cat_dim", lambda m: m.cat([_T(m), _T(m)], dim=1.0), TypeError, "must be int"),
+    ("stack_dim", lambda m: m.stack([_T(m)], dim=1.0), TypeError, "must be int"),
+    ("cat_element", lambda m: m.cat([_T(m), 5]), TypeError, "element 1"),
+    ("cat_tensor", lambda m: m.cat(_T(m)), TypeError, "tuple of Tensors"),
+    # Negative, inconsistent and out-of-range sizes and dims.
+    ("view_minus2", lambda m: _T(m).view(-2, 3), RuntimeError, "dimension -2"),
+    ("view_two_infer", lambda m: _T(m).view(-1, -1), RuntimeError, "only one"),
+    ("view_numel", lambda m: _T(m).view(4, 2), RuntimeError, r"\[4, 2\]' is invalid"),
+    ("view_empty_infer", lambda m: m.ones(0, 3).view(-1, 0), RuntimeError, "ambig"),
+    ("expand_mismatch", lambda m: _T(m).expand(4, 2), RuntimeError, "must match"),
+    ("expand_short", lambda m: _T(m).expand(3), RuntimeError, "number of sizes"),
+    ("expand_lead", lambda m: _T(m).expand(-1, 3, 2), RuntimeError, "leading"),
+    ("repeat_short", lambda m: _T(m).repeat(2), RuntimeError, "can not be smaller"),
+    ("repeat_negative", lambda m: _T(m).repeat(-1, 1), RuntimeError, "negative"),
+    ("zeros_negative", lambda m: m.zeros(-1), RuntimeError, ""),
+    ("randn_negative", lambda m: m.randn(-1), RuntimeError, "negative dimension -1"),
+    ("eye_negative", lambda m: m.eye(-1), RuntimeError, "n must be greater"),
+    ("arange_step0", lambda m: m.arange(0, 5, 0), RuntimeError, "step must be"),
+    ("arange_sign", lambda m: m.arange(5, 0), RuntimeError, "inconsistent"),
+    ("arange_inf", lambda m: m.arange(0, float("inf")), RuntimeError, "unsupported"),
+    ("randint_empty", lambda m: m.randint(5, 0, (2,)), RuntimeError, "from=5 >= to=0"),
+    ("linspace_neg", lambda m: m.linspace(0, 1, -1), RuntimeError, "non-negative"),
+    ("randperm_neg", lambda m: m.randperm(-1), RuntimeError, "negative dimension"),
+    ("normal_std", lambda m: m.normal(0, -1, (2,)), RuntimeError, "std >= 0.0"),
+    ("flatten_order", lambda m: _T(m).flatten(1, 0), RuntimeError, "start_dim"),
+    ("squeeze_twice", lambda m: _T(m).squeeze((0, 0)), RuntimeError, "multiple"),
+    ("flatten_range", lambda m: _T(m).flatten(5), IndexError, "Dimension out of"),
+    ("squeeze_range", lambda m: _T(m).squeeze(5), IndexError, "Dimension out of"),
+    ("size_range", lambda m: _T(m).size(5), IndexError, "Dimension out of"),
+    ("size_0d", lambda m: m.tensor(1.0).size(0), IndexError, "no dimensions"),
+    ("permute_range", lambda m: _T(m).permute(0, 5), IndexError, "Dimension out"),
+    ("stack_range", lambda m: m.stack([_T(m)], dim=5), IndexError, "Dimension out"),
+    ("cat_empty", lambda m: m.cat([]), ValueError, "non-empty list"),
+    ("stack_empty", lambda m: m.stack([]), RuntimeError, "non-empty TensorList"),
+    ("device_index", lambda m: m.device("cuda:x"), RuntimeError, "Invalid device"),
+]
+
+
+@pytest.mark.parametrize(("name", "call", "kind", "pattern"), _params(SIZE_CASES))
+def test_view_with_float_size_raises_like_pytorch(name, call, kind, pattern):
+    _check_ours(call, kind, pattern)
+
+
+@pytest.mark.parametrize(("name", "call", "kind", "pattern"), _params(SIZE_CASES))
+def test_bad_sizes_and_dims_match_pytorch(name, call, kind, pattern):
+    _check_pytorch(call, kind)
+
+
+def test_view_float_message_names_the_function_type_and_position():
+    with pytest.raises(TypeError) as info:
+        torch.ones(3, 2).view(3.7, 2)
+    assert str(info.value) == (
+        "view(): argument 'size' (position 1) must be tuple of ints, but found "
+        "element of type float at pos 0"
+    )
+
+
+def test_integer_like_sizes_are_still_accepted():
+    t = torch.ones(3, 2)
+    assert t.view(np.int64(6)).shape == (6,)
+    assert t.view(torch.tensor(3), 2).shape == (3, 2)
+    assert t.view(torch.Size([2, 3])).shape == (2, 3)
+    assert t.reshape([-1]).shape == (6,)
+    assert t.expand(2, -1, -1).shape == (2, 3, 2)
+    assert torch.zeros(np.int64(2), 3).shape == (2, 3)
+    assert torch.zeros(torch.tensor(2)).shape == (2,)
+    assert torch.zeros([]).shape == ()
+    assert torch.randint(5, (3,)).shape == (3,)
+    assert torch.ones(0, 3).view(3, -1).shape == (3, 0)
+    assert torch.Tensor([1.0, 2.0]).tolist() == [1.0, 2.0]
+
+
+def test_repeat_matches_pytorch_values_and_gradient():
+    x = torch.tensor([[1.0, 2.0]], requires_grad=True)
+    y = x.repeat(2, 1, 3)
+    assert y.shape == (2, 1, 6)
+    y.sum().backward()
+    assert x.grad.tolist() == [[6.0, 6.0]]
+    pt = pytest.importorskip("torch")
+    expected = pt.tensor([[1.0, 2.0]]).repeat(2, 1, 3)
+    np.testing.assert_array_equal(y.detach().numpy(), expected.numpy())
+
+
+# ---------------------------------------------------------------------------
+# Finding 4: out-of-range indices raise instead of being clamped or dropped
+# ---------------------------------------------------------------------------
+
+_V = lambda m: m.ones(3)  # noqa: E731
+_M = lambda m: m.ones(3, 4)  # noqa: E731
+BOUNDS = r"index {} is out of bounds for dimension {} with size {}"
+INDEX_CASES = [
+    ("int", lambda m: (_V(m), 5), IndexError, BOUNDS.format(5, 0, 3)),
+    ("int_size", lambda m: (_V(m), 3), IndexError, BOUNDS.format(3, 0, 3)),
+    ("negative", lambda m: (_V(m), -4), IndexError, BOUNDS.format(-4, 0, 3)),
+    ("second_dim", lambda m: (_M(m), (0, 4)), IndexError, BOUNDS.format(4, 1, 4)),
+    ("neg_second", lambda m: (_M(m), (0, -5)), IndexError, BOUNDS.format(-5, 1, 4)),
+    ("after_slice", lambda m: (_M(m), (slice(None), 4)), IndexError, "size 4"),
+    ("after_dots", lambda m: (_M(m), (..., -5)), IndexError, "index -5"),
+    ("after_none", lambda m: (_M(m), (None, 3)), IndexError, "index 3"),
+    ("numpy_int", lambda m: (_V(m), np.int64(5)), IndexError, "index 5"),
+    ("tensor_0d", lambda m: (_V(m), m.tensor(5)), IndexError, "index 5"),
+    ("tensor", lambda m: (_V(m), m.tensor([0, 5])), IndexError, "index 5"),
+    ("tensor_neg", lambda m: (_V(m), m.tensor([0, -4])), IndexError, "index -4"),
+    ("int32_tensor", lambda m: (_V(m), m.tensor([7], dtype=m.int32)), IndexError, "7"),
+    ("list", lambda m: (_V(m), [0, 5]), IndexError, "index 5"),
+    ("numpy_array", lambda m: (_V(m), np.array([0, 5])), IndexError, "index 5"),
+    ("pair", lambda m: (_M(m), ([0, 1], [1, 4])), IndexError, "index 4"),
+    ("column", lambda m: (_M(m), (slice(None), m.tensor([[0], [4]]))), IndexError, "4"),
+    ("empty_dim", lambda m: (m.ones(0), 0), IndexError, BOUNDS.format(0, 0, 0)),
+    ("zero_dim", lambda m: (m.tensor(5.0), 0), IndexError, "invalid index of a 0-dim"),
+    ("too_many", lambda m: (_M(m), (1, 2, 3)), IndexError, "too many indices"),
+    ("too_many_1d", lambda m: (_V(m), (0, 0)), IndexError, "dimension 1"),
+    ("float", lambda m: (_V(m), 1.5), IndexError, r"only integers.*\(got float\)"),
+    ("float_tensor", lambda m: (_V(m), m.tensor([1.0])), IndexError, "must be long"),
+    ("float_0d", lambda m: (_V(m), m.tensor(1.0)), IndexError, "must be long"),
+    ("mask_shape", lambda m: (_V(m), m.tensor([True, False])), IndexError, "mask"),
+    ("mask_2d", lambda m: (_M(m), m.tensor([[True] * 3] * 3)), IndexError, "mask"),
+    ("mask_col", lambda m: (_M(m), (..., m.tensor([True] * 3))), IndexError, ""),
+    ("broadcast", lambda m: (_M(m), ([0, 1], [0, 1, 2])), IndexError, "broadcast"),
+    ("negative_step", lambda m: (_V(m), slice(None, None, -1)), ValueError, "step"),
+    ("string", lambda m: (_V(m), "a"), TypeError, ""),
+]
+
+
+@pytest.mark.parametrize(("name", "make", "kind", "pattern"), _params(INDEX_CASES))
+def test_out_of_range_index_read_raises_like_pytorch(name, make, kind, pattern):
+    _check_ours(lambda m: _get(make(m)), kind, pattern)
+
+
+@pytest.mark.parametrize(("name", "make", "kind", "pattern"), _params(INDEX_CASES))
+def test_out_of_range_index_write_raises_like_pytorch(name, make, kind, pattern):
+    t, index = make(torch)
+    before = t.tolist()
+    _check_ours(lambda m: _set((t, index)), kind, pattern)
+    assert t.tolist() == before  # nothing written
+
+
+@pytest.mark.parametrize(("name", "make", "kind", "pattern"), _params(INDEX_CASES))
+def test_bad_index_read_and_write_match_pytorch(name, make, kind, pattern):
+    _check_pytorch(lambda m: _get(make(m)), kind)
+    _check_pytorch(lambda m: _set(make(m)), kind)
+
+
+def _get(pair):
+    t, index = pair
+    return t[index]
+
+
+def _set(pair):
+    t, index = pair
+    t[index] = 7
+
+
+def test_index_write_out_of_range_is_the_issue_example():
+    t = torch.ones(3)
+    with pytest.raises(IndexError, match="^index 5 is out of bounds for dimension 0"):
+        t[5] = 7
+    assert t.tolist() == [1.0, 1.0, 1.0]
+
+
+VALUE_CASES = [
+    ("rows", lambda m: _M(m), slice(0, 2), lambda m: m.ones(3)),
+    ("row", lambda m: _M(m), 0, lambda m: m.ones(5)),
+    ("extra_dim", lambda m: _M(m), 0, lambda m: m.ones(2, 4)),
+    ("column", lambda m: _M(m), (slice(None), 0), lambda m: m.ones(3, 1)),
+    ("advanced", lambda m: _M(m), [0, 1], lambda m: m.ones(3, 4)),
+]
+
+
+@pytest.mark.parametrize(("name", "make", "index", "value"), _params(VALUE_CASES))
+def test_index_write_with_mismatched_value_raises_like_pytorch(
+    name, make, index, value
+):
+    def call(m):
+        make_t = make(m)
+        make_t[index] = value(m)
+
+    _check_ours(call, RuntimeError, "cannot be broadcast to indexing result")
+    _check_pytorch(call, RuntimeError)
+
+
+def test_index_write_of_a_non_number_raises_type_error():
+    t = torch.ones(3)
+    with pytest.raises(TypeError, match="can't assign a str to a torch.FloatTensor"):
+        t[1] = "a"
+    with pytest.raises(TypeError, match="NoneType"):
+        t[1] = None
+
+
+def test_in_range_indices_still_read_and_write():
+    t, m = torch.arange(3.0), torch.zeros(3, 4)
+    assert t[-3].item() == 0.0 and t[2].item() == 2.0
+    assert t[torch.tensor([-1, 0])].tolist() == [2.0, 0.0]
+    m[-3, -4] = 1
+    m[0] = torch.ones(1, 4) * 2  # a leading 1 is dropped, as in torch
+    m[torch.tensor([1, 2]), torch.tensor([3, 3])] = 5
+    assert m.tolist() == [[2.0] * 4, [0, 0, 0, 5.0], [0, 0, 0, 5.0]]
+    assert t[True].shape == (1, 3) and t[False].shape == (0, 3)
+    assert torch.ones(2, 0)[:, torch.tensor([], dtype=torch.long)].shape == (2, 0)
+
+
+def test_byte_index_is_a_mask_with_pytorchs_warning():
+    t = torch.arange(3.0)
+    with pytest.warns(UserWarning, match="torch.uint8 is now deprecated"):
+        picked = t[torch.tensor([1, 0, 1], dtype=torch.uint8)]
+    assert picked.tolist() == [0.0, 2.0]
+
+
+def test_index_checks_leave_compiled_indexing_working():
+    def pick(x, i):
+        return x[i] * 2
+
+    compiled = torch.compile(pick)
+    x, i = torch.arange(4.0), torch.tensor([3, 0])
+    assert compiled(x, i).tolist() == [6.0, 0.0]
