@@ -141,57 +141,68 @@ class _PickledArray(np.ndarray):
         if not isinstance(state, tuple) or len(state) not in (4, 5):
             raise pickle.UnpicklingError("refusing to unpickle an unknown array state")
         shape, dtype, fortran, raw = state[-4:]
-        dtype = self.unpickler.array_dtype(shape, dtype, raw)
-        del self.unpickler  # which holds the whole pickle
+        dtype = self.makers.array_dtype(shape, dtype, raw)
+        del self.makers
         super().__setstate__((1, tuple(shape), dtype, bool(fortran), raw))
 
 
 class _ArrayUnpickler(pickle.Unpickler):
     """Unpickles builtins and NumPy number arrays only: all the original batches hold.
 
-    Every callable it hands the pickle is its own: they refuse anything but plain
-    arrays, and together make no more bytes than the pickle holds (a few opcodes
-    repeating one call must not copy a big string thousands of times).
+    Every callable it hands the pickle is a :class:`_Makers` method: they refuse
+    anything but plain arrays, and together make no more bytes than the pickle
+    holds (a few opcodes repeating one call must not copy a big string
+    thousands of times).
     """
 
     def __init__(self, raw: bytes):
         # The original batches were pickled by Python 2: bytes keys and strings.
         super().__init__(io.BytesIO(raw), encoding="bytes")
         # Each string of the pickle may be encoded once, then made an array once.
-        self.budget = 2 * len(raw)
-        self._safe = {
-            "_reconstruct": self._reconstruct,
-            "_frombuffer": self._frombuffer,
+        # (Held apart from the unpickler: its memo holds these methods, and a
+        # cycle through it would keep the whole memo alive until a GC pass.)
+        makers = _Makers(2 * len(raw))
+        self.safe = {
+            "_reconstruct": makers.reconstruct,
+            "_frombuffer": makers.frombuffer,
             "ndarray": _NDARRAY,
             "dtype": _PickledDtype,
         }
+        self.encode = makers.encode
 
     def find_class(self, module: str, name: str):
-        if module.split(".")[0] == "numpy" and name in self._safe:
-            return self._safe[name]
+        if module.split(".")[0] == "numpy" and name in self.safe:
+            return self.safe[name]
         if (module, name) == ("_codecs", "encode"):  # bytes in a Python 3 protocol 2
-            return self._encode
+            return self.encode
         raise pickle.UnpicklingError(f"refusing to unpickle {module}.{name}")
 
-    def _spend(self, nbytes: int) -> None:
+
+class _Makers:
+    """What a pickle may call, making at most ``budget`` bytes in all."""
+
+    def __init__(self, budget: int):
+        self.budget = budget
+
+    def spend(self, nbytes: int) -> None:
         self.budget -= nbytes
         if self.budget < 0:
             raise pickle.UnpicklingError("refusing to make more bytes than it holds")
 
-    def _encode(self, text, encoding="utf-8"):
+    def encode(self, text, encoding="utf-8"):
         if not isinstance(text, str) or encoding not in ("latin1", "latin-1"):
             raise pickle.UnpicklingError("refusing _codecs.encode but of latin1 text")
-        self._spend(len(text))
+        self.spend(len(text))
         return text.encode("latin-1")
 
-    def _reconstruct(self, subtype, shape, dtype):
+    def reconstruct(self, subtype, shape, dtype):
         if subtype is not _NDARRAY:
             raise pickle.UnpicklingError("refusing to reconstruct a non-ndarray")
         array = _PickledArray(0, np.uint8)  # shaped by __setstate__, once checked
-        array.unpickler = self
+        array.makers = self
         return array
 
-    def _frombuffer(self, raw, dtype, shape, order):  # protocol 5's arrays
+    def frombuffer(self, raw, dtype, shape, order):  # protocol 5's arrays
         dtype = self.array_dtype(shape, dtype, raw)
         return np.frombuffer(raw, dtype).reshape(shape, order=order)
 
@@ -205,11 +216,13 @@ class _ArrayUnpickler(pickle.Unpickler):
             isinstance(d, int) and d >= 0 for d in shape
         ):
             raise pickle.UnpicklingError(f"refusing an array of shape {shape!r}")
-        if math.prod(shape) * dtype.dtype.itemsize != len(raw):
+        need = math.prod(shape) * dtype.dtype.itemsize
+        if need != len(raw):
             raise pickle.UnpicklingError(
-                f"an array of shape {shape} {dtype.dtype} is not {len(raw)} bytes"
+                f"an array of shape {shape} {dtype.dtype} needs {need} bytes, the "
+                f"pickle gives {len(raw)}"
             )
-        self._spend(len(raw))
+        self.spend(len(raw))
         return dtype.dtype
 
 
@@ -256,10 +269,13 @@ def _python_batch(path: Path, base: str, raw: bytes) -> Split:
         or data.shape[1] != PIXELS
         or not 0 < len(data) <= BATCH_RECORDS
     ):
-        got = f"{data.dtype}{data.shape}" if isinstance(data, np.ndarray) else "not"
+        if isinstance(data, np.ndarray):
+            got = f"{data.dtype}{data.shape}"
+        else:
+            got = f"a {type(data).__name__}"
         raise broken(
             path,
-            f"has {base} data {got} an array, expected uint8 (N, {PIXELS}) with N "
+            f"has {base} data of {got}, expected a uint8 array (N, {PIXELS}) with N "
             f"from 1 to {BATCH_RECORDS}",
         )
     try:
