@@ -73,6 +73,13 @@ def refused(name, split, folder, monkeypatch) -> tuple[str, Measured]:
     return str(info.value), cost
 
 
+def idx_bytes(magic: int, dims, data: bytes = b"") -> bytes:
+    """An idx file's bytes with any header: magic, dimensions, then ``data``."""
+    return (
+        magic.to_bytes(4, "big") + b"".join(d.to_bytes(4, "big") for d in dims) + data
+    )
+
+
 def python_archive_with(folder, **members) -> None:
     """torchvision's archive of ``cifar_arrays()`` with some members replaced."""
     path = write_python_archive(folder, cifar_arrays())
@@ -177,9 +184,7 @@ def test_idx_gzip_bomb_stops_at_what_its_header_announces(tmp_path, monkeypatch)
     folder = tmp_path / "mnist"
     write_idx_split(folder, "test")
     images = folder / "t10k-images-idx3-ubyte.gz"
-    header = bytes.fromhex("00000803") + b"".join(
-        d.to_bytes(4, "big") for d in (7, 28, 28)
-    )
+    header = idx_bytes(0x803, (7, 28, 28))
     images.write_bytes(gzip_parts(header, 600))  # 7 images, then 600 MiB more
     message, cost = refused("mnist", "test", tmp_path, monkeypatch)
     assert message.startswith(f"{images} holds more than its header's (7, 28, 28)")
@@ -238,9 +243,7 @@ def test_idx_dims_that_overflow_are_refused_before_allocating(
     folder = tmp_path / "mnist"
     write_idx_split(folder, "test")
     path = folder / f"t10k-{kind}-idx{len(dims)}-ubyte.gz"
-    magic = 0x800 + len(dims)
-    header = magic.to_bytes(4, "big") + b"".join(d.to_bytes(4, "big") for d in dims)
-    path.write_bytes(gzip_parts(header, 4))
+    path.write_bytes(gzip_parts(idx_bytes(0x800 + len(dims), dims), 4))
     message, cost = refused("mnist", "test", tmp_path, monkeypatch)
     assert message.startswith(f"{path} has header dimensions {dims}")
     assert f"more than the limit of {limits.mib(idx.MAX_BYTES)}" in message
@@ -248,12 +251,6 @@ def test_idx_dims_that_overflow_are_refused_before_allocating(
 
 
 # -- finding 4: everything else of the kind ----------------------------------------
-
-
-def idx_bytes(magic: int, dims, data: bytes = b"") -> bytes:
-    return (
-        magic.to_bytes(4, "big") + b"".join(d.to_bytes(4, "big") for d in dims) + data
-    )
 
 
 @pytest.mark.parametrize(

@@ -23,6 +23,8 @@ Where ``cifar10``, ``mnist`` and ``fashion_mnist`` come from, in this order:
 3. A direct, checksum-verified download of the original files into ``data_dir``.
 
 Offline with none of these, ``load`` fails in seconds, saying how to provide them.
+A local file that is damaged or not what its name says is a ``DataFileError`` (a
+``ValueError``) naming it; no file is decompressed beyond what its format holds.
 
 Example::
 

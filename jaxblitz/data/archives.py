@@ -241,7 +241,8 @@ def _check_opcodes(raw: bytes) -> None:
     """Refuse, before unpickling, what would make memory out of nothing.
 
     pickle's C reader sizes its memo by the largest index stored, so one ``PUT``
-    of index 2**31 asks for 16 GiB; and each one-byte opcode can make an object.
+    of index 2**31 makes it allocate and zero 32 GiB; and each one-byte opcode
+    can make an object.
     A real pickle stores memo entries in order and has a bounded number of
     opcodes. (``pickletools.genops`` only parses; it builds nothing.)
     """

@@ -29,7 +29,8 @@ _TYPES = {
     0x0E: "64-bit floats",
 }
 SIDE = 28  # MNIST's and Fashion-MNIST's images are 28x28
-# Data bytes in one idx file: 5x MNIST's largest file (train images, 47040000).
+# Data bytes in one idx file: over five times MNIST's largest (train images,
+# 47040000).
 MAX_BYTES = 1 << 28
 
 Split = tuple[np.ndarray, np.ndarray]  # (pixels (N, 1, 28, 28) uint8, labels int32)
