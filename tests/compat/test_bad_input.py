@@ -45,6 +45,240 @@ def _params(cases):
 
 
 # ---------------------------------------------------------------------------
+# Finding 1: layer arguments (nn.Linear(-1, 3) failed with "math domain error")
+# ---------------------------------------------------------------------------
+
+_X = lambda m: m.ones(1, 3, 8, 8)  # noqa: E731
+NEG = "Trying to create tensor with negative dimension"
+LAYER_CASES = [
+    (
+        "linear_neg_in",
+        lambda m: m.nn.Linear(-1, 3),
+        RuntimeError,
+        NEG + r" -1: \[3, -1\]",
+    ),
+    ("linear_neg_out", lambda m: m.nn.Linear(3, -1), RuntimeError, NEG + " -1"),
+    ("linear_float", lambda m: m.nn.Linear(2.5, 3), TypeError, "type float"),
+    ("linear_str", lambda m: m.nn.Linear("a", 3), TypeError, "type str"),
+    ("linear_none", lambda m: m.nn.Linear(None, 3), TypeError, "NoneType"),
+    ("linear_long", lambda m: m.nn.Linear(3, 2, dtype=m.long), RuntimeError, "float"),
+    ("conv_neg_kernel", lambda m: m.nn.Conv2d(3, 6, -1), RuntimeError, NEG),
+    ("conv_neg_in", lambda m: m.nn.Conv2d(-3, 6, 3), RuntimeError, NEG + " -3"),
+    ("conv_neg_out", lambda m: m.nn.Conv2d(3, -6, 3), RuntimeError, NEG + " -6"),
+    ("conv_float_kernel", lambda m: m.nn.Conv2d(3, 6, 2.5), TypeError, "float"),
+    ("conv_float_in", lambda m: m.nn.Conv2d(3.0, 6, 3), TypeError, "float"),
+    ("conv_str_kernel", lambda m: m.nn.Conv2d(3, 6, "a"), TypeError, "str"),
+    ("conv_groups_0", lambda m: m.nn.Conv2d(3, 6, 3, groups=0), ValueError, "positive"),
+    ("conv_groups_div", lambda m: m.nn.Conv2d(3, 6, 3, groups=2), ValueError, "divis"),
+    (
+        "conv_pad_str",
+        lambda m: m.nn.Conv2d(3, 6, 3, padding="x"),
+        ValueError,
+        "Invalid",
+    ),
+    (
+        "conv_same_stride",
+        lambda m: m.nn.Conv2d(3, 6, 3, stride=2, padding="same"),
+        ValueError,
+        "strided",
+    ),
+    (
+        "conv_pad_mode",
+        lambda m: m.nn.Conv2d(3, 6, 3, padding_mode="x"),
+        ValueError,
+        "padding_mode must be one of",
+    ),
+    # torch builds these and refuses them in forward, as compat does.
+    ("conv_kernel_0", lambda m: m.nn.Conv2d(3, 6, 0)(_X(m)), RuntimeError, "kernel"),
+    ("conv_out_0", lambda m: m.nn.Conv2d(3, 0, 3)(_X(m)), RuntimeError, "at least 1"),
+    (
+        "conv_stride_0",
+        lambda m: m.nn.Conv2d(3, 6, 3, stride=0)(_X(m)),
+        RuntimeError,
+        "",
+    ),
+    (
+        "conv_stride_neg",
+        lambda m: m.nn.Conv2d(3, 6, 3, stride=-1)(_X(m)),
+        RuntimeError,
+        "",
+    ),
+    (
+        "conv_pad_neg",
+        lambda m: m.nn.Conv2d(3, 6, 3, padding=-1)(_X(m)),
+        RuntimeError,
+        "",
+    ),
+    (
+        "conv_stride_float",
+        lambda m: m.nn.Conv2d(3, 6, 3, stride=2.5)(_X(m)),
+        TypeError,
+        "",
+    ),
+    (
+        "conv_pad_float",
+        lambda m: m.nn.Conv2d(3, 6, 3, padding=1.5)(_X(m)),
+        TypeError,
+        "",
+    ),
+    (
+        "conv_dilation_0",
+        lambda m: m.nn.Conv2d(3, 6, 3, dilation=0)(_X(m)),
+        RuntimeError,
+        "",
+    ),
+    ("conv_2d_input", lambda m: m.nn.Conv2d(3, 6, 3)(m.ones(8, 8)), RuntimeError, "3D"),
+    (
+        "conv_channels",
+        lambda m: m.nn.Conv2d(3, 6, 3)(m.ones(1, 4, 8, 8)),
+        RuntimeError,
+        "",
+    ),
+    (
+        "pool_kernel_0",
+        lambda m: m.nn.MaxPool2d(0)(_X(m)),
+        RuntimeError,
+        "stride should",
+    ),
+    (
+        "pool_kernel_neg",
+        lambda m: m.nn.MaxPool2d(-1)(_X(m)),
+        RuntimeError,
+        "kernel size",
+    ),
+    (
+        "pool_stride_0",
+        lambda m: m.nn.MaxPool2d(2, 0)(_X(m)),
+        RuntimeError,
+        "not be zero",
+    ),
+    (
+        "pool_stride_neg",
+        lambda m: m.nn.MaxPool2d(2, -1)(_X(m)),
+        RuntimeError,
+        "greater",
+    ),
+    ("pool_float", lambda m: m.nn.MaxPool2d(2.5)(_X(m)), TypeError, "kernel_size"),
+    ("pool_stride_float", lambda m: m.nn.MaxPool2d(2, 2.5)(_X(m)), TypeError, "stride"),
+    (
+        "pool_pad_big",
+        lambda m: m.nn.MaxPool2d(2, padding=2)(_X(m)),
+        RuntimeError,
+        "half",
+    ),
+    (
+        "pool_pad_neg",
+        lambda m: m.nn.MaxPool2d(2, padding=-1)(_X(m)),
+        RuntimeError,
+        "pad",
+    ),
+    ("pool_dilation", lambda m: m.nn.MaxPool2d(2, dilation=0)(_X(m)), RuntimeError, ""),
+    (
+        "pool_three",
+        lambda m: m.nn.MaxPool2d((2, 2, 2))(_X(m)),
+        RuntimeError,
+        "two ints",
+    ),
+    ("pool_too_big", lambda m: m.nn.MaxPool2d(9)(_X(m)), RuntimeError, "too small"),
+    (
+        "pool_2d_input",
+        lambda m: m.nn.MaxPool2d(2)(m.ones(4, 4)),
+        RuntimeError,
+        "3D or 4D",
+    ),
+    ("dropout_p", lambda m: m.nn.Dropout(1.5), ValueError, "between 0 and 1"),
+    (
+        "flatten_dims",
+        lambda m: m.nn.Flatten(1, 0)(m.ones(2, 3, 4)),
+        RuntimeError,
+        "after",
+    ),
+    ("flatten_range", lambda m: m.nn.Flatten(5)(m.ones(2, 3)), IndexError, "range"),
+    ("softmax_dim", lambda m: m.nn.Softmax(1.5)(m.ones(2, 3)), TypeError, "int"),
+    (
+        "sequential_int",
+        lambda m: m.nn.Sequential(1),
+        TypeError,
+        "not a Module subclass",
+    ),
+    (
+        "sequential_index",
+        lambda m: m.nn.Sequential(m.nn.ReLU())[5],
+        IndexError,
+        "range",
+    ),
+    (
+        "module_name",
+        lambda m: m.nn.Module().add_module("a.b", m.nn.ReLU()),
+        KeyError,
+        "",
+    ),
+    (
+        "module_name_type",
+        lambda m: m.nn.Module().add_module(1, m.nn.ReLU()),
+        TypeError,
+        "",
+    ),
+    (
+        "register_tensor",
+        lambda m: m.nn.Module().register_parameter("w", m.ones(2)),
+        TypeError,
+        "torch.nn.Parameter or None required",
+    ),
+    (
+        "linear_input",
+        lambda m: m.nn.Linear(3, 2)([1, 2, 3]),
+        TypeError,
+        "must be Tensor",
+    ),
+    ("linear_0d", lambda m: m.nn.Linear(3, 2)(m.tensor(1.0)), RuntimeError, "1D"),
+    ("relu_input", lambda m: m.nn.ReLU()(5), TypeError, "must be Tensor, not int"),
+]
+
+
+@pytest.mark.parametrize(("name", "call", "kind", "pattern"), _params(LAYER_CASES))
+def test_linear_with_negative_size_raises_like_pytorch(name, call, kind, pattern):
+    _check_ours(call, kind, pattern)
+
+
+@pytest.mark.parametrize(("name", "call", "kind", "pattern"), _params(LAYER_CASES))
+def test_bad_layer_arguments_match_pytorch(name, call, kind, pattern):
+    _check_pytorch(call, kind)
+
+
+def test_linear_negative_size_message_is_pytorchs():
+    with pytest.raises(RuntimeError) as info:
+        torch.nn.Linear(-1, 3)
+    assert (
+        str(info.value) == "Trying to create tensor with negative dimension -1: [3, -1]"
+    )
+
+
+def test_zero_sized_layers_build_as_in_pytorch():
+    with pytest.warns(UserWarning, match="zero-element"):
+        empty_in = torch.nn.Linear(0, 3)
+    assert empty_in.bias.tolist() == [0.0, 0.0, 0.0]  # torch: bound 0 with no fan-in
+    assert empty_in(torch.ones(2, 0)).tolist() == [[0.0] * 3] * 2
+    assert torch.nn.Linear(3, 0)(torch.ones(2, 3)).shape == (2, 0)
+    with pytest.warns(UserWarning, match="zero-element"):
+        assert torch.nn.Conv2d(3, 6, 0).weight.shape == (6, 3, 0, 0)
+    with pytest.warns(UserWarning, match="zero-element"):
+        assert torch.nn.Conv2d(0, 6, 3)(torch.ones(1, 0, 8, 8)).shape == (1, 6, 6, 6)
+
+
+def test_layer_options_are_honoured_or_refused_never_ignored():
+    assert torch.nn.Linear(3, 2, dtype=torch.float64).weight.dtype is torch.float64
+    assert torch.nn.Conv2d(3, 6, 3, padding="same")(_X(torch)).shape == (1, 6, 8, 8)
+    assert torch.nn.Conv2d(3, 6, 3, padding="valid")(_X(torch)).shape == (1, 6, 6, 6)
+    assert torch.nn.Conv2d(3, 6, 3)(torch.ones(3, 8, 8)).shape == (6, 6, 6)
+    for kwargs in ({"groups": 3}, {"dilation": 2}, {"padding_mode": "reflect"}):
+        with pytest.raises(NotImplementedError, match="not supported"):
+            torch.nn.Conv2d(3, 6, 3, **kwargs)
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        torch.nn.Conv2d(3, 6, 3, bogus=1)
+
+
+# ---------------------------------------------------------------------------
 # Finding 3: sizes and dims must be ints (t.view(3.7, 2) was accepted)
 # ---------------------------------------------------------------------------
 

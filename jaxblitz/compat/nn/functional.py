@@ -19,7 +19,7 @@ import numpy as np
 from jaxblitz import models
 from jaxblitz.compat import ops
 from jaxblitz.compat.autograd.graph import apply, apply_saving
-from jaxblitz.compat.tensor import _TYPE_NAMES, Tensor, wrap_dim
+from jaxblitz.compat.tensor import _TYPE_NAMES, Tensor, _as_int, wrap_dim
 
 # -- pure JAX functions --------------------------------------------------------
 
@@ -112,12 +112,43 @@ def _dropout_fn(x, mask, *, scale):
 # -- torch.nn.functional -------------------------------------------------------------
 
 
-def _pair(v: Any) -> int:
-    if isinstance(v, tuple | list):
-        if len(set(v)) != 1:
-            raise NotImplementedError(f"only square kernels/strides are supported: {v}")
-        return int(v[0])
-    return int(v)
+def _tensor(name: str, input: Any) -> None:
+    if not isinstance(input, Tensor):
+        raise TypeError(
+            f"{name}(): argument 'input' (position 1) must be Tensor, not "
+            f"{type(input).__name__}"
+        )
+
+
+def _ints(name: str, arg: str, position: int, value: Any) -> tuple[int, ...]:
+    """An int or a sequence of ints (stride, padding ...), as torch parses it."""
+    if not isinstance(value, tuple | list):
+        if _as_int(value) is None:
+            raise TypeError(
+                f"{name}(): argument '{arg}' (position {position}) must be tuple of "
+                f"ints, not {type(value).__name__}"
+            )
+        return (int(value),)
+    for i, v in enumerate(value):
+        if _as_int(v) is None:
+            raise TypeError(
+                f"{name}(): argument '{arg}' (position {position}) must be tuple of "
+                f"ints, but found element of type {type(v).__name__} at pos {i}"
+            )
+    return tuple(int(v) for v in value)
+
+
+def _two(values: tuple[int, ...]) -> tuple[int, ...]:
+    return values * 2 if len(values) == 1 else values
+
+
+def _square(name: str, values: tuple) -> int:
+    if len(set(values)) != 1:
+        raise NotImplementedError(
+            f"{name}: only square kernels/strides/padding are supported by "
+            f"jaxblitz.compat, got {values}"
+        )
+    return values[0]
 
 
 def conv2d(
@@ -129,12 +160,46 @@ def conv2d(
     dilation: Any = 1,
     groups: int = 1,
 ) -> Tensor:
-    if _pair(dilation) != 1 or groups != 1:
-        raise NotImplementedError("conv2d: dilation and groups are not supported")
+    _tensor("conv2d", input)
+    strides = _two(_ints("conv2d", "stride", 4, stride))
+    pads = _two(_ints("conv2d", "padding", 5, padding))
+    dilations = _two(_ints("conv2d", "dilation", 6, dilation))
+    if len(strides) != 2:
+        raise RuntimeError(
+            "expected stride to be a single integer value or a list of 2 values to "
+            f"match the convolution dimensions, but got stride={list(strides)}"
+        )
+    if len(pads) != 2:
+        raise RuntimeError(
+            "expected padding to be a single integer value or a list of 2 values to "
+            f"match the convolution dimensions, but got padding={list(pads)}"
+        )
+    if min(strides) <= 0:
+        raise RuntimeError("non-positive stride is not supported")
+    if min(pads) < 0:
+        raise RuntimeError("negative padding is not supported")
+    if min(dilations) <= 0:
+        raise RuntimeError(
+            f"dilation should be greater than zero, but got {list(dilations)}"
+        )
+    if input.dim() == 3:  # torch: an unbatched (C, H, W) image
+        return conv2d(
+            input.unsqueeze(0), weight, bias, stride, padding, dilation, groups
+        ).squeeze(0)
     if input.dim() != 4:
         raise RuntimeError(
-            f"Expected 4D (batched) input to conv2d, but got input of size: "
-            f"{list(input.shape)}"
+            "Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input "
+            f"of size: {list(input.shape)}"
+        )
+    if weight.shape[0] == 0:
+        raise RuntimeError(
+            "Given groups=1, expected weight to be at least 1 at dimension 0, but "
+            f"got weight of size {list(weight.shape)} instead"
+        )
+    if min(weight.shape[2:]) <= 0:
+        raise RuntimeError(
+            "kernel size should be greater than zero, but got kernel_height: "
+            f"{weight.shape[2]} kernel_width: {weight.shape[3]}"
         )
     if input.shape[1] != weight.shape[1]:
         raise RuntimeError(
@@ -142,7 +207,9 @@ def conv2d(
             f"{list(input.shape)} to have {weight.shape[1]} channels, but got "
             f"{input.shape[1]} channels instead"
         )
-    stride, padding = _pair(stride), _pair(padding)
+    if max(dilations) != 1 or groups != 1:
+        raise NotImplementedError("conv2d: dilation and groups are not supported")
+    stride, padding = _square("conv2d", strides), _square("conv2d", pads)
     h, w = (s + 2 * padding for s in input.shape[2:])
     k = weight.shape[2:]
     if h < k[0] or w < k[1]:
@@ -150,7 +217,8 @@ def conv2d(
             f"Calculated padded input size per channel: ({h} x {w}). Kernel size: "
             f"({k[0]} x {k[1]}). Kernel size can't be greater than actual input size"
         )
-    if stride == 1 and padding == 0 and weight.shape[2] == weight.shape[3]:
+    square = weight.shape[2] == weight.shape[3]
+    if stride == 1 and padding == 0 and square and input.numel() and weight.numel():
         return apply_saving(
             "ConvolutionBackward0", _im2col_forward, _im2col_fn, input, weight, bias
         )
@@ -166,8 +234,14 @@ def conv2d(
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    _tensor("linear", input)
+    if input.dim() == 0:
+        raise RuntimeError(
+            "both arguments to linear need to be at least 1D, but they are 0D and "
+            f"{weight.dim()}D"
+        )
     if input.shape[-1] != weight.shape[1]:
-        rows = input.numel() // input.shape[-1] if input.dim() else 1
+        rows = input.numel() // input.shape[-1] if input.shape[-1] else 1
         raise RuntimeError(
             f"mat1 and mat2 shapes cannot be multiplied ({rows}x{input.shape[-1]} "
             f"and {weight.shape[1]}x{weight.shape[0]})"
@@ -184,8 +258,24 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    _tensor("relu", input)
     out = apply("ReluBackward0", _relu_fn, input)
     return input._inplace(out) if inplace else out
+
+
+_POOL_ARGS = {  # torch's words for a max_pool2d argument of the wrong length
+    "kernel_size": "must either be a single int, or a tuple of two ints",
+    "stride": "must either be omitted, a single int, or a tuple of two ints",
+    "padding": "must either be a single int, or a tuple of two ints",
+    "dilation": "must be either a single int, or a tuple of two ints",
+}
+
+
+def _pool_arg(arg: str, position: int, value: Any) -> tuple[int, ...]:
+    values = _ints("max_pool2d", arg, position, value)
+    if len(values) not in (1, 2):
+        raise RuntimeError(f"max_pool2d: {arg} {_POOL_ARGS[arg]}")
+    return _two(values)
 
 
 def max_pool2d(
@@ -197,18 +287,46 @@ def max_pool2d(
     ceil_mode: bool = False,
     return_indices: bool = False,
 ) -> Tensor:
-    if _pair(padding) != 0 or _pair(dilation) != 1 or ceil_mode or return_indices:
-        raise NotImplementedError(
-            "max_pool2d: padding, dilation, ceil_mode and return_indices are not "
-            "supported"
+    _tensor("max_pool2d", input)
+    # torch's checks, in torch's order (aten's max_pool2d shape check).
+    kh, kw = _pool_arg("kernel_size", 2, kernel_size)
+    no_stride = stride is None or (isinstance(stride, tuple | list) and not stride)
+    dh, dw = (kh, kw) if no_stride else _pool_arg("stride", 3, stride)
+    ph, pw = _pool_arg("padding", 4, padding)
+    lh, lw = _pool_arg("dilation", 5, dilation)
+    if dh == 0 or dw == 0:
+        raise RuntimeError("stride should not be zero")
+    if kh <= 0 or kw <= 0:
+        raise RuntimeError(
+            f"kernel size should be greater than zero, but got kH: {kh} kW: {kw}"
         )
-    k = _pair(kernel_size)
-    s = k if stride is None or stride == [] else _pair(stride)
-    if input.dim() not in (3, 4):
+    if dh <= 0 or dw <= 0:
+        raise RuntimeError(
+            f"stride should be greater than zero, but got dH: {dh} dW: {dw}"
+        )
+    if lh <= 0 or lw <= 0:
+        raise RuntimeError(
+            "dilation should be greater than zero, but got dilationH: "
+            f"{lh} dilationW: {lw}"
+        )
+    if min(ph, pw) < 0:
+        raise RuntimeError(f"pad must be non-negative, but got pad: {min(ph, pw)}")
+    if ph > kh // 2 or pw > kw // 2:
+        raise RuntimeError(
+            "pad should be at most half of effective kernel size, but got "
+            f"pad={max(ph, pw)}, kernel_size={max(kh, kw)} and dilation={lh}"
+        )
+    if input.dim() not in (3, 4) or not input.numel():
         raise RuntimeError(
             "non-empty 3D or 4D (batch mode) tensor expected for input, got "
             f"{input.dim()}D"
         )
+    if (ph, pw, lh, lw) != (0, 0, 1, 1) or ceil_mode or return_indices:
+        raise NotImplementedError(
+            "max_pool2d: padding, dilation, ceil_mode and return_indices are not "
+            "supported"
+        )
+    k, s = _square("max_pool2d", (kh, kw)), _square("max_pool2d", (dh, dw))
     c, h, w = input.shape[-3:]
     out = [(size - k) // s + 1 if size >= k else 0 for size in (h, w)]
     if min(out) < 1:

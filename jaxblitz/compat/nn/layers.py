@@ -6,23 +6,54 @@ default initialisation) with a key from compat's global generator.
 
 from __future__ import annotations
 
+import math
+import operator
+import warnings
 from collections import OrderedDict
 from typing import Any
 
+import jax.numpy as jnp
+
 from jaxblitz import models
-from jaxblitz.compat import creation
+from jaxblitz.compat import _dtype, creation
+from jaxblitz.compat.autograd.graph import x64
 from jaxblitz.compat.nn import functional as F
 from jaxblitz.compat.nn.module import Module, Parameter
 from jaxblitz.compat.tensor import Tensor
 
 
-def _pair(v: Any) -> tuple[int, int]:
+def _pair(v: Any) -> tuple:
     return tuple(v) if isinstance(v, tuple | list) else (v, v)
 
 
-def _params(init: dict, bias: bool) -> tuple[Parameter, Parameter | None]:
-    weight = Parameter(Tensor._wrap(init["weight"]))
-    return weight, Parameter(Tensor._wrap(init["bias"])) if bias else None
+def _init(
+    init: Any, shape: tuple[int, ...], bias: bool, device: Any, dtype: Any
+) -> tuple[Parameter, Parameter | None]:
+    """Weight and bias from the core's ``init`` (torch's default initialisation).
+
+    ``shape`` is the weight's, checked as torch's ``torch.empty(shape)`` checks
+    it: ints, none negative (a float or negative size raised ZeroDivisionError or
+    "math domain error" from inside the initialiser).
+    """
+    shape = creation._size("empty", (shape,))
+    dt = _dtype.to_dtype(dtype or _dtype.get_default_dtype())
+    if not dt.is_floating_point:
+        raise RuntimeError(
+            "Only Tensors of floating point and complex dtype can require gradients"
+        )
+    if math.prod(shape[1:]):
+        with x64(True):  # a float64 layer is float64
+            arrays = init(dt.np)
+    else:  # torch: no fan-in -> an empty weight and a bias of zeros (bound 0)
+        if not math.prod(shape):
+            warnings.warn(
+                "Initializing zero-element tensors is a no-op", UserWarning, 3
+            )
+        arrays = {"weight": jnp.zeros(shape, dt.np), "bias": jnp.zeros(shape[0], dt.np)}
+    weight = Parameter(Tensor._wrap(arrays["weight"]).to(device))
+    if not bias:
+        return weight, None
+    return weight, Parameter(Tensor._wrap(arrays["bias"]).to(device))
 
 
 class Linear(Module):
@@ -36,10 +67,14 @@ class Linear(Module):
     ):
         super().__init__()
         self.in_features, self.out_features = in_features, out_features
-        init = models.init_linear(
-            creation.default_generator.next_key(), in_features, out_features
+        key = creation.default_generator.next_key()
+        self.weight, bias_param = _init(
+            lambda dt: models.init_linear(key, in_features, out_features, dt),
+            (out_features, in_features),
+            bias,
+            device,
+            dtype,
         )
-        self.weight, bias_param = _params(init, bias)
         self.register_parameter("bias", bias_param)
 
     def forward(self, input: Tensor) -> Tensor:
@@ -52,6 +87,10 @@ class Linear(Module):
         )
 
 
+_PADDING_STRINGS = {"same", "valid"}
+_PADDING_MODES = {"zeros", "reflect", "replicate", "circular"}
+
+
 class Conv2d(Module):
     def __init__(
         self,
@@ -60,26 +99,87 @@ class Conv2d(Module):
         kernel_size: Any,
         stride: Any = 1,
         padding: Any = 0,
+        dilation: Any = 1,
+        groups: int = 1,
         bias: bool = True,
-        **_: Any,
+        padding_mode: str = "zeros",
+        device: Any = None,
+        dtype: Any = None,
     ):
         super().__init__()
-        self.in_channels, self.out_channels = in_channels, out_channels
+        # torch's checks, in torch's order and words (nn.modules.conv._ConvNd).
+        if isinstance(groups, int) and groups <= 0:
+            raise ValueError("groups must be a positive integer")
+        if isinstance(groups, int) and in_channels % groups != 0:
+            raise ValueError("in_channels must be divisible by groups")
+        if isinstance(groups, int) and out_channels % groups != 0:
+            raise ValueError("out_channels must be divisible by groups")
         self.kernel_size, self.stride = _pair(kernel_size), _pair(stride)
-        self.padding = _pair(padding)
+        if isinstance(padding, str):
+            if padding not in _PADDING_STRINGS:
+                raise ValueError(
+                    f"Invalid padding string {padding!r}, should be one of "
+                    f"{_PADDING_STRINGS}"
+                )
+            if padding == "same" and any(s != 1 for s in self.stride):
+                raise ValueError(
+                    "padding='same' is not supported for strided convolutions"
+                )
+        if padding_mode not in _PADDING_MODES:
+            raise ValueError(
+                f"padding_mode must be one of {_PADDING_MODES}, but got "
+                f"padding_mode='{padding_mode}'"
+            )
+        if len(self.kernel_size) != 2:
+            raise ValueError(
+                "Conv2d: kernel_size must be an int or a pair of ints, got "
+                f"{kernel_size!r}"
+            )
+        dilations = _pair(dilation)
+        if all(isinstance(d, int) for d in dilations) and min(dilations) <= 0:
+            raise RuntimeError(  # torch's words, raised there in forward
+                f"dilation should be greater than zero, but got {list(dilations)}"
+            )
+        in_per_group = in_channels // groups if isinstance(groups, int) else groups
+        shape = (out_channels, in_per_group, *self.kernel_size)
+        creation._size("empty", (shape,))  # ints, none negative, before anything
+        unsupported = [
+            f"{name}={value!r}"
+            for name, value, default in (
+                ("groups", groups, 1),
+                ("dilation", dilations, (1, 1)),
+                ("padding_mode", padding_mode, "zeros"),
+            )
+            if value != default
+        ]
         if self.kernel_size[0] != self.kernel_size[1]:
-            raise NotImplementedError("Conv2d: only square kernels are supported")
-        init = models.init_conv2d(
-            creation.default_generator.next_key(),
-            in_channels,
-            out_channels,
-            self.kernel_size[0],
+            unsupported.append(f"kernel_size={kernel_size!r} (only square kernels)")
+        if padding == "same" and self.kernel_size[0] % 2 == 0:
+            unsupported.append("padding='same' with an even kernel")
+        if unsupported:
+            raise NotImplementedError(
+                f"Conv2d: {', '.join(unsupported)} is not supported by jaxblitz.compat"
+            )
+        self.in_channels, self.out_channels = in_channels, out_channels
+        self.padding = padding if isinstance(padding, str) else _pair(padding)
+        self.dilation, self.groups = (1, 1), 1
+        self.padding_mode = padding_mode
+        key = creation.default_generator.next_key()
+        k = self.kernel_size[0]
+        self.weight, bias_param = _init(
+            lambda dt: models.init_conv2d(key, in_channels, out_channels, k, dt),
+            shape,
+            bias,
+            device,
+            dtype,
         )
-        self.weight, bias_param = _params(init, bias)
         self.register_parameter("bias", bias_param)
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.conv2d(input, self.weight, self.bias, self.stride, self.padding)
+        padding = self.padding
+        if isinstance(padding, str):  # torch: "valid" is none, "same" keeps H, W
+            padding = 0 if padding == "valid" else self.kernel_size[0] // 2
+        return F.conv2d(input, self.weight, self.bias, self.stride, padding)
 
     def extra_repr(self) -> str:
         text = (
@@ -179,7 +279,12 @@ class Sequential(Module):
         return input
 
     def __getitem__(self, index: int) -> Module:
-        return list(self._modules.values())[index]
+        modules = list(self._modules.values())
+        if isinstance(index, slice):
+            return Sequential(*modules[index])
+        if not -len(modules) <= operator.index(index) < len(modules):
+            raise IndexError(f"index {index} is out of range")
+        return modules[index]
 
     def __len__(self) -> int:
         return len(self._modules)

@@ -81,7 +81,30 @@ class Module:
                 return
         object.__delattr__(self, name)
 
+    def _check_name(self, name: Any, kind: str) -> None:
+        # torch's checks and words (nn.Module.add_module / register_parameter).
+        if not isinstance(name, str):
+            raise TypeError(
+                f"{kind} name should be a string. Got {type(name).__name__}"
+            )
+        if name == "":
+            raise KeyError(f'{kind} name can\'t be empty string ""')
+        if "." in name:
+            raise KeyError(f'{kind} name can\'t contain ".", got: {name}')
+        if kind != "module" and name in self._modules:
+            raise KeyError(f"attribute '{name}' already exists")
+
     def register_parameter(self, name: str, param: Parameter | None) -> None:
+        if "_parameters" not in self.__dict__:
+            raise AttributeError(
+                "cannot assign parameter before Module.__init__() call"
+            )
+        self._check_name(name, "parameter")
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(
+                f"cannot assign '{_typename(param)}' object to parameter '{name}' "
+                "(torch.nn.Parameter or None required)"
+            )
         if param is None:
             self._parameters[name] = None
         else:
@@ -90,6 +113,12 @@ class Module:
     def register_buffer(
         self, name: str, tensor: Tensor | None, persistent: bool = True
     ) -> None:
+        self._check_name(name, "buffer")
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(
+                f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
+                "(torch Tensor or None required)"
+            )
         self.__dict__.setdefault("_buffer_names", set()).add(name)
         self.__dict__.pop(name, None)
         self._buffers[name] = tensor
@@ -97,6 +126,9 @@ class Module:
             self._non_persistent.add(name)
 
     def add_module(self, name: str, module: Module | None) -> None:
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{_typename(module)} is not a Module subclass")
+        self._check_name(name, "module")
         self._modules[name] = module
 
     register_module = add_module
@@ -300,6 +332,13 @@ class Module:
 
     def __dir__(self):
         return [*super().__dir__(), *self._parameters, *self._modules, *self._buffers]
+
+
+def _typename(value: Any) -> str:
+    """torch.typename: ``torch.FloatTensor`` for a tensor, else the type's name."""
+    if isinstance(value, Tensor):
+        return value.type()
+    return type(value).__name__
 
 
 def _is_dtype(arg: Any) -> bool:
