@@ -9,6 +9,8 @@ per parameter, as in torch, and one jitted call updates a whole param group.
 
 from __future__ import annotations
 
+import numbers
+import warnings
 from typing import Any
 
 import jax
@@ -75,6 +77,11 @@ class Optimizer:
     _hyper: dict[str, str] = {}  # Optax hyperparameter name -> torch group key
 
     def __init__(self, params: Any, defaults: dict[str, Any]):
+        if isinstance(params, Tensor):
+            raise TypeError(
+                "params argument given to the optimizer should be an iterable of "
+                f"Tensors or dicts, but got {params.type()}"
+            )
         self.defaults = defaults
         self.param_groups: list[dict[str, Any]] = []
         self.state: dict[Tensor, Any] = {}
@@ -87,11 +94,58 @@ class Optimizer:
         self._txs: dict[tuple, optax.GradientTransformation] = {}
 
     def add_param_group(self, param_group: dict[str, Any]) -> None:
+        """torch's ``add_param_group``, with its checks and its words."""
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, but got {type(param_group)}")
         group = dict(param_group)
         params = group["params"]
-        group["params"] = [params] if isinstance(params, Tensor) else list(params)
+        if isinstance(params, set):
+            raise TypeError(
+                "optimizer parameters need to be organized in ordered collections, "
+                "but the ordering of tensors in sets will change between runs. "
+                "Please use a list instead."
+            )
+        params = [params] if isinstance(params, Tensor) else list(params)
+        named = [p for p in params if isinstance(p, tuple)]  # named_parameters()
+        if named and len(named) != len(params):
+            raise ValueError(
+                "all optimizer params should be with/without names. Some param "
+                "names are missing"
+            )
+        if named:
+            group["param_names"] = [name for name, _ in named]
+            params = [p for _, p in named]
+        group["params"] = params
+        for p in params:
+            if not isinstance(p, Tensor):
+                kind = type(p).__name__
+                raise TypeError(
+                    f"optimizer can only optimize Tensors, but one of the params is "
+                    f"{kind}"
+                )
+            if not p.is_leaf and not (p.grad_fn and p.grad_fn.retained is p):
+                raise ValueError("can't optimize a non-leaf Tensor")
         for key, value in self.defaults.items():
             group.setdefault(key, value)
+        if len(params) != len(set(params)):
+            warnings.warn(
+                "optimizer contains a parameter group with duplicate parameters; "
+                "in future, this will cause an error; see "
+                "github.com/pytorch/pytorch/issues/40967 for more information",
+                UserWarning,
+                stacklevel=4,  # the optimizer's caller
+            )
+        seen: set[Tensor] = set()
+        for other in self.param_groups:
+            seen.update(other["params"])
+            if ("param_names" in other) != bool(named):
+                which = "with names" if named else "without names"
+                raise ValueError(
+                    "all optimizer param groups should be with/without names. "
+                    f"cannot add param group {which} to the optimizer"
+                )
+        if not seen.isdisjoint(params):
+            raise ValueError("some parameters appear in more than one parameter group")
         self.param_groups.append(group)
 
     def zero_grad(self, set_to_none: bool = True) -> None:
@@ -149,9 +203,29 @@ class Optimizer:
         return "\n".join(lines) + "\n)"
 
 
-def _check(ok: bool, message: str) -> None:
-    if not ok:
+def _check(value: Any, low: float, message: str, high: float | None = None) -> None:
+    """torch's ``low <= value (< high)`` check: a ValueError in torch's words.
+
+    A value that is not a number is a TypeError naming it (torch's is a bare
+    "'<' not supported between instances of 'str' and 'float'").
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real | Tensor):
+        raise TypeError(f"{message} (expected a number, got {type(value).__name__})")
+    if not (low <= value and (high is None or value < high)):
         raise ValueError(message)
+
+
+def _unsupported(name: str, **options: Any) -> None:
+    """Refuse torch options compat does not implement, rather than ignore them.
+
+    (``foreach``, ``fused`` and ``capturable`` only choose torch's kernels, so any
+    value of theirs is accepted.)
+    """
+    given = [f"{k}={v!r}" for k, v in options.items() if v]
+    if given:
+        raise NotImplementedError(
+            f"{name}: {', '.join(given)} is not supported by jaxblitz.compat"
+        )
 
 
 class SGD(Optimizer):
@@ -173,17 +247,18 @@ class SGD(Optimizer):
         nesterov: bool = False,
         *,
         maximize: bool = False,
-        **_: Any,
+        foreach: bool | None = None,
+        differentiable: bool = False,
+        fused: bool | None = None,
     ):
-        _check(lr >= 0.0, f"Invalid learning rate: {lr}")
-        _check(momentum >= 0.0, f"Invalid momentum value: {momentum}")
-        _check(weight_decay >= 0.0, f"Invalid weight_decay value: {weight_decay}")
-        _check(
-            not nesterov or (momentum > 0 and dampening == 0),
-            "Nesterov momentum requires a momentum and zero dampening",
+        _check(lr, 0.0, f"Invalid learning rate: {lr}")
+        _check(momentum, 0.0, f"Invalid momentum value: {momentum}")
+        _check(weight_decay, 0.0, f"Invalid weight_decay value: {weight_decay}")
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        _unsupported(
+            "SGD", dampening=dampening, maximize=maximize, differentiable=differentiable
         )
-        if dampening != 0 or maximize:
-            raise NotImplementedError("SGD: dampening and maximize are not supported")
         super().__init__(
             params,
             dict(
@@ -214,15 +289,25 @@ class Adam(Optimizer):
         eps: float = 1e-8,
         weight_decay: float = 0,
         amsgrad: bool = False,
-        **_: Any,
+        *,
+        foreach: bool | None = None,
+        maximize: bool = False,
+        capturable: bool = False,
+        differentiable: bool = False,
+        fused: bool | None = None,
+        decoupled_weight_decay: bool = False,
     ):
-        _check(lr >= 0.0, f"Invalid learning rate: {lr}")
-        _check(eps >= 0.0, f"Invalid epsilon value: {eps}")
-        _check(0.0 <= betas[0] < 1.0, f"Invalid beta parameter at index 0: {betas[0]}")
-        _check(0.0 <= betas[1] < 1.0, f"Invalid beta parameter at index 1: {betas[1]}")
-        _check(weight_decay >= 0.0, f"Invalid weight_decay value: {weight_decay}")
-        if amsgrad:
-            raise NotImplementedError("Adam: amsgrad is not supported")
+        _check(lr, 0.0, f"Invalid learning rate: {lr}")
+        _check(eps, 0.0, f"Invalid epsilon value: {eps}")
+        _check(betas[0], 0.0, f"Invalid beta parameter at index 0: {betas[0]}", 1.0)
+        _check(betas[1], 0.0, f"Invalid beta parameter at index 1: {betas[1]}", 1.0)
+        _check(weight_decay, 0.0, f"Invalid weight_decay value: {weight_decay}")
+        _unsupported("Adam", amsgrad=amsgrad, maximize=maximize)
+        _unsupported(
+            "Adam",
+            differentiable=differentiable,
+            decoupled_weight_decay=decoupled_weight_decay,
+        )
         super().__init__(
             params,
             dict(
@@ -233,7 +318,7 @@ class Adam(Optimizer):
     def add_param_group(self, param_group: dict[str, Any]) -> None:
         super().add_param_group(param_group)
         group = self.param_groups[-1]
-        group["beta1"], group["beta2"] = group["betas"]
+        group["beta1"], group["beta2"] = group["betas"][:2]  # torch reads two
 
 
 class RMSprop(Optimizer):
@@ -256,13 +341,17 @@ class RMSprop(Optimizer):
         weight_decay: float = 0,
         momentum: float = 0,
         centered: bool = False,
-        **_: Any,
+        capturable: bool = False,
+        foreach: bool | None = None,
+        maximize: bool = False,
+        differentiable: bool = False,
     ):
-        _check(lr >= 0.0, f"Invalid learning rate: {lr}")
-        _check(eps >= 0.0, f"Invalid epsilon value: {eps}")
-        _check(momentum >= 0.0, f"Invalid momentum value: {momentum}")
-        _check(weight_decay >= 0.0, f"Invalid weight_decay value: {weight_decay}")
-        _check(alpha >= 0.0, f"Invalid alpha value: {alpha}")
+        _check(lr, 0.0, f"Invalid learning rate: {lr}")
+        _check(eps, 0.0, f"Invalid epsilon value: {eps}")
+        _check(momentum, 0.0, f"Invalid momentum value: {momentum}")
+        _check(weight_decay, 0.0, f"Invalid weight_decay value: {weight_decay}")
+        _check(alpha, 0.0, f"Invalid alpha value: {alpha}")
+        _unsupported("RMSprop", maximize=maximize, differentiable=differentiable)
         super().__init__(
             params,
             dict(

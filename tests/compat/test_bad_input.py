@@ -279,6 +279,159 @@ def test_layer_options_are_honoured_or_refused_never_ignored():
 
 
 # ---------------------------------------------------------------------------
+# Finding 2: optimizer arguments (optim.SGD([1, 2]) was accepted)
+# ---------------------------------------------------------------------------
+
+_P = lambda m: m.nn.Parameter(m.ones(2))  # noqa: E731
+ONLY_TENSORS = "optimizer can only optimize Tensors, but one of the params is "
+
+
+def _one_param_in_two_groups(m):
+    shared = _P(m)
+    return ([{"params": [shared]}, {"params": [shared]}],)
+
+
+def _optimizer_cases(name):
+    def make(args, **kwargs):  # args(m): the positional arguments
+        return lambda m: getattr(m.optim, name)(*args(m), **kwargs)
+
+    p = _P
+    cases = [
+        ("ints", make(lambda m: ([1, 2],), lr=0.1), TypeError, ONLY_TENSORS + "int"),
+        (
+            "str",
+            make(lambda m: ([p(m), "a"],), lr=0.1),
+            TypeError,
+            ONLY_TENSORS + "str",
+        ),
+        ("dict_keys", make(lambda m: ({"a": p(m)},), lr=0.1), TypeError, "is str"),
+        ("empty", make(lambda m: ([],), lr=0.1), ValueError, "empty parameter list"),
+        ("empty_iter", make(lambda m: (iter([]),), lr=0.1), ValueError, "empty"),
+        ("tensor", make(lambda m: (p(m),), lr=0.1), TypeError, "iterable of Tensors"),
+        ("none", make(lambda m: (None,), lr=0.1), TypeError, "not iterable"),
+        ("non_leaf", make(lambda m: ([p(m) * 2],), lr=0.1), ValueError, "non-leaf"),
+        (
+            "shared",
+            make(_one_param_in_two_groups, lr=0.1),
+            ValueError,
+            "more than one parameter group",
+        ),
+        (
+            "group_not_dict",
+            make(lambda m: ([{"params": p(m)}, p(m)],)),
+            TypeError,
+            "dict",
+        ),
+        ("group_ints", make(lambda m: ([{"params": [1]}],)), TypeError, "is int"),
+        ("group_set", make(lambda m: ([{"params": {p(m)}}],)), TypeError, "sets"),
+        (
+            "lr",
+            make(lambda m: ([p(m)],), lr=-1),
+            ValueError,
+            "^Invalid learning rate: -1$",
+        ),
+        ("lr_str", make(lambda m: ([p(m)],), lr="a"), TypeError, ""),
+        ("lr_none", make(lambda m: ([p(m)],), lr=None), TypeError, ""),
+        (
+            "decay",
+            make(lambda m: ([p(m)],), weight_decay=-1),
+            ValueError,
+            "weight_decay",
+        ),
+        (
+            "unknown",
+            make(lambda m: ([p(m)],), bogus=3),
+            TypeError,
+            "unexpected keyword",
+        ),
+    ]
+    if name != "Adam":
+        cases.append(
+            ("momentum", make(lambda m: ([p(m)],), momentum=-1), ValueError, "momentum")
+        )
+    if name == "SGD":
+        cases.append(
+            ("nesterov", make(lambda m: ([p(m)],), nesterov=True), ValueError, "Nest")
+        )
+    if name != "SGD":
+        cases.append(("eps", make(lambda m: ([p(m)],), eps=-1), ValueError, "epsilon"))
+    if name == "Adam":
+        for i, betas in enumerate([(-0.1, 0.9), (0.9, 1.0)]):
+            message = f"Invalid beta parameter at index {i}"
+            cases.append(
+                (
+                    f"beta{i}",
+                    make(lambda m: ([p(m)],), betas=betas),
+                    ValueError,
+                    message,
+                )
+            )
+    if name == "RMSprop":
+        cases.append(
+            ("alpha", make(lambda m: ([p(m)],), alpha=-1), ValueError, "alpha")
+        )
+    return [(f"{name}-{case[0]}", *case[1:]) for case in cases]
+
+
+OPTIMIZER_CASES = [c for n in ("SGD", "Adam", "RMSprop") for c in _optimizer_cases(n)]
+
+
+@pytest.mark.parametrize(("name", "call", "kind", "pattern"), _params(OPTIMIZER_CASES))
+def test_optimizer_with_non_tensor_params_raises_like_pytorch(
+    name, call, kind, pattern
+):
+    _check_ours(call, kind, pattern)
+
+
+@pytest.mark.parametrize(("name", "call", "kind", "pattern"), _params(OPTIMIZER_CASES))
+def test_bad_optimizer_arguments_match_pytorch(name, call, kind, pattern):
+    _check_pytorch(call, kind)
+
+
+def test_sgd_of_ints_message_is_pytorchs():
+    with pytest.raises(TypeError) as info:
+        torch.optim.SGD([1, 2])
+    assert str(info.value) == ONLY_TENSORS + "int"
+
+
+def test_add_param_group_checks_like_the_constructor():
+    p, q = _P(torch), _P(torch)
+    opt = torch.optim.SGD([p], lr=0.1)
+    with pytest.raises(ValueError, match="more than one parameter group"):
+        opt.add_param_group({"params": [p]})
+    with pytest.raises(TypeError, match="param_group must be a dict"):
+        opt.add_param_group([q])
+    with pytest.raises(TypeError, match=ONLY_TENSORS + "int"):
+        opt.add_param_group({"params": [1]})
+    assert len(opt.param_groups) == 1
+    opt.add_param_group({"params": q, "lr": 0.5})
+    assert opt.param_groups[1]["params"] == [q] and opt.param_groups[1]["lr"] == 0.5
+
+
+def test_duplicate_params_warn_as_in_pytorch():
+    p = _P(torch)
+    with pytest.warns(UserWarning, match="duplicate parameters"):
+        torch.optim.SGD([p, p], lr=0.1)
+
+
+def test_optimizer_options_are_honoured_or_refused_never_ignored():
+    p = _P(torch)
+    net = torch.nn.Linear(2, 1)
+    named = torch.optim.SGD(net.named_parameters(), lr=0.1)
+    assert named.param_groups[0]["param_names"] == ["weight", "bias"]
+    torch.optim.Adam([p], foreach=False, fused=None, capturable=False)
+    for make in (
+        lambda: torch.optim.SGD([p], lr=0.1, momentum=0.9, dampening=0.5),
+        lambda: torch.optim.SGD([p], maximize=True),
+        lambda: torch.optim.Adam([p], amsgrad=True),
+        lambda: torch.optim.Adam([p], decoupled_weight_decay=True),
+        lambda: torch.optim.RMSprop([p], maximize=True),
+    ):
+        with pytest.raises(NotImplementedError, match="not supported"):
+            make()
+
+
+# ---------------------------------------------------------------------------
 # Finding 3: sizes and dims must be ints (t.view(3.7, 2) was accepted)
 # ---------------------------------------------------------------------------
 
