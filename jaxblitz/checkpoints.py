@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,7 @@ from jaxblitz.integrity import (
 )
 
 __all__ = [
+    "CheckpointWriteError",
     "Checkpointer",
     "CorruptFileError",
     "flatten_params",
@@ -97,6 +99,10 @@ def load_weights(
     return unflatten_params(flat)
 
 
+class CheckpointWriteError(OSError):
+    """A checkpoint could not be written (the files already there are untouched)."""
+
+
 def _state_digest(state: Any, meta: dict[str, Any]) -> str:
     def host(x):  # a replicated array spread over processes: this process's copy
         if isinstance(x, jax.Array) and not x.is_fully_addressable:
@@ -121,14 +127,29 @@ class Checkpointer:
     def save(self, step: int, state: Any, meta: dict[str, Any]) -> None:
         """Save the train state (a pytree) and JSON metadata as checkpoint ``step``."""
         meta = {**meta, CHECKSUM_KEY: _state_digest(state, meta)}
-        self._manager.save(
-            step,
-            args=ocp.args.Composite(
-                state=ocp.args.StandardSave(state), meta=ocp.args.JsonSave(meta)
-            ),
-            force=True,
-        )
-        self._manager.wait_until_finished()
+        try:
+            self._manager.save(
+                step,
+                args=ocp.args.Composite(
+                    state=ocp.args.StandardSave(state), meta=ocp.args.JsonSave(meta)
+                ),
+                force=True,
+            )
+            self._manager.wait_until_finished()
+        except Exception as e:  # a full disk, a vanished folder: say so, tidy up
+            for tmp in self.directory.glob(f"{step}.orbax-checkpoint-tmp*"):
+                shutil.rmtree(tmp, ignore_errors=True)
+            newest = [s for s in self.all_steps() if s != step]
+            kept = (
+                f"the earlier checkpoints are intact (newest: step {max(newest)})"
+                if newest
+                else "no earlier checkpoint exists"
+            )
+            why = e.strerror if isinstance(e, OSError) and e.strerror else e
+            raise CheckpointWriteError(
+                f"Could not write checkpoint step {step} in {self.directory}: "
+                f"{why}. Nothing half-written is left; {kept}."
+            ) from e
 
     def latest_step(self) -> int | None:
         return self._manager.latest_step()

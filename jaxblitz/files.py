@@ -55,8 +55,10 @@ def atomic_write(
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as e:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(e, OSError) and e.filename in (None, tmp):
+            e.filename = str(path)  # name the file the user knows, not the temp
         raise
     return path
 
