@@ -20,6 +20,7 @@ pickle is refused with how to convert it.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 from pathlib import Path
@@ -99,6 +100,32 @@ def load_weights(
     return unflatten_params(flat)
 
 
+class _HeldLogs(logging.Filter):
+    """Holds what orbax logs (through absl) while a save runs: released when the
+    save succeeds, dropped when it fails and its error says the same."""
+
+    def __init__(self):
+        super().__init__()
+        self.records: list[logging.LogRecord] = []
+        self._logger = logging.getLogger("absl")
+
+    def filter(self, record):  # hold, don't pass on
+        self.records.append(record)
+        return False
+
+    def __enter__(self):
+        self._logger.addFilter(self)
+        return self
+
+    def __exit__(self, *exc):
+        self._logger.removeFilter(self)
+
+    def release(self):
+        for record in self.records:
+            self._logger.handle(record)
+        self.records = []
+
+
 class CheckpointWriteError(OSError):
     """A checkpoint could not be written (the files already there are untouched)."""
 
@@ -127,15 +154,19 @@ class Checkpointer:
     def save(self, step: int, state: Any, meta: dict[str, Any]) -> None:
         """Save the train state (a pytree) and JSON metadata as checkpoint ``step``."""
         meta = {**meta, CHECKSUM_KEY: _state_digest(state, meta)}
+        held = _HeldLogs()  # orbax logs a failed write's traceback; we say it once
         try:
-            self._manager.save(
-                step,
-                args=ocp.args.Composite(
-                    state=ocp.args.StandardSave(state), meta=ocp.args.JsonSave(meta)
-                ),
-                force=True,
-            )
-            self._manager.wait_until_finished()
+            with held:
+                self._manager.save(
+                    step,
+                    args=ocp.args.Composite(
+                        state=ocp.args.StandardSave(state),
+                        meta=ocp.args.JsonSave(meta),
+                    ),
+                    force=True,
+                )
+                self._manager.wait_until_finished()
+            held.release()
         except Exception as e:  # a full disk, a vanished folder: say so, tidy up
             for tmp in self.directory.glob(f"{step}.orbax-checkpoint-tmp*"):
                 shutil.rmtree(tmp, ignore_errors=True)
