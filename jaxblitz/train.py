@@ -384,6 +384,7 @@ def fit(
     n = check_dataset(dataset)
     in_channels, num_classes = dataset.images.shape[1], len(dataset.class_names)
     check_memory(config, in_channels, n, num_classes, mesh)
+    devices = 1 if mesh is None else int(mesh.devices.size)
     identity = run_identity(config, dataset)
     record = {"id": uuid.uuid4().hex[:12], "identity": identity, "changes": []}
     latest = None if checkpointer is None else checkpointer.latest_step()
@@ -410,7 +411,9 @@ def fit(
         # Settings are compared before any array is read: a different run is
         # named as such, not reported as a damaged file.
         meta = checkpointer.read_meta(latest)
-        record = _resumed_run(meta, config, identity, latest, checkpointer.directory)
+        record = _resumed_run(
+            meta, config, identity, latest, checkpointer.directory, devices
+        )
         for change in record["changes"]:
             if change["step"] == latest:
                 log(
@@ -429,6 +432,7 @@ def fit(
         if checkpointer is not None:
             meta = dict(
                 config=dataclasses.asdict(config),
+                devices=devices,
                 run=record,
                 epoch=epoch,
                 position=pos,
@@ -629,7 +633,8 @@ class RunMismatchError(ValueError):
 
 # What a run computes: a checkpoint resumes only under the same values. The other
 # settings say how to run it (epochs, loop, logging, checkpoint spacing, eval
-# batch); they may change on resume, and each change is recorded with its step.
+# batch, the number of devices); they may change on resume, and each change is
+# recorded with its step.
 IDENTITY = (
     "dataset",
     "batch_size",
@@ -658,7 +663,9 @@ def _plain(value):  # as JSON gives it back: tuples are lists
     return list(value) if isinstance(value, tuple) else value
 
 
-def _resumed_run(meta: dict, config: Config, identity: dict, step: int, where) -> dict:
+def _resumed_run(
+    meta: dict, config: Config, identity: dict, step: int, where, devices: int = 1
+) -> dict:
     """The checkpoint's run record, with this resume's setting changes appended.
 
     Raises RunMismatchError naming each setting that may not change.
@@ -692,10 +699,11 @@ def _resumed_run(meta: dict, config: Config, identity: dict, step: int, where) -
             f"--epochs {begun} (more extends the run)."
         )
     changes = list(run.get("changes", []))
-    for k in _CHANGEABLE:
-        before, now = saved_config.get(k), getattr(config, k)
-        if k in saved_config and before != now:
-            changes.append({"step": step, "setting": k, "from": before, "to": now})
+    now = {k: getattr(config, k) for k in _CHANGEABLE} | {"devices": devices}
+    before = saved_config | {"devices": meta.get("devices", 1)}
+    for k, value in now.items():  # more devices: equal up to float rounding
+        if k in before and before[k] != value:
+            changes.append({"step": step, "setting": k, "from": before[k], "to": value})
     return {**run, "changes": changes}
 
 

@@ -131,6 +131,15 @@ def test_extending_epochs_on_resume_is_said_and_recorded_with_its_step(tmp_path)
     assert {"step": 6, "setting": "log_every", "from": 2000, "to": 5} in run["changes"]
 
 
+def test_a_change_in_the_number_of_devices_is_recorded_not_silent():
+    config = small()
+    meta = {"config": dataclasses.asdict(config), "devices": 1, "epoch": 1}
+    identity = train.run_identity(config, random_data(24))
+    meta["run"] = {"id": "r", "identity": identity, "changes": []}
+    run = train._resumed_run(meta, config, identity, 6, "here", devices=2)
+    assert run["changes"] == [{"step": 6, "setting": "devices", "from": 1, "to": 2}]
+
+
 def test_fewer_epochs_than_the_run_has_trained_are_refused(tmp_path):
     trained(tmp_path, small(epochs=2))
     checkpointer = Checkpointer(tmp_path)
