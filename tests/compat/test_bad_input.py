@@ -431,6 +431,67 @@ def test_optimizer_options_are_honoured_or_refused_never_ignored():
             make()
 
 
+# The same class in torch.utils.data: DataLoader and random_split arguments.
+
+_DS = lambda m: _data(m).TensorDataset(m.arange(10.0))  # noqa: E731
+
+
+def _data(m):
+    return m.utils.data
+
+
+DATA_CASES = [
+    ("batch_float", lambda m: _data(m).DataLoader(_DS(m), batch_size=2.5), ValueError),
+    ("batch_zero", lambda m: _data(m).DataLoader(_DS(m), batch_size=0), ValueError),
+    ("batch_bool", lambda m: _data(m).DataLoader(_DS(m), batch_size=True), ValueError),
+    ("workers", lambda m: _data(m).DataLoader(_DS(m), num_workers=-1), ValueError),
+    ("timeout", lambda m: _data(m).DataLoader(_DS(m), timeout=-1), ValueError),
+    ("prefetch", lambda m: _data(m).DataLoader(_DS(m), prefetch_factor=2), ValueError),
+    ("drop_last", lambda m: _data(m).DataLoader(_DS(m), drop_last=1), ValueError),
+    ("unknown", lambda m: _data(m).DataLoader(_DS(m), bogus=1), TypeError),
+    (
+        "sampler_shuffle",
+        lambda m: _data(m).DataLoader(_DS(m), shuffle=True, sampler=[0, 1]),
+        ValueError,
+    ),
+    (
+        "batch_sampler",
+        lambda m: _data(m).DataLoader(_DS(m), batch_size=2, batch_sampler=[[0, 1]]),
+        ValueError,
+    ),
+    ("dataset_index", lambda m: _DS(m)[10], IndexError),
+    ("split_sum", lambda m: _data(m).random_split(_DS(m), [5, 6]), ValueError),
+    (
+        "split_fraction",
+        lambda m: _data(m).random_split(_DS(m), [-0.5, 1.5]),
+        ValueError,
+    ),
+    ("split_float", lambda m: _data(m).random_split(_DS(m), [2.5, 7.5]), TypeError),
+]
+
+
+@pytest.mark.parametrize(("name", "call", "kind"), _params(DATA_CASES))
+def test_dataloader_with_bad_batch_size_raises_like_pytorch(name, call, kind):
+    _check_ours(call, kind, "")
+
+
+@pytest.mark.parametrize(("name", "call", "kind"), _params(DATA_CASES))
+def test_bad_data_arguments_match_pytorch(name, call, kind):
+    _check_pytorch(call, kind)
+
+
+def test_dataloader_takes_pytorchs_other_options():
+    data = torch.utils.data
+    ds = _DS(torch)
+    loader = data.DataLoader(ds, batch_sampler=[[0, 1], [5]])
+    assert [b[0].tolist() for b in loader] == [[0.0, 1.0], [5.0]] and len(loader) == 2
+    data.DataLoader(ds, pin_memory=True, worker_init_fn=print, in_order=True)
+    with pytest.warns(UserWarning, match="Length of split at index 1 is 0"):
+        parts = data.random_split(ds, [1.0, 0.0])
+    assert [len(p) for p in parts] == [10, 0]
+    assert [len(p) for p in data.random_split(ds, [0.25, 0.75])] == [3, 7]
+
+
 # ---------------------------------------------------------------------------
 # Finding 3: sizes and dims must be ints (t.view(3.7, 2) was accepted)
 # ---------------------------------------------------------------------------

@@ -7,7 +7,9 @@ stacks samples on the host with NumPy and moves each batch to JAX once.
 
 from __future__ import annotations
 
+import math
 import numbers
+import warnings
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -32,6 +34,11 @@ class TensorDataset(Dataset):
         self._host = [np.asarray(t._data) for t in tensors]
 
     def __getitem__(self, index: int) -> tuple:
+        n = len(self)
+        if isinstance(index, int) and not -n <= index < n:
+            raise IndexError(
+                f"index {index} is out of bounds for dimension 0 with size {n}"
+            )
         return tuple(_HostTensor(h[index]) for h in self._host)
 
     def __len__(self) -> int:
@@ -50,6 +57,28 @@ class Subset(Dataset):
 
 
 def random_split(dataset: Dataset, lengths: Sequence[int], generator: Any = None):
+    """torch's ``random_split``: lengths, or fractions that sum to 1."""
+    if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
+        for i, frac in enumerate(lengths):
+            if frac < 0 or frac > 1:
+                raise ValueError(f"Fraction at index {i} is not between 0 and 1")
+        counts = [math.floor(len(dataset) * frac) for frac in lengths]
+        for i in range(len(dataset) - sum(counts)):  # the rest, round-robin
+            counts[i % len(counts)] += 1
+        for i, n in enumerate(counts):
+            if n == 0:
+                warnings.warn(
+                    f"Length of split at index {i} is 0. This might result in an "
+                    "empty dataset.",
+                    UserWarning,
+                    stacklevel=2,
+                )
+        lengths = counts
+    if any(isinstance(n, bool) or not isinstance(n, numbers.Integral) for n in lengths):
+        raise TypeError(
+            f"random_split: lengths must be ints, or fractions that sum to 1; got "
+            f"{list(lengths)}"
+        )
     if sum(lengths) != len(dataset):
         raise ValueError(
             "Sum of input lengths does not equal the length of the input dataset!"
@@ -111,15 +140,59 @@ class DataLoader:
         sampler: Any = None,
         num_workers: int = 0,
         collate_fn: Any = None,
+        pin_memory: bool = False,
         drop_last: bool = False,
+        timeout: float = 0,
+        worker_init_fn: Any = None,
+        multiprocessing_context: Any = None,
         generator: Any = None,
-        **_: Any,
+        *,
+        batch_sampler: Any = None,
+        prefetch_factor: int | None = None,
+        persistent_workers: bool = False,
+        pin_memory_device: str = "",
+        in_order: bool = True,
     ):
-        if batch_size is not None and batch_size < 1:
+        # torch's checks and words (DataLoader.__init__ and BatchSampler); the
+        # worker and memory-pinning options have nothing to do in one process.
+        if num_workers < 0:
+            raise ValueError(
+                "num_workers option should be non-negative; use num_workers=0 to "
+                "disable multiprocessing."
+            )
+        if timeout < 0:
+            raise ValueError("timeout option should be non-negative")
+        if num_workers == 0 and prefetch_factor is not None:
+            raise ValueError(
+                "prefetch_factor option could only be specified in multiprocessing."
+                "let num_workers > 0 to enable multiprocessing, otherwise set "
+                "prefetch_factor to None."
+            )
+        if persistent_workers and num_workers == 0:
+            raise ValueError("persistent_workers option needs num_workers > 0")
+        if sampler is not None and shuffle:
+            raise ValueError("sampler option is mutually exclusive with shuffle")
+        if batch_sampler is not None:
+            if batch_size != 1 or shuffle or sampler is not None or drop_last:
+                raise ValueError(
+                    "batch_sampler option is mutually exclusive with batch_size, "
+                    "shuffle, sampler, and drop_last"
+                )
+            batch_size = None
+        elif batch_size is not None and (
+            not isinstance(batch_size, int)
+            or isinstance(batch_size, bool)
+            or batch_size <= 0
+        ):
             raise ValueError(
                 "batch_size should be a positive integer value, but got "
                 f"batch_size={batch_size}"
             )
+        if not isinstance(drop_last, bool):
+            raise ValueError(
+                f"drop_last should be a boolean value, but got drop_last={drop_last}"
+            )
+        self.batch_sampler = batch_sampler
         self.dataset, self.batch_size, self.shuffle = dataset, batch_size, shuffle
         self.drop_last, self.num_workers, self.generator = (
             drop_last,
@@ -138,6 +211,10 @@ class DataLoader:
         return list(range(n))
 
     def __iter__(self) -> Iterator[Any]:
+        if self.batch_sampler is not None:
+            for indices in self.batch_sampler:
+                yield self.collate_fn([self.dataset[i] for i in indices])
+            return
         order = self._order()
         if self.batch_size is None:
             for i in order:
@@ -150,6 +227,8 @@ class DataLoader:
             yield self.collate_fn([self.dataset[i] for i in indices])
 
     def __len__(self) -> int:
+        if self.batch_sampler is not None:
+            return len(self.batch_sampler)
         n = len(self.sampler) if self.sampler is not None else len(self.dataset)
         if self.batch_size is None:
             return n
