@@ -136,10 +136,16 @@ def _compare(op, a: Tensor, b: Any) -> Tensor:
 
 
 def _dim(dim: Any, ndim: int) -> Any:
-    if dim is None:
-        return None
+    if dim is None or (isinstance(dim, list | tuple) and not dim):
+        return None  # torch: dim=[] reduces over every dimension
     if isinstance(dim, list | tuple):
-        return tuple(wrap_dim(d, ndim) for d in dim)
+        dims = tuple(wrap_dim(d, ndim) for d in dim)
+        for d in dims:
+            if dims.count(d) > 1:
+                raise RuntimeError(
+                    f"dim {d} appears multiple times in the list of dims"
+                )
+        return dims
     return wrap_dim(dim, ndim)
 
 
@@ -208,13 +214,42 @@ def matmul(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor
     return _to_out(_matmul(input, other), out)
 
 
-def _matmul(input: Tensor, other: Tensor) -> Tensor:
-    a, b = input.shape, other.shape
-    if len(a) == 2 and len(b) == 2 and a[1] != b[0]:
+def _check_matmul(a: tuple[int, ...], b: tuple[int, ...]) -> None:
+    """torch's shape errors (JAX's name dot_general's dimension numbers instead)."""
+    if not a or not b:
         raise RuntimeError(
-            f"mat1 and mat2 shapes cannot be multiplied ({a[0]}x{a[1]} and "
-            f"{b[0]}x{b[1]})"
+            "both arguments to matmul need to be at least 1D, but they are "
+            f"{len(a)}D and {len(b)}D"
         )
+    if len(a) == len(b) == 1 and a != b:
+        raise RuntimeError(
+            f"inconsistent tensor size, expected tensor [{a[0]}] and src [{b[0]}] to "
+            f"have the same number of elements, but got {a[0]} and {b[0]} elements "
+            "respectively"
+        )
+    if len(a) == 2 and len(b) == 1 and a[1] != b[0]:
+        raise RuntimeError(
+            f"size mismatch, got input ({a[0]}), mat ({a[0]}x{a[1]}), vec ({b[0]})"
+        )
+    rows = a if len(a) > 1 else (1, *a)
+    cols = b if len(b) > 1 else (*b, 1)
+    if rows[-1] != cols[-2]:
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({rows[-2]}x{rows[-1]} and "
+            f"{cols[-2]}x{cols[-1]})"
+            + ("" if len(a) <= 2 and len(b) <= 2 else f" in shapes {a} @ {b}")
+        )
+    try:
+        np.broadcast_shapes(rows[:-2], cols[:-2])
+    except ValueError:
+        raise RuntimeError(
+            f"matmul: the batch dimensions of {list(a)} and {list(b)} do not broadcast"
+        ) from None
+
+
+def _matmul(input: Tensor, other: Tensor) -> Tensor:
+    a, b = tuple(input.shape), tuple(other.shape)
+    _check_matmul(a, b)
     name = {(2, 2): "MmBackward0", (2, 1): "MvBackward0", (1, 1): "DotBackward0"}
     dt = _dtype.promote(input.dtype, other.dtype)
     return apply(

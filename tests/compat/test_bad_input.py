@@ -576,6 +576,14 @@ SIZE_CASES = [
     ("cat_empty", lambda m: m.cat([]), ValueError, "non-empty list"),
     ("stack_empty", lambda m: m.stack([]), RuntimeError, "non-empty TensorList"),
     ("device_index", lambda m: m.device("cuda:x"), RuntimeError, "Invalid device"),
+    ("sum_twice", lambda m: _T(m).sum(dim=(0, 0)), RuntimeError, "multiple times"),
+    ("mean_dims", lambda m: _T(m).mean(dim=(0, 1.5)), TypeError, "must be int"),
+    ("matmul_vec", lambda m: _T(m) @ m.ones(3), RuntimeError, "size mismatch"),
+    ("matmul_mat", lambda m: _T(m) @ m.ones(3, 4), RuntimeError, "3x2 and 3x4"),
+    ("matmul_dot", lambda m: m.ones(3) @ m.ones(4), RuntimeError, "inconsistent"),
+    ("matmul_row", lambda m: m.ones(2) @ _T(m), RuntimeError, "1x2 and 3x2"),
+    ("matmul_0d", lambda m: m.tensor(1.0) @ _T(m), RuntimeError, "at least 1D"),
+    ("bmm", lambda m: m.ones(2, 3, 4) @ m.ones(2, 5, 3), RuntimeError, "4 and 5"),
 ]
 
 
@@ -611,6 +619,7 @@ def test_integer_like_sizes_are_still_accepted():
     assert torch.randint(5, (3,)).shape == (3,)
     assert torch.ones(0, 3).view(3, -1).shape == (3, 0)
     assert torch.Tensor([1.0, 2.0]).tolist() == [1.0, 2.0]
+    assert t.sum(dim=[]).item() == 6.0  # torch: an empty dim list reduces all
 
 
 def test_repeat_matches_pytorch_values_and_gradient():
