@@ -347,9 +347,7 @@ def normal(
         )
     else:
         shape = _size("normal", (size,))
-    if builtins.any(
-        np.any(np.asarray(s) < 0) for s in (std,) if not isinstance(s, Tensor)
-    ):
+    if not isinstance(std, Tensor) and np.any(np.asarray(std) < 0):
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
     z = randn(*shape, generator=generator, dtype=dtype, device=device)
     mean = np.asarray(mean, z.dtype.np)
