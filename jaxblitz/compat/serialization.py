@@ -167,13 +167,25 @@ def _key(key: Any, where: tuple[Any, ...]) -> Any:
     )
 
 
+def _path(f: Any, who: str) -> str:
+    try:
+        return os.fspath(f)
+    except TypeError:
+        raise TypeError(
+            f"{who} takes a file path (str or os.PathLike), got a "
+            f"{type(f).__name__}: file objects such as io.BytesIO are not supported "
+            "(files are written atomically, by path)"
+        ) from None
+
+
 def save(obj: Any, f: str | os.PathLike) -> None:
     """``torch.save(net.state_dict(), PATH)``; see the module doc for what it takes."""
+    path = _path(f, "jaxblitz.compat.save")
     writer = _Writer()
     tree = writer.value(obj, ())
     structure = json.dumps({"tree": tree, "tensors": writer.tensors})
     metadata = {"format": _FORMAT, "version": _VERSION, _STRUCTURE: structure}
-    write_safetensors(writer.arrays, os.fspath(f), metadata)
+    write_safetensors(writer.arrays, path, metadata)
 
 
 # ---------------------------------------------------------------------------
@@ -270,7 +282,7 @@ def _read_with_bfloat16(path: str) -> tuple[dict[str, np.ndarray], dict[str, str
 
 def load(f: str | os.PathLike, map_location: Any = None, weights_only: bool = True):
     """``torch.load(PATH)``: what ``save`` was given, rebuilt exactly."""
-    path = os.fspath(f)
+    path = _path(f, _WHO)
     try:
         arrays, metadata = read_safetensors(path, _WHO)
     except KeyError:  # a dtype NumPy's safetensors reader lacks: BF16

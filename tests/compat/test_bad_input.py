@@ -911,6 +911,15 @@ def test_save_refuses_what_it_cannot_represent(name, tmp_path):
     assert not (tmp_path / "x.pt").exists()
 
 
+def test_save_and_load_refuse_a_file_object_clearly():
+    import io
+
+    with pytest.raises(TypeError, match="takes a file path.*BytesIO"):
+        torch.save({"w": torch.ones(1)}, io.BytesIO())
+    with pytest.raises(TypeError, match="takes a file path.*BytesIO"):
+        torch.load(io.BytesIO())
+
+
 def test_save_refuses_a_container_that_contains_itself(tmp_path):
     loop = []
     loop.append(loop)
