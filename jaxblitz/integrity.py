@@ -79,9 +79,12 @@ def read_safetensors(
     with open(path, "rb") as f:
         blob = f.read()
     try:
-        arrays = _st_load(blob)
         header_len = int.from_bytes(blob[:8], "little")
         metadata = json.loads(blob[8 : 8 + header_len]).get("__metadata__") or {}
+        try:
+            arrays = _st_load(blob)
+        except KeyError:  # a dtype NumPy's reader lacks (BF16): through JAX's
+            arrays = _load_via_jax(path)
     except (SafetensorError, ValueError, UnicodeDecodeError, AttributeError) as e:
         kind = _looks_like_pickle(blob)
         if kind is not None:
@@ -102,6 +105,13 @@ def read_safetensors(
     return arrays, metadata
 
 
+def _load_via_jax(path) -> dict[str, np.ndarray]:
+    from safetensors import safe_open
+
+    with safe_open(path, framework="flax") as f:
+        return {k: np.asarray(f.get_tensor(k)) for k in f.keys()}  # noqa: SIM118
+
+
 def _metadata_text(metadata: dict[str, str]) -> str:
     return json.dumps(
         {k: v for k, v in metadata.items() if k != CHECKSUM_KEY}, sort_keys=True
@@ -114,7 +124,7 @@ def write_safetensors(
     """Write ``arrays`` with ``metadata`` and a checksum, atomically."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    arrays = {k: np.ascontiguousarray(v) for k, v in arrays.items()}
+    arrays = {k: np.asarray(v, order="C") for k, v in arrays.items()}  # keeps 0-d
     metadata = {
         **metadata,
         CHECKSUM_KEY: array_digest(arrays, _metadata_text(metadata)),

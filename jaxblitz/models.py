@@ -50,6 +50,18 @@ def _uniform(key: jax.Array, shape: tuple[int, ...], bound: float, dtype) -> jax
     return jax.random.uniform(key, shape, dtype, minval=-bound, maxval=bound)
 
 
+def _check_sizes(who: str, **sizes: int) -> None:
+    """Sizes are ints; fan-in ones >= 1 (its sqrt is the bound), outputs >= 0."""
+    for name, value in sizes.items():
+        if isinstance(value, bool) or not isinstance(value, int | np.integer):
+            raise TypeError(
+                f"{who}: {name} must be an int, got {type(value).__name__} {value!r}."
+            )
+        least = 0 if name.startswith("out_") else 1
+        if value < least:
+            raise ValueError(f"{who}: {name} must be >= {least}, got {value}.")
+
+
 def init_linear(
     key: jax.Array, in_features: int, out_features: int, dtype=jnp.float32
 ) -> Params:
@@ -57,6 +69,7 @@ def init_linear(
 
     torch draws both from U(-1/sqrt(in), 1/sqrt(in)) (kaiming_uniform with a=sqrt(5)).
     """
+    _check_sizes("init_linear", in_features=in_features, out_features=out_features)
     wkey, bkey = jax.random.split(key)
     bound = 1.0 / math.sqrt(in_features)
     return {
@@ -73,6 +86,12 @@ def init_conv2d(
     dtype=jnp.float32,
 ) -> Params:
     """``nn.Conv2d(in, out, k)``: weight OIHW ``(out, in, k, k)``, bias ``(out,)``."""
+    _check_sizes(
+        "init_conv2d",
+        in_channels=in_channels,
+        out_channels=out_channels,
+        kernel_size=kernel_size,
+    )
     wkey, bkey = jax.random.split(key)
     bound = 1.0 / math.sqrt(in_channels * kernel_size * kernel_size)
     shape = (out_channels, in_channels, kernel_size, kernel_size)

@@ -391,6 +391,22 @@ def test_lenet_on_a_batch_of_zero_images_gives_zero_logits():
     assert models.lenet(params, empty, chunk=models.eval_chunk(0)).shape == (0, 10)
 
 
+@pytest.mark.parametrize(
+    "init, args, expected",
+    [
+        (models.init_linear, (-1, 3), "in_features must be >= 1, got -1"),
+        (models.init_linear, (3, -2), "out_features must be >= 0, got -2"),
+        (models.init_conv2d, (3, 6, 0), "kernel_size must be >= 1, got 0"),
+        (models.init_conv2d, (0, 6, 5), "in_channels must be >= 1, got 0"),
+    ],
+)
+def test_layer_initialisers_refuse_sizes_they_cannot_use(init, args, expected):
+    with pytest.raises(ValueError, match=expected):
+        init(jax.random.key(0), *args)
+    with pytest.raises(TypeError, match="must be an int, got float 3.7"):
+        init(jax.random.key(0), 3.7, *args[1:])
+
+
 @pytest.mark.parametrize("label", [10, -1, 2**20])
 def test_cross_entropy_refuses_labels_out_of_range_and_gives_nan_under_jit(label):
     logits = jnp.zeros((2, 10))
@@ -433,3 +449,19 @@ def test_the_cli_writes_its_outputs_with_the_umask(tmp_path):
     for name in ("metrics.json", "loss.png", "weights.safetensors", "samples.png"):
         assert stat.S_IMODE((out / name).stat().st_mode) == 0o644, name
     assert not list(out.glob(".*.tmp"))
+
+
+def test_safetensors_keep_0d_arrays_and_read_bfloat16(tmp_path):
+    import ml_dtypes
+
+    from jaxblitz.integrity import read_safetensors, write_safetensors
+
+    arrays = {
+        "scalar": np.float32(2.5).reshape(()),
+        "bf16": np.array([1.5, -2.0], dtype=ml_dtypes.bfloat16),
+    }
+    path = write_safetensors(arrays, tmp_path / "a.safetensors", {})
+    back, _ = read_safetensors(path)
+    assert back["scalar"].shape == () and float(back["scalar"]) == 2.5
+    assert back["bf16"].dtype == ml_dtypes.bfloat16
+    np.testing.assert_array_equal(back["bf16"], arrays["bf16"])

@@ -36,10 +36,7 @@ from jaxblitz.compat.creation import tensor
 from jaxblitz.compat.nn.module import Parameter
 from jaxblitz.compat.tensor import Size, Tensor
 from jaxblitz.integrity import (
-    CHECKSUM_KEY,
     CorruptFileError,
-    _metadata_text,
-    array_digest,
     read_safetensors,
     write_safetensors,
 )
@@ -262,31 +259,10 @@ def _load_format_1(arrays: dict[str, np.ndarray], metadata: dict[str, str]) -> A
     return result
 
 
-def _read_with_bfloat16(path: str) -> tuple[dict[str, np.ndarray], dict[str, str]]:
-    """Format-1 files may hold BF16 arrays, which the NumPy reader lacks."""
-    from safetensors import safe_open
-
-    with safe_open(path, framework="flax") as f:
-        metadata = f.metadata() or {}
-        arrays = {k: np.asarray(f.get_tensor(k)) for k in f.keys()}  # noqa: SIM118
-    expected = metadata.get(CHECKSUM_KEY)
-    if expected is not None:
-        actual = array_digest(arrays, _metadata_text(metadata))
-        if actual != expected:
-            raise CorruptFileError(
-                f"{path} fails its checksum (sha256 {actual}, recorded {expected}): "
-                "the file was altered or damaged after it was written."
-            )
-    return arrays, metadata
-
-
 def load(f: str | os.PathLike, map_location: Any = None, weights_only: bool = True):
     """``torch.load(PATH)``: what ``save`` was given, rebuilt exactly."""
     path = _path(f, _WHO)
-    try:
-        arrays, metadata = read_safetensors(path, _WHO)
-    except KeyError:  # a dtype NumPy's safetensors reader lacks: BF16
-        arrays, metadata = _read_with_bfloat16(path)
+    arrays, metadata = read_safetensors(path, _WHO)
     version = metadata.get("version")
     if metadata.get("format") != _FORMAT or version is None:
         return _load_format_1(arrays, metadata)
