@@ -424,8 +424,8 @@ def fit(
         start_epoch, position = meta["epoch"], meta["position"]
         losses, history = meta["losses"], meta["history"]
         log(
-            f"Resumed run {record['id']} from step {int(state.step)} (epoch "
-            f"{start_epoch + 1}, batch {position})."
+            f"Resumed from step {int(state.step)} (epoch {start_epoch + 1}, batch "
+            f"{position}) of run {record['id']}."
         )
 
     def save(epoch: int, pos: int) -> None:
