@@ -38,6 +38,7 @@ import optax
 from tqdm.auto import tqdm
 
 from jaxblitz import models
+from jaxblitz.integrity import CorruptFileError
 
 OPTIMIZERS = ("sgd", "nesterov", "adam", "rmsprop")
 LOOPS = ("scan", "step")
@@ -670,7 +671,16 @@ def _resumed_run(
 
     Raises RunMismatchError naming each setting that may not change.
     """
-    saved_config = meta.get("config") if isinstance(meta.get("config"), dict) else {}
+    shapes = {"config": dict, "epoch": int, "position": int, "run": dict | None}
+    wrong = [k for k, kind in shapes.items() if not isinstance(meta.get(k), kind)]
+    if wrong:  # read unverified: a damaged file must not crash here
+        raise CorruptFileError(
+            f"Checkpoint step {step} in {where} has damaged metadata "
+            f"({', '.join(wrong)} missing or mistyped). Move {where}/{step} out of "
+            f"{where} to resume from an earlier checkpoint, or start afresh in a new "
+            "directory."
+        )
+    saved_config = meta["config"]
     run = meta.get("run")
     if not isinstance(run, dict):  # written before runs had an identity
         run = {

@@ -109,6 +109,19 @@ def test_changed_settings_on_resume_are_refused_by_name_not_called_corrupt(
     assert "corrupt" not in message and "Delete" not in message
 
 
+def test_damaged_metadata_is_named_as_damage_before_any_array_is_read(tmp_path):
+    trained(tmp_path, small())
+    meta_file = tmp_path / "6" / "meta" / "metadata"
+    meta = json.loads(meta_file.read_text())
+    meta["epoch"] = "one"
+    meta_file.write_text(json.dumps(meta))
+    checkpointer = Checkpointer(tmp_path)
+    with pytest.raises(CorruptFileError, match=r"damaged metadata \(epoch missing"):
+        train.fit(small(epochs=2), random_data(24), checkpointer=checkpointer,
+                  resume=True, **QUIET)  # fmt: skip
+    checkpointer.close()
+
+
 def test_other_data_on_resume_is_refused_naming_the_channels(tmp_path):
     trained(tmp_path, small())
     checkpointer = Checkpointer(tmp_path)
