@@ -14,7 +14,7 @@ library uses:
   alternative, measured slower in whole steps);
 - ``cm`` (channel-major): ``W (O, C*k*k) @ patches (C*k*k, images*Ho*Wo)``
   (``lenet``'s training path, and conv2 in inference; inference builds conv1 from
-  row patches, ``models._conv2d_rows_cm``, not timed here).
+  row patches, ``kernels.conv2d_rows_cm``, not timed here).
 
 A real step also builds the patches, pools, takes the loss and updates the
 weights, none of which count as FLOPs, so the figures here bound from above what

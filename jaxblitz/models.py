@@ -15,21 +15,14 @@ The Blitz's ``Net.forward`` is :func:`lenet`::
     x = relu(linear(params["fc2"], x))                 # (B, 84)
     return linear(params["fc3"], x)                    # (B, 10)
 
-:func:`lenet` computes exactly that, but internally channel-major ``(C, B, H, W)``
-with each 5x5 convolution written as 25 shifted slices (built in two levels,
-with a backward of its own: :func:`_window_stack`) and one matmul
-``weight (O, C*25) @ patches (C*25, B*H'*W')`` (im2col) and pooling as the max of
-the window corners: on CPU that measured about twice as fast as
-``lax.conv_general_dilated`` for these tiny convolutions, and channel-major 10-25 %
-faster than NHWC ``patches @ weight`` at every batch size on an AVX2 host;
-chunked inference builds conv1 from 5x smaller row patches
-(:func:`_conv2d_rows_cm`). ``lenet(..., impl="xla")`` runs the straight-line
-version above; tests hold the two equal.
+``lenet(params, x, impl=...)`` picks how its two conv -> relu -> pool stages run:
+``"xla"`` exactly as above, ``"im2col"`` by the fast formulations of
+:mod:`jaxblitz.kernels` (the default on CPU, where they measure faster); tests
+hold the two equal.
 """
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Sequence
 from typing import Any, Literal
@@ -38,6 +31,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
+
+from jaxblitz import kernels
+from jaxblitz.kernels import eval_chunk as eval_chunk  # until train.py uses kernels'
 
 Params = dict[str, Any]
 
@@ -195,124 +191,17 @@ def flatten(x: jax.Array) -> jax.Array:
 
 
 # ---------------------------------------------------------------------------
-# The fast formulation: channel-major im2col (lenet and the compat layer's conv2d).
+# LeNet: the Blitz's Net.
 # ---------------------------------------------------------------------------
 
-
-@functools.partial(jax.custom_vjp, nondiff_argnums=(1, 2, 3))
-def _window_stack(x: jax.Array, k: int, axis: int, at: int) -> jax.Array:
-    """The k x k windows of the spatial axes ``axis, axis + 1`` (valid, stride 1),
-    their offsets ``(ki, kj)`` as two new axes at ``at`` of the output, e.g.
-    ``(C, B, H, W)``, axis 2, at 1 -> ``(C, k, k, B, Ho, Wo)``.
-
-    Built in two levels (5 column shifts, then 5 row shifts of those): XLA fuses
-    each level into one loop, where one 25-way stack became 25 fusions and a
-    concatenate. The backward is the matching two-level sum of shifted slices of
-    a padded cotangent (JAX's own transpose, 25 pads and adds, became ~10 fusions,
-    some recomputing others' sums): 131 -> 62 fusions per training step at batch 4.
-    """
-    h, w = x.shape[axis : axis + 2]
-    cols = jnp.stack(
-        [lax.slice_in_dim(x, j, j + w - k + 1, axis=axis + 1) for j in range(k)], at
-    )  # kj at `at`
-    h_axis = axis + (at <= axis)
-    return jnp.stack(
-        [lax.slice_in_dim(cols, i, i + h - k + 1, axis=h_axis) for i in range(k)], at
-    )  # ki at `at`, kj after it
+Impl = Literal["im2col", "xla"]
 
 
-def _window_stack_fwd(x, k, axis, at):
-    return _window_stack(x, k, axis, at), x.shape
-
-
-def _shift_sum(g: jax.Array, k: int, at: int, axis: int, size: int) -> jax.Array:
-    """Transpose of ``k`` shifted slices stacked at ``at``: ``out[..., p, ...] =
-    sum_i g[i][..., p - i, ...]`` along ``axis`` (of ``g`` without ``at``)."""
-    pad = [(0, 0)] * g.ndim
-    pad[axis + (at <= axis)] = (k - 1, k - 1)
-    g = jnp.pad(g, pad)
-    return sum(
-        lax.slice_in_dim(
-            lax.index_in_dim(g, i, at, False), k - 1 - i, k - 1 - i + size, axis=axis
-        )
-        for i in range(k)
-    )
-
-
-def _window_stack_bwd(k, axis, at, shape, g):
-    h, w = shape[axis : axis + 2]
-    cols = _shift_sum(g, k, at, axis + (at <= axis), h)  # the row shifts undone
-    return (_shift_sum(cols, k, at, axis + 1, w),)  # then the column shifts
-
-
-_window_stack.defvjp(_window_stack_fwd, _window_stack_bwd)
-
-
-def _windows(x: jax.Array, axis: int) -> tuple[jax.Array, tuple[int, ...]]:
-    """Crop the two spatial axes ``axis, axis + 1`` to even sizes and split each
-    into (size // 2, 2): the 2x2 windows on axes ``axis + 1`` and ``axis + 3``."""
-    h, w = x.shape[axis : axis + 2]
-    crop = (slice(None),) * axis + (slice(0, h // 2 * 2), slice(0, w // 2 * 2))
-    x = x[crop]
-    return x.reshape(*x.shape[:axis], h // 2, 2, w // 2, 2, *x.shape[axis + 2 :]), (
-        h,
-        w,
-    )
-
-
-def _corner(x6: jax.Array, axis: int, a: int, b: int) -> jax.Array:
-    """Element ``(a, b)`` of every 2x2 window of ``x6`` (from :func:`_windows`)."""
-    index = (slice(None),) * axis + (slice(None), a, slice(None), b)
-    return x6[index]
-
-
-@functools.partial(jax.custom_vjp, nondiff_argnums=(1, 2))
-def max_pool2x2(x: jax.Array, axis: int = 2, relu_after: bool = False) -> jax.Array:
-    """2x2, stride-2 max pooling over axes ``axis, axis + 1`` (floor, like torch),
-    optionally followed by ReLU (equal to pooling ``relu(x)``: both are monotone).
-
-    Its gradient goes, as PyTorch's does, to the *first* maximum of each window in
-    row-major order (JAX's own ``max`` splits it among ties, which differ from
-    torch on flat regions such as a padded image's border), and the backward is
-    one elementwise select instead of a reduction and division per window.
-    """
-    return _max_pool2x2_fwd(x, axis, relu_after)[0]
-
-
-def _max_pool2x2_fwd(x, axis, relu_after):
-    x6, size = _windows(x, axis)
-    corners = [_corner(x6, axis, a, b) for a in (0, 1) for b in (0, 1)]
-    y = jnp.maximum(jnp.maximum(corners[0], corners[1]), jnp.maximum(*corners[2:]))
-    # int8 constants: under x64 (the compat layer) Python ints would make these
-    # selects, and the backward's comparison, 64-bit.
-    i8 = functools.partial(jnp.asarray, dtype=jnp.int8)
-    first = jnp.where(
-        corners[0] == y,
-        i8(0),
-        jnp.where(corners[1] == y, i8(1), jnp.where(corners[2] == y, i8(2), i8(3))),
-    )
-    if relu_after:
-        y = jnp.maximum(y, 0)
-        first = jnp.where(y > 0, first, i8(-1))  # -1: no gradient
-    return y, (first, size)
-
-
-def _max_pool2x2_bwd(axis, relu_after, residuals, g):
-    first, (h, w) = residuals
-    expand = (slice(None),) * axis + (slice(None), None, slice(None), None)
-    window = jnp.arange(4, dtype=jnp.int8).reshape(
-        2, 1, 2, *(1,) * (first.ndim - axis - 2)
-    )  # (2, 1, 2, 1...) -> each corner's position 2*a + b
-    dx6 = jnp.where(window == first[expand], g[expand], jnp.zeros((), g.dtype))
-    dx = dx6.reshape(*dx6.shape[:axis], h // 2 * 2, w // 2 * 2, *dx6.shape[axis + 4 :])
-    if h % 2 or w % 2:  # the rows/columns the floor dropped get no gradient
-        pad = [(0, 0)] * dx.ndim
-        pad[axis], pad[axis + 1] = (0, h % 2), (0, w % 2)
-        dx = jnp.pad(dx, pad)
-    return (dx,)
-
-
-max_pool2x2.defvjp(_max_pool2x2_fwd, _max_pool2x2_bwd)
+def default_impl() -> Impl:
+    """The ``lenet`` implementation for JAX's default backend: the im2col kernels
+    on CPU, where they measure faster (BENCHMARKS.md); ``lax.conv`` elsewhere
+    until a measurement there says otherwise."""
+    return "im2col" if jax.default_backend() == "cpu" else "xla"
 
 
 def _check_images(params: Params, x: jax.Array) -> None:
@@ -350,118 +239,34 @@ def _check_images(params: Params, x: jax.Array) -> None:
         )
 
 
-def _pool_relu(x: jax.Array, axis: int) -> jax.Array:
-    """relu(max_pool2d(x)) over axes ``axis, axis + 1``: equal to max_pool2d(relu(x)),
-    since both are monotone, with the ReLU on a quarter of the values.
-
-    The max of the four window corners by ``jnp.maximum``, which propagates NaN as
-    torch does (XLA's CPU reduce-max returns -inf for an all-NaN window, and ReLU
-    would then hide it). JAX splits the gradient among exact ties where torch (and
-    :func:`max_pool2x2`) gives it to the first; measured in separate processes this
-    makes a training step about 15-20 % faster at batch 4 and 512 than
-    :func:`max_pool2x2`, and exact ties are rare in conv outputs.
-    """
-    x6 = _windows(x, axis)[0]
-    top = jnp.maximum(_corner(x6, axis, 0, 0), _corner(x6, axis, 0, 1))
-    bottom = jnp.maximum(_corner(x6, axis, 1, 0), _corner(x6, axis, 1, 1))
-    return relu(jnp.maximum(top, bottom))
-
-
-def _conv2d_cm(params: Params, x: jax.Array) -> jax.Array:
-    """Valid, stride-1 convolution of channel-major ``x`` ``(C, B, H, W)``.
-
-    ``weight (O, C*k*k) @ patches (C*k*k, B*Ho*Wo)``: the OIHW weight is used as
-    it is, and the long axis (images x positions) is the matmul's wide one.
-    """
-    weight = params["weight"]
-    out_ch, in_ch, k, _ = weight.shape
-    _, b, h, w = x.shape
-    ho, wo = h - k + 1, w - k + 1
-    patches = _window_stack(x, k, 2, 1)  # (C, k, k, B, Ho, Wo)
-    y = weight.reshape(out_ch, in_ch * k * k) @ patches.reshape(in_ch * k * k, -1)
-    return (y + params["bias"][:, None]).reshape(out_ch, b, ho, wo)
-
-
-def _conv2d_rows_cm(params: Params, x: jax.Array) -> jax.Array:
-    """:func:`_conv2d_cm` with 5x smaller patches, for inference: the k column
-    shifts of the flattened rows, one matmul for every (output channel, kernel
-    row) pair, then the k row shifts of its result summed.
-
-    ``cols[c, j, n] = x.flat[c, n + j]`` (contiguous slices of the flattened
-    ``(C, B*H*W)``, which XLA copies fast; positions that wrap into the next row
-    feed only output columns that are cut off), ``z = weight (O*k, C*k) @ cols``
-    with rows ``(o, i)``, and ``y[o, b, r] = sum_i z[o, i, b, r + i]``. About
-    1.5x faster than :func:`_conv2d_cm` for conv1 in chunked inference on CPU; in
-    training its weight gradient (a product contracted over every position) is
-    no faster, so training keeps :func:`_conv2d_cm`.
-    """
-    weight = params["weight"]
-    out_ch, in_ch, k, _ = weight.shape
-    _, b, h, w = x.shape
-    n = b * h * w
-    flat = jnp.pad(x.reshape(in_ch, n), ((0, 0), (0, k - 1)))
-    cols = jnp.stack([flat[:, j : j + n] for j in range(k)], 1)  # (C, k, n)
-    rows = weight.transpose(0, 2, 1, 3).reshape(out_ch * k, in_ch * k)  # (o,i)x(c,j)
-    z = (rows @ cols.reshape(in_ch * k, n)).reshape(out_ch, k, b, h, w)
-    y = sum(z[:, i, :, i : i + h - k + 1, : w - k + 1] for i in range(k))
-    return y + params["bias"][:, None, None, None]
-
-
-def _conv_stack_cm(params: Params, x: jax.Array, rows: bool = False) -> jax.Array:
-    """conv1 -> relu -> pool -> conv2 -> relu -> pool on ``(C, B, 32, 32)``;
-    ``rows``: conv1 by :func:`_conv2d_rows_cm` (inference)."""
-    conv1 = _conv2d_rows_cm if rows else _conv2d_cm
-    x = _pool_relu(conv1(params["conv1"], x), 2)  # (6, B, 14, 14)
-    return _pool_relu(_conv2d_cm(params["conv2"], x), 2)  # (16, B, 5, 5)
-
-
 def lenet(
     params: Params,
     x: jax.Array,
-    impl: Literal["im2col", "xla"] = "im2col",
+    impl: Impl | None = None,
     chunk: int | None = None,
 ) -> jax.Array:
     """The Blitz's ``Net.forward``: images ``(B, C, 32, 32)`` -> logits ``(B, 10)``.
 
-    ``impl="im2col"`` (default) is the fast channel-major formulation
-    (``weight @ patches``); ``impl="xla"`` the straight-line one with
-    ``lax.conv_general_dilated``. Both give the same logits. ``chunk`` (im2col
-    only; must divide B) runs the convolutions ``chunk`` images at a time with
-    ``lax.map``, so each chunk's patches stay in cache, and builds conv1 from
-    row patches (:func:`_conv2d_rows_cm`): about 10x faster for inference at
-    batch 1000 on a 2-core CPU than unchunked (see ``benchmarks/``).
+    ``impl`` picks how the convolutions run, with the same logits either way:
+    ``"xla"`` as written below with ``lax.conv_general_dilated``; ``"im2col"`` by
+    :func:`jaxblitz.kernels.lenet_features` (channel-major ``weight @ patches``);
+    None (default): :func:`default_impl`, by backend. ``chunk`` (im2col only,
+    ``"xla"`` ignores it; must divide B) runs the convolutions ``chunk`` images at
+    a time, for inference (:func:`jaxblitz.kernels.eval_chunk` picks it).
     """
     _check_images(params, x)
+    impl = default_impl() if impl is None else impl
     if impl == "xla":
         x = max_pool2d(relu(conv2d(params["conv1"], x)))  # (B, 6, 14, 14)
         x = max_pool2d(relu(conv2d(params["conv2"], x)))  # (B, 16, 5, 5)
-        x = flatten(x)  # (B, 400)
-    elif impl == "im2col":
-        b = x.shape[0]
-        if chunk is None or chunk >= b:
-            x = _conv_stack_cm(params, x.transpose(1, 0, 2, 3))  # (16, B, 5, 5)
-            x = x.transpose(1, 0, 2, 3)  # (B, 16, 5, 5)
-        elif b % chunk:
-            raise ValueError(f"chunk {chunk} must divide the batch size {b}.")
-        else:  # chunks of the same channel-major stack, each chunk's patches in cache
-            chunks = x.reshape(b // chunk, chunk, *x.shape[1:])
-            chunks = chunks.transpose(0, 2, 1, 3, 4)  # (n, C, c, 32, 32)
-            x = lax.map(
-                lambda c: _conv_stack_cm(params, c, rows=True), chunks
-            )  # (n, 16, c, 5, 5)
-            x = x.transpose(0, 2, 1, 3, 4)  # (n, c, 16, 5, 5)
-            x = x.reshape(b, *x.shape[2:])  # (B, 16, 5, 5)
-        x = flatten(x)  # (B, 400) in torch's (C, H, W) order
+    elif impl == "im2col":  # the same two stages, fused and channel-major
+        x = kernels.lenet_features(params, x, chunk)  # (B, 16, 5, 5)
     else:
-        raise ValueError(f"impl must be 'im2col' or 'xla', got {impl!r}.")
+        raise ValueError(f"impl must be None, 'im2col' or 'xla', got {impl!r}.")
+    x = flatten(x)  # (B, 400) in torch's (C, H, W) order
     x = relu(linear(params["fc1"], x))  # (B, 120)
     x = relu(linear(params["fc2"], x))  # (B, 84)
     return linear(params["fc3"], x)  # (B, 10)
-
-
-def eval_chunk(batch_size: int) -> int | None:
-    """The ``chunk`` for fast inference at ``batch_size`` (None: no chunking)."""
-    return next((c for c in (50, 40, 25, 20, 10, 8, 5, 4) if batch_size % c == 0), None)
 
 
 # ---------------------------------------------------------------------------

@@ -73,7 +73,7 @@ def test_lenet_maps_a_batch_to_ten_logits(channels):
 def test_im2col_lenet_equals_the_lax_conv_lenet(channels):
     params = models.init_lenet(KEY, in_channels=channels)
     x = images(channels, batch=5)
-    fast = jax.jit(models.lenet)(params, x)
+    fast = jax.jit(lambda p, x: models.lenet(p, x, impl="im2col"))(params, x)
     reference = models.lenet(params, x, impl="xla")
     np.testing.assert_allclose(fast, reference, rtol=1e-5, atol=1e-6)
 
@@ -95,69 +95,27 @@ def test_chunked_lenet_gives_the_same_logits_and_gradients():
     params = models.init_lenet(jax.random.key(0), 3)
     x = jax.random.normal(jax.random.key(1), (12, 3, 32, 32))
     np.testing.assert_allclose(
-        models.lenet(params, x, chunk=4), models.lenet(params, x), atol=1e-6
+        models.lenet(params, x, "im2col", chunk=4),
+        models.lenet(params, x, "im2col"),
+        atol=1e-6,
     )
 
     def loss(p, chunk):
-        return jnp.sum(models.lenet(p, x, chunk=chunk) ** 2)
+        return jnp.sum(models.lenet(p, x, "im2col", chunk=chunk) ** 2)
 
     chunked, whole = jax.grad(loss)(params, 3), jax.grad(loss)(params, None)
     for a, b in zip(jax.tree.leaves(chunked), jax.tree.leaves(whole), strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
     with pytest.raises(ValueError, match="chunk 5 must divide the batch size 12"):
-        models.lenet(params, x, chunk=5)
-    assert models.eval_chunk(1000) == 50 and models.eval_chunk(7) is None
-    assert models.eval_chunk(12) == 4 and models.eval_chunk(40) == 40
+        models.lenet(params, x, "im2col", chunk=5)
 
 
-@pytest.mark.parametrize(
-    "in_ch, out_ch, batch, size", [(1, 6, 3, 32), (3, 6, 2, 32), (6, 16, 4, 14)]
-)
-def test_row_patch_convolution_equals_lax_conv(in_ch, out_ch, batch, size):
-    params = models.init_conv2d(jax.random.key(0), in_ch, out_ch, 5)
-    x = jax.random.normal(jax.random.key(1), (batch, in_ch, size, size))
-    rows = models._conv2d_rows_cm(params, x.transpose(1, 0, 2, 3))
-    np.testing.assert_allclose(
-        rows.transpose(1, 0, 2, 3), models.conv2d(params, x), rtol=1e-5, atol=1e-5
-    )
-
-
-def _windows_one_by_one(x, k, axis, at):
-    """Every (i, j) window offset sliced on its own: the definition."""
-    h, w = x.shape[axis : axis + 2]
-
-    def window(i, j):
-        rows = jax.lax.slice_in_dim(x, i, i + h - k + 1, axis=axis)
-        return jax.lax.slice_in_dim(rows, j, j + w - k + 1, axis=axis + 1)
-
-    return jnp.stack(
-        [jnp.stack([window(i, j) for j in range(k)], at) for i in range(k)], at
-    )
-
-
-@pytest.mark.parametrize(
-    "shape, k, axis, at",
-    [
-        ((3, 4, 32, 32), 5, 2, 1),  # lenet's channel-major conv1
-        ((6, 2, 14, 14), 5, 2, 1),  # conv2
-        ((2, 32, 32, 3), 5, 1, 3),  # NHWC
-        ((2, 9, 11, 3), 3, 1, 3),  # not square, another kernel
-        ((5, 7, 2), 2, 0, 0),
-    ],
-)
-def test_window_stack_and_its_gradient_equal_slicing_each_window(shape, k, axis, at):
-    x = jax.random.normal(jax.random.key(0), shape)
-    expected = _windows_one_by_one(x, k, axis, at)
-    got = models._window_stack(x, k, axis, at)
-    np.testing.assert_array_equal(got, expected)
-    cotangent = jax.random.normal(jax.random.key(1), expected.shape)
-
-    def grad(fn):
-        return jax.grad(lambda x: jnp.vdot(fn(x, k, axis, at), cotangent))(x)
-
-    np.testing.assert_allclose(
-        grad(models._window_stack), grad(_windows_one_by_one), rtol=1e-5, atol=1e-5
-    )
+def test_lenet_runs_the_im2col_kernels_on_cpu_and_lax_conv_elsewhere(monkeypatch):
+    monkeypatch.setattr(jax, "default_backend", lambda: "cpu")
+    assert models.default_impl() == "im2col"
+    for backend in ("gpu", "tpu"):
+        monkeypatch.setattr(jax, "default_backend", lambda backend=backend: backend)
+        assert models.default_impl() == "xla"
 
 
 def test_conv2d_supports_stride_and_padding_like_torch_shapes():
@@ -173,7 +131,9 @@ def test_max_pool2d_takes_the_max_of_each_window():
     )
 
 
-@pytest.mark.parametrize("kw", [{}, {"impl": "xla"}, {"chunk": 2}])
+@pytest.mark.parametrize(
+    "kw", [{"impl": "im2col"}, {"impl": "xla"}, {"impl": "im2col", "chunk": 2}]
+)
 def test_lenet_propagates_nan_like_pytorch(kw):
     # XLA's CPU reduce-max returns -inf for an all-NaN window; a pool built on it
     # followed by ReLU would turn NaN images into finite logits and hide them.
@@ -187,48 +147,6 @@ def test_lenet_propagates_nan_like_pytorch(kw):
 def test_relu_has_torchs_zero_gradient_at_zero():
     grad = jax.grad(lambda x: jnp.sum(models.relu(x)))(jnp.array([-1.0, 0.0, 2.0]))
     np.testing.assert_array_equal(grad, [0.0, 0.0, 1.0])
-
-
-@pytest.mark.parametrize("relu_after", [False, True])
-def test_max_pool2x2_sends_the_gradient_to_the_first_max_of_each_window(relu_after):
-    # One channel-last (H, W, C) image, 5x5 so the floor drops a row and column.
-    x = jnp.array(
-        [
-            [1.0, 1.0, -2.0, -3.0, 9.0],
-            [1.0, 0.5, -3.0, -2.0, 9.0],
-            [0.0, 4.0, 2.0, 2.0, 9.0],
-            [4.0, 4.0, 2.0, 2.0, 9.0],
-            [9.0, 9.0, 9.0, 9.0, 9.0],
-        ]
-    )[:, :, None]
-    y, vjp = jax.vjp(lambda x: models.max_pool2x2(x, 0, relu_after), x)
-    expected = jnp.array([[1.0, -2.0], [4.0, 2.0]])
-    if relu_after:
-        expected = jnp.maximum(expected, 0.0)
-    np.testing.assert_array_equal(y[:, :, 0], expected)
-    (dx,) = vjp(jnp.array([[10.0, 20.0], [30.0, 40.0]])[:, :, None])
-    want = np.zeros((5, 5))
-    want[0, 0], want[2, 1], want[2, 2] = 10.0, 30.0, 40.0  # the first of the ties
-    if not relu_after:  # a window whose max is negative passes it on ...
-        want[0, 2] = 20.0  # ... unless ReLU follows, whose gradient there is 0
-    np.testing.assert_array_equal(dx[:, :, 0], want)
-
-
-@pytest.mark.parametrize("relu_after", [False, True])
-def test_max_pool2x2_matches_pytorch_on_ties(relu_after):
-    torch = pytest.importorskip("torch")
-    rng = np.random.default_rng(0)
-    x = rng.standard_normal((3, 4, 11, 12)).astype(np.float32)
-    x[..., :6, :6] = 0.5  # flat regions: every window a four-way tie
-    x[..., 6:, 6:] = 0.0  # ties at ReLU's kink
-    g = rng.standard_normal((3, 4, 5, 6)).astype(np.float32)
-    y, vjp = jax.vjp(lambda x: models.max_pool2x2(x, 2, relu_after), jnp.asarray(x))
-    (dx,) = vjp(jnp.asarray(g))
-    tx = torch.tensor(x, requires_grad=True)
-    ty = torch.nn.functional.max_pool2d(torch.relu(tx) if relu_after else tx, 2, 2)
-    ty.backward(torch.from_numpy(g))
-    np.testing.assert_array_equal(y, ty.detach().numpy())
-    np.testing.assert_array_equal(dx, tx.grad.numpy())
 
 
 def test_lenet_rejects_an_unbatched_image_with_the_unsqueeze_hint():

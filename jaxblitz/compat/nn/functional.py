@@ -2,10 +2,11 @@
 
 Each function is one recorded op whose JAX function calls :mod:`jaxblitz.models`
 (``conv2d``, ``linear``, ``max_pool2d``, ``relu``, ``cross_entropy``,
-``mse_loss``). A stride-1, unpadded convolution uses the core's im2col
-formulation (channel-major ``models._window_stack`` patches and one matmul,
-``weight @ patches``), faster on CPU than ``lax.conv``, and keeps its patches for
-the backward (:func:`~jaxblitz.compat.autograd.graph.apply_saving`).
+``mse_loss``) or :mod:`jaxblitz.kernels`. A stride-1, unpadded convolution uses
+the kernels' im2col formulation (channel-major ``kernels.window_stack`` patches
+and one matmul, ``weight @ patches``), faster on CPU than ``lax.conv``, and keeps
+its patches for the backward (:func:`~jaxblitz.compat.autograd.graph.apply_saving`);
+2x2 pooling is ``kernels.max_pool2x2``, with torch's gradient on ties.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxblitz import models
+from jaxblitz import kernels, models
 from jaxblitz.compat import ops
 from jaxblitz.compat.autograd.graph import apply, apply_saving
 from jaxblitz.compat.tensor import _TYPE_NAMES, Tensor, _as_int, wrap_dim
@@ -29,15 +30,15 @@ def _conv_fn(x, weight, bias, *, stride, padding):
     return models.conv2d({"weight": weight, "bias": bias}, x, stride, padding)
 
 
-# A stride-1 unpadded convolution runs the core's im2col formulation (channel-major
-# patches and one matmul; NHWC ``patches @ weight`` made the compiled Blitz step
-# 1.4x slower), and keeps the patches for the backward, which needs them for the
-# weight's gradient: torch's kernels do not rebuild them either.
+# A stride-1 unpadded convolution runs the kernels' im2col formulation (channel-major
+# patches and one matmul; NHWC ``patches @ weight`` measured slower, BENCHMARKS.md),
+# and keeps the patches for the backward, which needs them for the weight's
+# gradient: torch's kernels do not rebuild them either.
 
 
 def _patches(x, k):  # (B, C, H, W) -> (C*k*k, B, Ho, Wo), channel-major as in lenet
     b, c, h, w = x.shape
-    windows = models._window_stack(x.transpose(1, 0, 2, 3), k, 2, 1)
+    windows = kernels.window_stack(x.transpose(1, 0, 2, 3), k, 2, 1)
     return windows.reshape(c * k * k, b, h - k + 1, w - k + 1)
 
 
@@ -76,8 +77,8 @@ def _pool_fn(x, *, kernel_size, stride):
         return models.max_pool2d(x, kernel_size, stride)
     if kernel_size == 2:  # the Blitz's MaxPool2d(2, 2): torch's gradient on ties
         if x.ndim == 4:  # pooled channel-major, the layout conv2d's matmul produced
-            return models.max_pool2x2(x.transpose(1, 0, 2, 3), 2).transpose(1, 0, 2, 3)
-        return models.max_pool2x2(x, x.ndim - 2)
+            return kernels.max_pool2x2(x.transpose(1, 0, 2, 3), 2).transpose(1, 0, 2, 3)
+        return kernels.max_pool2x2(x, x.ndim - 2)
     # Non-overlapping windows (the Blitz's MaxPool2d(2, 2)): crop, reshape and max,
     # as the core's lenet does; its gradient is much cheaper than reduce_window's.
     k, (h, w) = kernel_size, x.shape[-2:]
