@@ -33,7 +33,7 @@ import numpy as np
 from jax import lax
 
 from jaxblitz import kernels
-from jaxblitz.kernels import eval_chunk as eval_chunk  # until train.py uses kernels'
+from jaxblitz.kernels import eval_chunk as eval_chunk  # for evaluate, test_runs
 
 Params = dict[str, Any]
 
