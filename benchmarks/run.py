@@ -47,7 +47,8 @@ import numpy as np  # noqa: E402
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_compat import make_step  # noqa: E402
 
-from jaxblitz import models, parallel, train  # noqa: E402
+from jaxblitz import cli, evaluate, models, parallel, train  # noqa: E402
+from jaxblitz.data import epoch_order  # noqa: E402
 
 TRAIN_FLOP = 3.9e6  # per image: forward 1.30 MFLOP (conv1 0.71, conv2 0.48, fc 0.12)
 EVAL_FLOP = 1.3e6
@@ -110,7 +111,7 @@ def jax_runners(
     )
     config = train.Config(batch_size=batch)
     tx = train.make_optimizer(config)
-    idx, mask = train.epoch_order(jax.random.key(1), n, batch)
+    idx, mask = epoch_order(jax.random.key(1), n, batch)
     runners, compile_s = {}, {}
     for name in loops:
         run = {"scan": train.run_steps, "step": train.run_loop}[name]
@@ -131,7 +132,7 @@ def jax_runners(
         # gradient chunked as on one device: jaxblitz-train --devices all.
         mesh = parallel.make_mesh("all")
         host = tuple(np.asarray(a) for a in data)
-        run = parallel.make_run(mesh, "scan")
+        run = parallel.Sharded(mesh).run("scan")
         box = {"state": parallel.replicate(train.init_state(config, 3), mesh)}
         idx_h, mask_h = np.asarray(idx), np.asarray(mask)
 
@@ -147,11 +148,11 @@ def jax_runners(
 def one_thread_worker(batch: int, quick: bool) -> None:
     """Child process: the scan epoch on one XLA thread, one epoch per "go" line.
 
-    XLA:CPU's pool is sized once per process (``train.set_cpu_threads``), so the
+    XLA:CPU's pool is sized once per process (``cli.set_cpu_threads``), so the
     ``scan_1thread`` candidate lives in this child; the parent sends "go" on its
     turn and waits, so the two never run at once.
     """
-    train.set_cpu_threads(1)
+    cli.set_cpu_threads(1)
     runners, _ = jax_runners(batch, quick, loops=("scan",), sharded=False)
     images, epoch = runners["scan"]
     print(images, flush=True)
@@ -206,7 +207,7 @@ def torch_style_runner(lib: str, batch: int, quick: bool):
 def bench_train(batch: int, repeats: int, quick: bool) -> dict:
     runners, compile_s = jax_runners(batch, quick)
     worker = None
-    if train.cpu_threads(batch) == 1 and CORES > 1:  # what jaxblitz-train runs
+    if cli.cpu_threads(batch) == 1 and CORES > 1:  # what jaxblitz-train runs
         images, epoch, worker = one_thread_runner(batch, quick)
         runners = {"scan": runners.pop("scan"), "scan_1thread": (images, epoch)} | (
             runners
@@ -238,7 +239,7 @@ def bench_eval(repeats: int) -> dict:
     A pass, not one call: a single 1000-image call right after another library's
     turn measured jaxblitz 30-40 % below its steady rate (its thread pool and
     caches cold), PyTorch's unchanged; evaluating a test set runs batches back to
-    back, as :func:`jaxblitz.train.predict` and the Blitz's test loop do.
+    back, as :func:`jaxblitz.evaluate.predict` and the Blitz's test loop do.
     """
     rng = np.random.default_rng(0)
     x = rng.standard_normal((EVAL_BATCHES, 1000, 3, 32, 32), dtype=np.float32)
@@ -246,7 +247,10 @@ def bench_eval(repeats: int) -> dict:
     xj = [jnp.asarray(batch) for batch in x]
     runners = {}
     plain = jax.jit(lambda p, x: jnp.argmax(models.lenet(p, x), -1))
-    for name, f in (("jaxblitz", train.predict_batch), ("jaxblitz_unchunked", plain)):
+    for name, f in (
+        ("jaxblitz", evaluate.predict_batch),
+        ("jaxblitz_unchunked", plain),
+    ):
         f(params, xj[0]).block_until_ready()
         runners[name] = lambda f=f: jax.block_until_ready([f(params, b) for b in xj])
     try:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import jax
 
-from jaxblitz import data, train
+from jaxblitz import data, evaluate, train
 from jaxblitz.checkpoints import load_weights, save_weights
 
 parser = argparse.ArgumentParser()
@@ -50,11 +50,11 @@ path = save_weights(state.params, out / "cifar_net.safetensors")
 params = load_weights(path, like=state.params)
 
 # -- 5. Test the network on the test data -----------------------------------------
-shown = train.predict(params, testset.images[:4], batch_size=4)
+shown = evaluate.predict(params, testset.images[:4], batch_size=4)
 print("GroundTruth: ", " ".join(f"{classes[j]:5s}" for j in testset.labels[:4]))
 print("Predicted:   ", " ".join(f"{classes[j]:5s}" for j in shown))
-result = train.evaluate(params, testset)
-print("\n".join(train.report_lines(result)))
+result = evaluate.evaluate(params, testset)
+print("\n".join(evaluate.report_lines(result)))
 
 # -- Training on GPU: nothing to move; jit compiles for the default device --------
 print("Trained on:", jax.devices()[0].platform, "| devices:", jax.devices())

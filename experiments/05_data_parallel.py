@@ -56,7 +56,7 @@ digits = data.load("digits", "train")
 subset = data.Dataset(digits.images[:300], digits.labels[:300], digits.class_names)
 config = train.Config(dataset="digits", batch_size=batch_size, epochs=1, lr=0.01)
 one, _ = train.fit(config, subset)
-many, _ = train.fit(config, subset, mesh=mesh)
+many, _ = train.fit(config, subset, runner=parallel.Sharded(mesh))
 diff = max(
     float(jnp.max(jnp.abs(a - b)))
     for a, b in zip(

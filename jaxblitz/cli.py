@@ -11,18 +11,21 @@ into ``--out-dir``: ``metrics.json``, ``loss.png``, ``per_class.png``,
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import os
 import re
 import signal
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
+import jax
 from tqdm.auto import tqdm
 
-from jaxblitz import train
+from jaxblitz import data, evaluate, parallel, plots, train
 from jaxblitz.checkpoints import Checkpointer, save_weights
 from jaxblitz.files import DirectoryInUseError, DirectoryLock, write_json
 
@@ -125,10 +128,123 @@ def build_parser() -> argparse.ArgumentParser:
         type=_threads,
         default=None,
         help="XLA:CPU threads, an int or 'all' (default: 1 at batch <= 4 on one "
-        "device, where it measured 1.15-1.3x faster per step; else all)",
+        "device, see BENCHMARKS.md; else all)",
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     return p
+
+
+def cpu_threads(batch_size: int) -> int | None:
+    """The XLA:CPU thread count ``jaxblitz-train`` picks at ``batch_size`` on one
+    device: 1 for the Blitz's batch of 4 (None: every core, JAX's default).
+
+    A batch-4 step is ~100 ops too small to split: with a pool thread per core,
+    consecutive ops ran on alternate cores, each reading the last one's output
+    from the other core's cache. From batch 8 the ops are big enough to share.
+    BENCHMARKS.md has the measurements.
+    """
+    return 1 if batch_size <= 4 else None
+
+
+def set_cpu_threads(threads: int) -> bool:
+    """Size XLA:CPU's thread pool to ``threads``; call it before JAX starts.
+
+    JAX sizes the CPU backend's thread pool from the process's CPU affinity when
+    the backend starts (on the first ``jax.devices()``, array or computation) and
+    offers no other knob (jax-ml/jax#1539). This narrows the affinity to
+    ``threads`` cores, starts the backends, then gives every thread of the
+    process its full affinity back: the pool keeps its size, and no thread stays
+    pinned. Returns False where it cannot act (no ``sched_setaffinity``: macOS,
+    Windows) or ``threads`` is not below the cores available. A GPU or TPU run is
+    unaffected apart from JAX's CPU backend, which it barely uses.
+
+    Raises:
+      RuntimeError: JAX's backends have already started.
+    """
+    if threads < 1:
+        raise ValueError(f"threads must be >= 1, got {threads}.")
+    if not hasattr(os, "sched_setaffinity"):
+        return False
+    cores = os.sched_getaffinity(0)
+    if threads >= len(cores):
+        return False
+    before = _thread_count()
+    os.sched_setaffinity(0, set(sorted(cores)[:threads]))
+    try:
+        jax.devices()  # the CPU client reads the affinity as it starts
+    finally:
+        # Threads the backends started inherited the narrow mask; one may have
+        # exited since (OSError).
+        for tid in os.listdir("/proc/self/task") if os.path.isdir("/proc") else ():
+            with contextlib.suppress(OSError):
+                os.sched_setaffinity(int(tid), cores)
+        os.sched_setaffinity(0, cores)
+    if _thread_count() <= before:  # no pool started: it was running already
+        raise RuntimeError(
+            "set_cpu_threads must run before JAX starts its backends (before the "
+            "first jax.devices(), array or computation in this process)."
+        )
+    return True
+
+
+def _thread_count() -> int:
+    """Threads of this process (XLA:CPU starts its pool's when its client starts)."""
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return threading.active_count()
+
+
+class StopSignals:
+    """Ctrl-C (SIGINT), SIGTERM and SIGHUP while training: ``train.fit(...,
+    stop=signals)`` finishes the running steps, checkpoints and stops. Batch
+    schedulers send SIGTERM some time before they kill; a closed terminal sends
+    SIGHUP. A second signal stops at once (the last checkpoint written stays).
+
+    A context manager; installed only in the main thread::
+
+        with StopSignals() as stop:
+            state, history = train.fit(config, data, checkpointer=c, stop=stop)
+    """
+
+    SIGNALS = tuple(
+        getattr(signal, name)
+        for name in ("SIGINT", "SIGTERM", "SIGHUP")
+        if hasattr(signal, name)
+    )
+
+    def __init__(self):
+        self.signum: int | None = None
+        self._previous: dict = {}
+        if threading.current_thread() is threading.main_thread():
+            for signum in self.SIGNALS:
+                self._previous[signum] = signal.signal(signum, self._handle)
+
+    def __call__(self) -> int | None:
+        """The signal received, if any: what ``fit`` polls."""
+        return self.signum
+
+    def __enter__(self) -> StopSignals:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.restore()
+
+    def _handle(self, signum, frame):
+        if self.signum is not None:
+            raise train.TrainingInterrupted(signum, "Stopped at once (second signal).")
+        self.signum = signum
+        # os.write, not print: safe even if the signal lands inside a print.
+        os.write(
+            sys.stderr.fileno(),
+            f"\n{signal.Signals(signum).name}: finishing the running steps, then "
+            "saving a checkpoint (send it again to stop at once).\n".encode(),
+        )
+
+    def restore(self) -> None:
+        for signum, previous in self._previous.items():
+            signal.signal(signum, previous)
+        self._previous = {}
 
 
 # What a run leaves in --out-dir; --fresh moves an earlier run's copies aside.
@@ -170,10 +286,6 @@ def _main(argv: list[str] | None) -> int:
         out = _writable_dir(args.out_dir, f"runs/{config.dataset}")
     except ValueError as e:
         parser.error(str(e))
-    import jax  # heavy imports after the flags are checked
-
-    from jaxblitz import data, parallel, plots
-
     # A second run starts compiled: XLA programs are kept on disk between runs.
     cache = os.environ.get("JAXBLITZ_XLA_CACHE", "~/.cache/jaxblitz/xla")
     if cache:  # JAXBLITZ_XLA_CACHE="" turns it off
@@ -182,11 +294,11 @@ def _main(argv: list[str] | None) -> int:
     parallel.initialize()  # joins the multi-process runtime when launched into one
     threads = args.cpu_threads
     if threads is None and args.devices is None:
-        threads = train.cpu_threads(config.batch_size)
+        threads = cpu_threads(config.batch_size)
     narrowed = False
     if isinstance(threads, int):
         try:
-            narrowed = train.set_cpu_threads(threads)  # before JAX's backends start
+            narrowed = set_cpu_threads(threads)  # before JAX's backends start
         except RuntimeError as e:  # main() called in a process already using JAX
             if args.cpu_threads is not None:
                 parser.error(f"--cpu-threads: {e}")
@@ -212,16 +324,15 @@ def _main(argv: list[str] | None) -> int:
             from jax.experimental import multihost_utils
 
             multihost_utils.sync_global_devices("jaxblitz-train: out-dir ready")
-        return _run(args, config, out, mesh, say, primary, data, parallel, plots)
+        return _run(args, config, out, mesh, say, primary)
     finally:
         if lock is not None:
             lock.release()
 
 
-def _run(args, config, out, mesh, say, primary, data, parallel, plots) -> int:
-    import jax
-
-    local = parallel.to_host if mesh is not None else lambda tree: tree
+def _run(args, config, out, mesh, say, primary) -> int:
+    runner = train.Local() if mesh is None else parallel.Sharded(mesh)
+    local = runner.to_host
     try:
         train_set = data.load(config.dataset, "train", args.data_dir)
         test_set = data.load(config.dataset, "test", args.data_dir)
@@ -243,7 +354,9 @@ def _run(args, config, out, mesh, say, primary, data, parallel, plots) -> int:
     )
 
     def on_epoch_end(epoch, state, metrics):
-        result = train.evaluate(local(state.params), test_set, config.eval_batch_size)
+        result = evaluate.evaluate(
+            local(state.params), test_set, config.eval_batch_size
+        )
         say(
             f"epoch {epoch + 1}: mean loss {metrics['loss']:.3f}, test accuracy "
             f"{100 * result['accuracy']:.1f} %, {metrics['images_per_s']:,.0f} "
@@ -253,16 +366,18 @@ def _run(args, config, out, mesh, say, primary, data, parallel, plots) -> int:
 
     checkpointer = Checkpointer(out / "checkpoints")
     try:
-        state, history = train.fit(
-            config,
-            train_set,
-            checkpointer=checkpointer,
-            resume=args.resume,
-            log=tqdm.write if primary else lambda line: None,
-            progress=primary and not args.no_progress,
-            on_epoch_end=on_epoch_end,
-            mesh=mesh,
-        )
+        with StopSignals() as stop:
+            state, history = train.fit(
+                config,
+                train_set,
+                checkpointer=checkpointer,
+                resume=args.resume,
+                log=tqdm.write if primary else lambda line: None,
+                progress=primary and not args.no_progress,
+                on_epoch_end=on_epoch_end,
+                runner=runner,
+                stop=stop,
+            )
         run = checkpointer.read_meta().get("run", {})
     except (FloatingPointError, ValueError, FileNotFoundError) as e:  # no traceback
         print(f"jaxblitz-train: error: {e}", file=sys.stderr)
@@ -277,7 +392,7 @@ def _run(args, config, out, mesh, say, primary, data, parallel, plots) -> int:
     if not primary:  # every process has the same weights; one writes the outputs
         return 0
     try:
-        _write_outputs(config, out, params, test_set, history, run, data, plots)
+        _write_outputs(config, out, params, test_set, history, run)
     except OSError as e:
         print(
             f"jaxblitz-train: error: {_os_error(e)}. Training finished and its "
@@ -289,24 +404,24 @@ def _run(args, config, out, mesh, say, primary, data, parallel, plots) -> int:
     return 0
 
 
-def _write_outputs(config, out, params, test_set, history, run, data, plots) -> None:
+def _write_outputs(config, out, params, test_set, history, run) -> None:
     names = test_set.class_names
     save_weights(params, out / "weights.safetensors")
 
     # The Blitz's look at four test images, then the whole test set.
-    shown = train.predict(params, test_set.images[:4], 4)
+    shown = evaluate.predict(params, test_set.images[:4], 4)
     print("GroundTruth: ", " ".join(f"{names[j]:5s}" for j in test_set.labels[:4]))
     print("Predicted:   ", " ".join(f"{names[j]:5s}" for j in shown))
-    result = train.evaluate(params, test_set, config.eval_batch_size)
-    print("\n".join(train.report_lines(result)))
+    result = evaluate.evaluate(params, test_set, config.eval_batch_size)
+    print("\n".join(evaluate.report_lines(result)))
 
     samples = test_set.images[:16]
-    data.save_image_grid(
+    plots.save_image_grid(
         samples,
         test_set.labels[:16],
         names,
         out / "samples.png",
-        predicted=train.predict(params, samples, 16),
+        predicted=evaluate.predict(params, samples, 16),
     )
     plots.save_loss_curve([h["losses"] for h in history], out / "loss.png")
     plots.save_per_class(result["per_class"], out / "per_class.png")

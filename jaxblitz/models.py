@@ -33,7 +33,6 @@ import numpy as np
 from jax import lax
 
 from jaxblitz import kernels
-from jaxblitz.kernels import eval_chunk as eval_chunk  # for evaluate, test_runs
 
 Params = dict[str, Any]
 

@@ -4,12 +4,12 @@ PyTorch's ``nn.DataParallel`` scatters each batch along dim 0 over the GPUs, run
 replica of the model on each and gathers the outputs. In JAX the same thing is a
 question of where the data lives: put the batch on a device mesh, sharded along a
 ``data`` axis, and keep the train state replicated. Training runs the *same*
-:func:`jaxblitz.train.train_step` on every device's rows under ``jax.shard_map``,
+:func:`jaxblitz.train.batch_sums` on every device's rows under ``jax.shard_map``,
 its gradient chunked as on one device, and sums the gradients over the axis
-(``axis_name``); for a forward pass (:func:`per_device_view`) plain ``jax.jit``
-splits the work by itself (computation follows data). On a CPU, every core can be
-a device (``JAX_NUM_CPU_DEVICES=2`` on two cores): at batch 128-512 that trains
-about 1.3x faster than one device.
+before the step (:class:`Sharded` is the runner ``train.fit`` takes); for a
+forward pass (:func:`per_device_view`) plain ``jax.jit`` splits the work by
+itself (computation follows data). On a CPU, every core can be a device
+(``JAX_NUM_CPU_DEVICES=2`` on two cores; BENCHMARKS.md has what it buys).
 
 Batches that do not divide evenly (the Blitz's 30 rows over 8 GPUs: 4,4,4,4,4,4,4,2)
 are padded to equal shards and the padding is masked out of the loss, so the loss
@@ -40,7 +40,7 @@ import numpy as np
 from jax.sharding import AxisType, Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from jaxblitz import train
+from jaxblitz import kernels, train
 
 AXIS = "data"
 
@@ -90,15 +90,6 @@ def shard_sizes(batch_size: int, num_shards: int) -> list[int]:
     return [min(per, max(0, batch_size - i * per)) for i in range(num_shards)]
 
 
-def pad_order(idx: np.ndarray, mask: np.ndarray, num_shards: int):
-    """Pad the batch axis of an epoch's order ``(S, B)`` to a multiple of shards."""
-    pad = padded_size(idx.shape[1], num_shards) - idx.shape[1]
-    return (
-        np.pad(np.asarray(idx), ((0, 0), (0, pad))),
-        np.pad(np.asarray(mask), ((0, 0), (0, pad))),
-    )
-
-
 def replicate(tree, mesh: Mesh):
     """Every leaf of ``tree`` copied to every device of ``mesh``."""
     sharding = NamedSharding(mesh, P())
@@ -138,10 +129,11 @@ def shard_batches(mesh: Mesh, data, idx: np.ndarray, mask: np.ndarray):
 
 
 def _step(state, images, labels, mask, tx):
-    """One device's rows: ``train_step`` chunked as on one device, the gradient
-    summed over the mesh."""
-    chunk = train.grad_chunk(images.shape[0])
-    return train.train_step(state, images, labels, mask, tx, chunk, AXIS)
+    """One device's rows: the loss and gradient sums chunked as on one device,
+    summed over the mesh, then one step (torch: DataParallel's all-reduce)."""
+    chunk = kernels.grad_chunk(images.shape[0])
+    sums = train.batch_sums(state.params, images, labels, mask, chunk)
+    return train.apply_mean(state, *jax.lax.psum(sums, AXIS), tx)
 
 
 def _steps(state, images, labels, mask, tx):
@@ -154,9 +146,7 @@ def _runners(mesh: Mesh):
     """``(one, many)``: :func:`_step` and :func:`_steps` jitted for ``mesh``.
 
     The state is replicated; each device gets its rows of the batch (axis 0 of
-    one step, axis 1 of a stack of steps) and results come back replicated. On a
-    2-core CPU with ``JAX_NUM_CPU_DEVICES=2`` this uses both cores: about 1.3x one
-    device's images/s at batch 128-512 (1.16-1.65x across runs).
+    one step, axis 1 of a stack of steps) and results come back replicated.
     """
 
     def per_device(fn, batch_axis: int):
@@ -178,27 +168,45 @@ def _runners(mesh: Mesh):
     return per_device(_step, 0), per_device(_steps, 1)
 
 
-def make_run(mesh: Mesh, loop: str = "scan"):
-    """A runner for :func:`jaxblitz.train.fit` that trains data-parallel on ``mesh``.
+class Sharded:
+    """A runner for :func:`jaxblitz.train.fit` that trains data-parallel on
+    ``mesh``: the state replicated, each step's batch gathered on the host and
+    split over the devices (torch: ``nn.DataParallel(net)``)."""
 
-    Same signature as ``train.run_steps``: ``run(state, data, idx, mask, tx)``, where
-    ``data`` is the host (NumPy) ``(images, labels)`` and ``state`` is replicated.
-    """
-    n = mesh.devices.size
+    def __init__(self, mesh: Mesh):
+        self.mesh = mesh
+        self.devices = int(mesh.devices.size)
 
-    def run(state, data, idx, mask, tx):
-        idx, mask = pad_order(idx, mask, n)
-        images, labels, mask = shard_batches(mesh, data, idx, mask)
-        one, many = _runners(mesh)
-        if loop == "scan":
-            return many(state, images, labels, mask, tx=tx)
-        losses = []
-        for i in range(idx.shape[0]):
-            state, loss = one(state, images[i], labels[i], mask[i], tx=tx)
-            losses.append(loss)
-        return state, jnp.stack(losses)
+    def place(self, state, images, labels):
+        host = (np.asarray(images), np.asarray(labels, np.int32))
+        return replicate(state, self.mesh), host
 
-    return run
+    def run(self, loop: str = "scan"):
+        """``run(state, data, idx, mask, tx)``, as ``train.run_steps``, where
+        ``data`` is the host (NumPy) ``(images, labels)``."""
+        mesh, n = self.mesh, self.devices
+
+        def run(state, data, idx, mask, tx):
+            idx, mask = np.asarray(idx), np.asarray(mask)
+            if idx.shape[1] % n:
+                raise ValueError(
+                    f"A batch of {idx.shape[1]} rows does not split over {n} "
+                    "devices; pad it: data.epoch_order(..., shards=n)."
+                )
+            images, labels, mask = shard_batches(mesh, data, idx, mask)
+            one, many = _runners(mesh)
+            if loop == "scan":
+                return many(state, images, labels, mask, tx=tx)
+            losses = []
+            for i in range(idx.shape[0]):
+                state, loss = one(state, images[i], labels[i], mask[i], tx=tx)
+                losses.append(loss)
+            return state, jnp.stack(losses)
+
+        return run
+
+    def to_host(self, tree):
+        return to_host(tree)
 
 
 def per_device_view(mesh: Mesh, batch: np.ndarray, apply_fn):

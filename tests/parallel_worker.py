@@ -16,7 +16,7 @@ import numpy as np  # noqa: E402
 from jax.sharding import NamedSharding  # noqa: E402
 from jax.sharding import PartitionSpec as P  # noqa: E402
 
-from jaxblitz import models, parallel, train  # noqa: E402
+from jaxblitz import kernels, models, parallel, train  # noqa: E402
 from jaxblitz.data import Dataset  # noqa: E402
 
 
@@ -50,7 +50,9 @@ def training(results: dict) -> None:
                                loop=loop)  # fmt: skip
             ref, ref_hist = train.fit(cfg, ds)
             for n in (1, 2, 3, 4, 8):
-                state, hist = train.fit(cfg, ds, mesh=parallel.make_mesh(n))
+                state, hist = train.fit(
+                    cfg, ds, runner=parallel.Sharded(parallel.make_mesh(n))
+                )
                 results[f"params {loop} batch {batch} devices {n}"] = {
                     "rel": max_rel(state.params, ref.params),
                     "loss_diff": float(
@@ -73,10 +75,10 @@ def chunked(results: dict) -> None:
     cfg = train.Config(dataset="x", batch_size=128, epochs=1, lr=0.01)
     ref, _ = train.fit(cfg, ds)
     for n in (2, 4):
-        state, _ = train.fit(cfg, ds, mesh=parallel.make_mesh(n))
+        state, _ = train.fit(cfg, ds, runner=parallel.Sharded(parallel.make_mesh(n)))
         results[f"chunked devices {n}"] = {
             "rel": max_rel(state.params, ref.params),
-            "local_chunk": train.grad_chunk(128 // n),
+            "local_chunk": kernels.grad_chunk(128 // n),
         }
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from jaxblitz import data, train
+from jaxblitz import cli, data, train
 from jaxblitz.checkpoints import Checkpointer, flatten_params
 from tests.checkpoint_worker import state_for
 
@@ -121,7 +121,7 @@ def test_ctrl_c_saves_a_checkpoint_exits_cleanly_and_resumes_bit_identically(
 def test_ctrl_c_inside_fit_raises_keyboard_interrupt_after_saving(
     tmp_path, digits_train
 ):
-    """The library face: fit itself saves, then raises; the handler is restored."""
+    """The library face: fit saves, then raises; the handler is restored."""
     config = train.Config(dataset="digits", epochs=2, log_every=100)
     few = data.Dataset(*(x[:40] for x in digits_train[:2]), digits_train.class_names)
     checkpointer = Checkpointer(tmp_path / "ckpt")
@@ -131,8 +131,11 @@ def test_ctrl_c_inside_fit_raises_keyboard_interrupt_after_saving(
         os.kill(os.getpid(), signal.SIGINT)
         return {}
 
-    with pytest.raises(KeyboardInterrupt, match=r"interrupted at step 10 \(epoch 2"):
-        train.fit(config, few, checkpointer=checkpointer,
+    with (
+        pytest.raises(KeyboardInterrupt, match=r"interrupted at step 10 \(epoch 2"),
+        cli.StopSignals() as stop,
+    ):
+        train.fit(config, few, checkpointer=checkpointer, stop=stop,
                   log=lambda line: None, on_epoch_end=on_epoch_end)  # fmt: skip
     assert signal.getsignal(signal.SIGINT) is previous
     assert checkpointer.latest_step() == 10

@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from jaxblitz import data
-from jaxblitz.data import Dataset, archives, batches, fetch, load, save_image_grid
+from jaxblitz.data import Dataset, archives, batches, fetch, load
+from jaxblitz.plots import save_image_grid
 
 BLITZ_CLASSES = (
     "plane", "car", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck",

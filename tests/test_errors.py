@@ -15,7 +15,7 @@ import pytest
 
 import jaxblitz.compat as torch
 import jaxblitz.compat.nn.functional as F
-from jaxblitz import cli, data, models, parallel, train
+from jaxblitz import cli, data, evaluate, models, parallel, train
 from jaxblitz.checkpoints import load_weights, save_weights
 from jaxblitz.compat import nn, optim
 from jaxblitz.compat.utils.data import DataLoader, TensorDataset
@@ -96,7 +96,7 @@ CASES = [
     ("lenet-not-array", lambda t: models.lenet(_params(), [[0.0]]),
      TypeError, r"expects an array \(B, 3, 32, 32\); got list"),
     ("lenet-impl", lambda t: models.lenet(_params(), _images(1, 3, 32, 32), "fft"),
-     ValueError, r"impl must be 'im2col' or 'xla', got 'fft'"),
+     ValueError, r"impl must be None, 'im2col' or 'xla', got 'fft'"),
     ("init-lenet-widths", lambda t: models.init_lenet(jax.random.key(0), 3, (6,)),
      ValueError, r"widths must be two positive ints, got \(6,\)"),
     ("init-lenet-channels", lambda t: models.init_lenet(jax.random.key(0), 0),
@@ -146,10 +146,10 @@ CASES = [
                                                                  np.float32))),
      ValueError, r"shaped \(N, C, 32, 32\); got \(8, 1, 28, 28\)"),
     ("evaluate-label-out-of-range",
-     lambda t: train.evaluate(_params(1), _digits(labels=np.full(8, 12))),
+     lambda t: evaluate.evaluate(_params(1), _digits(labels=np.full(8, 12))),
      ValueError, r"in \[0, 10\); got values from 12 to 12"),
     ("drop-last-empty",
-     lambda t: train.epoch_order(jax.random.key(0), 3, 4, drop_last=True),
+     lambda t: data.epoch_order(jax.random.key(0), 3, 4, drop_last=True),
      ValueError, r"batch_size 4 > 3 examples leaves no batch"),
     # -- datasets ---------------------------------------------------------------------
     ("dataset-unknown", lambda t: data.load("imagenet", "train", t),

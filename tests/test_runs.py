@@ -18,8 +18,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxblitz import cli, models, train
+from jaxblitz import cli, kernels, models, runs, train
 from jaxblitz.checkpoints import Checkpointer, CheckpointWriteError, CorruptFileError
+from jaxblitz.data import epoch_order
 from jaxblitz.files import DirectoryInUseError, DirectoryLock, atomic_write, write_json
 from tests.test_train import assert_trees_equal, random_data
 
@@ -47,7 +48,7 @@ def test_a_fresh_run_into_a_directory_with_checkpoints_is_refused(tmp_path):
     trained(tmp_path, small())
     before = sorted(p.name for p in tmp_path.iterdir())
     checkpointer = Checkpointer(tmp_path)
-    with pytest.raises(train.RunMismatchError) as e:
+    with pytest.raises(runs.RunMismatchError) as e:
         train.fit(small(lr=0.003), random_data(24), checkpointer=checkpointer, **QUIET)
     checkpointer.close()
     message = str(e.value)
@@ -98,7 +99,7 @@ def test_changed_settings_on_resume_are_refused_by_name_not_called_corrupt(
 ):
     trained(tmp_path, small(epochs=1))
     checkpointer = Checkpointer(tmp_path)
-    with pytest.raises(train.RunMismatchError) as e:
+    with pytest.raises(runs.RunMismatchError) as e:
         train.fit(small(epochs=2, **change), random_data(24),
                   checkpointer=checkpointer, resume=True, **QUIET)  # fmt: skip
     checkpointer.close()
@@ -125,7 +126,7 @@ def test_damaged_metadata_is_named_as_damage_before_any_array_is_read(tmp_path):
 def test_other_data_on_resume_is_refused_naming_the_channels(tmp_path):
     trained(tmp_path, small())
     checkpointer = Checkpointer(tmp_path)
-    with pytest.raises(train.RunMismatchError, match=r"image_shape.: \[3, 32, 32\]"):
+    with pytest.raises(runs.RunMismatchError, match=r"image_shape.: \[3, 32, 32\]"):
         train.fit(small(epochs=2), random_data(24, channels=1),
                   checkpointer=checkpointer, resume=True, **QUIET)  # fmt: skip
     checkpointer.close()
@@ -149,16 +150,17 @@ def test_extending_epochs_on_resume_is_said_and_recorded_with_its_step(tmp_path)
 def test_a_change_in_the_number_of_devices_is_recorded_not_silent():
     config = small()
     meta = {"config": dataclasses.asdict(config), "devices": 1, "epoch": 1}
-    identity = train.run_identity(config, random_data(24))
+    meta["position"] = 0
+    identity = runs.run_identity(config, random_data(24))
     meta["run"] = {"id": "r", "identity": identity, "changes": []}
-    run = train._resumed_run(meta, config, identity, 6, "here", devices=2)
+    run = runs.resumed_run(meta, config, identity, 6, "here", devices=2)
     assert run["changes"] == [{"step": 6, "setting": "devices", "from": 1, "to": 2}]
 
 
 def test_fewer_epochs_than_the_run_has_trained_are_refused(tmp_path):
     trained(tmp_path, small(epochs=2))
     checkpointer = Checkpointer(tmp_path)
-    with pytest.raises(train.RunMismatchError, match="already trained into epoch 2"):
+    with pytest.raises(runs.RunMismatchError, match="already trained into epoch 2"):
         train.fit(small(epochs=1), random_data(24), checkpointer=checkpointer,
                   resume=True, **QUIET)  # fmt: skip
     checkpointer.close()
@@ -224,7 +226,7 @@ def test_a_second_run_on_a_locked_out_dir_is_refused_naming_the_holder(
 
 
 def test_a_batch_size_above_the_data_is_one_batch_of_all_of_it():
-    idx, mask = train.epoch_order(jax.random.key(0), 10, 1_000_000_000)
+    idx, mask = epoch_order(jax.random.key(0), 10, 1_000_000_000)
     assert idx.shape == (1, 10) and float(mask.sum()) == 10
     assert sorted(np.asarray(idx[0]).tolist()) == list(range(10))
 
@@ -347,8 +349,8 @@ def test_sigterm_and_sighup_checkpoint_and_stop_like_ctrl_c(tmp_path, signum):
         return {}
 
     checkpointer = Checkpointer(tmp_path)
-    with pytest.raises(train.TrainingInterrupted) as e:
-        train.fit(config, random_data(24), checkpointer=checkpointer,
+    with pytest.raises(train.TrainingInterrupted) as e, cli.StopSignals() as stop:
+        train.fit(config, random_data(24), checkpointer=checkpointer, stop=stop,
                   on_epoch_end=on_epoch_end, **QUIET)  # fmt: skip
     assert e.value.signum == signum
     assert f"by {signal.Signals(signum).name}" in str(e.value)
@@ -399,7 +401,7 @@ def test_lenet_on_a_batch_of_zero_images_gives_zero_logits():
     empty = jnp.zeros((0, 3, 32, 32))
     assert models.lenet(params, empty).shape == (0, 10)
     assert models.lenet(params, empty, impl="xla").shape == (0, 10)
-    assert models.lenet(params, empty, chunk=models.eval_chunk(0)).shape == (0, 10)
+    assert models.lenet(params, empty, chunk=kernels.eval_chunk(0)).shape == (0, 10)
 
 
 @pytest.mark.parametrize(

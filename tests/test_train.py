@@ -12,8 +12,9 @@ import numpy as np
 import optax
 import pytest
 
-from jaxblitz import models, train
+from jaxblitz import cli, evaluate, kernels, models, train
 from jaxblitz.checkpoints import Checkpointer, load_weights, save_weights
+from jaxblitz.data import epoch_order
 
 
 class Data(NamedTuple):
@@ -73,21 +74,21 @@ def test_config_rejects_bad_values_with_a_clear_message(field, value, message):
 
 
 def test_epoch_order_is_a_padded_masked_permutation():
-    idx, mask = train.epoch_order(jax.random.key(0), 10, 4)
+    idx, mask = epoch_order(jax.random.key(0), 10, 4)
     assert idx.shape == (3, 4) and mask.shape == (3, 4)
     assert sorted(np.asarray(idx).ravel()[:10].tolist()) == list(range(10))
     np.testing.assert_array_equal(np.asarray(mask).ravel(), [1] * 10 + [0, 0])
 
 
 def test_epoch_order_drop_last_drops_the_partial_batch():
-    idx, mask = train.epoch_order(jax.random.key(0), 10, 4, drop_last=True)
+    idx, mask = epoch_order(jax.random.key(0), 10, 4, drop_last=True)
     assert idx.shape == (2, 4) and bool(jnp.all(mask == 1))
 
 
 def test_epoch_order_depends_only_on_the_key():
-    a, _ = train.epoch_order(jax.random.key(5), 20, 4)
-    b, _ = train.epoch_order(jax.random.key(5), 20, 4)
-    c, _ = train.epoch_order(jax.random.key(6), 20, 4)
+    a, _ = epoch_order(jax.random.key(5), 20, 4)
+    b, _ = epoch_order(jax.random.key(5), 20, 4)
+    c, _ = epoch_order(jax.random.key(6), 20, 4)
     np.testing.assert_array_equal(a, b)
     assert not np.array_equal(a, c)
 
@@ -131,8 +132,8 @@ def test_a_chunked_gradient_step_equals_the_whole_batch_step():
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)
     with pytest.raises(ValueError, match="grad_chunk 5 must divide the batch size 16"):
         step(train.init_state(config, 3), data.images, data.labels, mask, tx, 5)
-    assert train.grad_chunk(4) is None and train.grad_chunk(512) == 8
-    assert train.grad_chunk(100) is None  # not a multiple of 8: whole batch
+    assert kernels.grad_chunk(4) is None and kernels.grad_chunk(512) == 8
+    assert kernels.grad_chunk(100) is None  # not a multiple of 8: whole batch
 
 
 def test_step_and_scan_loops_give_the_same_parameters():
@@ -160,7 +161,7 @@ def test_training_reduces_the_loss_on_a_learnable_dataset():
     data = learnable_data()
     state, history = train.fit(config, data, log=lambda s: None)
     assert history[-1]["loss"] < 0.5 * history[0]["loss"]
-    assert train.evaluate(state.params, data)["accuracy"] >= 0.9
+    assert evaluate.evaluate(state.params, data)["accuracy"] >= 0.9
 
 
 def test_the_second_epoch_compiles_nothing_new():
@@ -323,7 +324,7 @@ def test_exported_weights_load_into_the_pytorch_net_with_equal_logits(tmp_path):
 def test_evaluate_counts_per_class_accuracy_and_confusion():
     data = learnable_data(6)
     params = models.init_lenet(jax.random.key(0), 3, num_classes=2)
-    result = train.evaluate(params, data, batch_size=4)
+    result = evaluate.evaluate(params, data, batch_size=4)
     predicted = np.asarray(
         jnp.argmax(models.lenet(params, jnp.asarray(data.images)), -1)
     )
@@ -340,19 +341,21 @@ def test_predict_covers_every_image_once_in_order(n, batch_size):
     params = models.init_lenet(jax.random.key(0), 3)
     images = np.asarray(jax.random.normal(jax.random.key(1), (n, 3, 32, 32)))
     expected = np.asarray(jnp.argmax(models.lenet(params, jnp.asarray(images)), -1))
-    np.testing.assert_array_equal(train.predict(params, images, batch_size), expected)
+    np.testing.assert_array_equal(
+        evaluate.predict(params, images, batch_size), expected
+    )
 
 
 def test_set_cpu_threads_starts_jax_then_unpins_every_thread():
     code = """
 import os, jax.numpy as jnp
-from jaxblitz import train
+from jaxblitz import cli
 cores = os.sched_getaffinity(0)
-print(train.set_cpu_threads(1), len(cores))
+print(cli.set_cpu_threads(1), len(cores))
 print(float(jnp.arange(4.0).sum()))
 print(all(os.sched_getaffinity(int(t)) == cores for t in os.listdir("/proc/self/task")))
 try:
-    train.set_cpu_threads(1)
+    cli.set_cpu_threads(1)
 except RuntimeError as e:
     print("late:", e)
 """
@@ -368,4 +371,16 @@ except RuntimeError as e:
     assert value == "6.0" and unpinned == "True"
     assert late.startswith("late: set_cpu_threads must run before JAX starts")
     with pytest.raises(ValueError, match="threads must be >= 1"):
-        train.set_cpu_threads(0)
+        cli.set_cpu_threads(0)
+
+
+def test_fit_again_with_the_same_config_reuses_the_compiled_epoch():
+    config = train.Config(dataset="x", epochs=1)
+    train.fit(config, random_data(12), log=lambda s: None)
+    compiled = train.run_steps._cache_size()
+    for _ in range(2):
+        train.fit(dataclasses.replace(config), random_data(12), log=lambda s: None)
+    assert train.run_steps._cache_size() == compiled
+    assert train.make_optimizer(config) is train.make_optimizer(
+        dataclasses.replace(config)
+    )

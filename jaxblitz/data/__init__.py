@@ -42,20 +42,22 @@ from pathlib import Path
 from typing import NamedTuple
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from jaxblitz.data import archives, fetch, idx
 from jaxblitz.data.digits import load_digits_split
-from jaxblitz.data.grid import save_image_grid
 from jaxblitz.data.limits import DataFileError
 
 __all__ = [
     "DataFileError",
     "Dataset",
     "batches",
+    "check_dataset",
+    "check_labels",
+    "epoch_order",
     "load",
     "normalize",
-    "save_image_grid",
     "NAMES",
 ]
 
@@ -216,6 +218,87 @@ def _how_to_provide(name: str, root: Path, why: str) -> str:
     )
 
 
+def check_dataset(dataset) -> int:
+    """The number of examples, after checking ``dataset`` can be trained on."""
+    images, labels = dataset.images, dataset.labels
+    if getattr(images, "ndim", None) != 4 or tuple(images.shape[2:]) != (32, 32):
+        raise ValueError(
+            "dataset.images must be shaped (N, C, 32, 32); got "
+            f"{getattr(images, 'shape', type(images).__name__)}."
+        )
+    if not np.issubdtype(images.dtype, np.floating):
+        raise TypeError(
+            f"dataset.images must be floating point (normalised); got {images.dtype}. "
+            "jaxblitz.data.normalize turns uint8 pixels into float32 in [-1, 1]."
+        )
+    if np.shape(labels) != (len(images),):
+        raise ValueError(
+            f"dataset has {len(images)} images but labels shaped {np.shape(labels)}; "
+            f"expected ({len(images)},): one label per image."
+        )
+    if len(images) == 0:
+        raise ValueError("Cannot train on an empty dataset (0 examples).")
+    return len(images)
+
+
+def check_labels(labels, num_classes: int) -> None:
+    """Integer class indices in ``[0, num_classes)``, or an error saying which not."""
+    labels = np.asarray(labels)
+    if labels.size == 0:
+        return
+    if not np.issubdtype(labels.dtype, np.integer):
+        raise TypeError(f"labels must be integer class indices; got {labels.dtype}.")
+    low, high = int(labels.min()), int(labels.max())
+    if low < 0 or high >= num_classes:
+        raise ValueError(
+            f"labels must be class indices in [0, {num_classes}); got values from "
+            f"{low} to {high}. Check the dataset, or give the model more classes "
+            "(dataset.class_names sets how many)."
+        )
+
+
+def epoch_order(
+    key: jax.Array | None,
+    num_examples: int,
+    batch_size: int,
+    drop_last: bool = False,
+    shards: int = 1,
+) -> tuple[jax.Array, jax.Array]:
+    """Batch indices ``(S, B)`` and mask ``(S, B)`` of one epoch: the one batching
+    path (:func:`batches`, ``train.fit`` and data parallelism all use it).
+
+    The order is ``jax.random.permutation(key, N)`` (``key=None``: 0, 1, 2, ...),
+    so the same key gives the same order on any machine. The last partial batch
+    is padded with index 0 and masked out (its loss and gradients are the partial
+    batch's), or dropped with ``drop_last``. A ``batch_size`` above
+    ``num_examples`` gives one batch of every example, as a torch ``DataLoader``
+    does. ``shards``: every batch padded (masked) to a multiple of it, so it
+    splits evenly over that many devices.
+    """
+    if num_examples < 1:
+        raise ValueError("Cannot train on an empty dataset (0 examples).")
+    if key is None:
+        perm = jnp.arange(num_examples, dtype=jnp.int32)
+    else:
+        perm = jax.random.permutation(key, num_examples).astype(jnp.int32)
+    if not drop_last:  # torch: a DataLoader batch larger than the data is all of it
+        batch_size = min(batch_size, num_examples)
+    steps = num_examples // batch_size if drop_last else -(-num_examples // batch_size)
+    if steps == 0:
+        raise ValueError(
+            f"drop_last=True with batch_size {batch_size} > {num_examples} examples "
+            "leaves no batch; lower the batch size or keep the last batch."
+        )
+    total = steps * batch_size
+    mask = (jnp.arange(total) < num_examples).astype(jnp.float32)
+    perm = jnp.pad(perm, (0, max(total - num_examples, 0)))[:total]
+    idx, mask = perm.reshape(steps, batch_size), mask.reshape(steps, batch_size)
+    pad = -batch_size % shards
+    if pad:  # equal shards: DataParallel's split, the padding masked out
+        idx, mask = jnp.pad(idx, ((0, 0), (0, pad))), jnp.pad(mask, ((0, 0), (0, pad)))
+    return idx, mask
+
+
 def batches(
     dataset: Dataset,
     batch_size: int,
@@ -226,9 +309,8 @@ def batches(
 ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """Yield ``(images, labels)`` NumPy batches (torch: ``DataLoader``).
 
-    The order is ``jax.random.permutation(key, N)``, so the same key gives the same
-    order on any machine, and the same order as a permutation drawn on device. The
-    last, smaller batch is yielded unless ``drop_last``.
+    In :func:`epoch_order`'s order, so the same key gives the same batches as
+    ``train.fit``'s epoch. The last, smaller batch is yielded unless ``drop_last``.
     """
     if isinstance(batch_size, bool) or not isinstance(batch_size, int | np.integer):
         raise TypeError(f"batch_size must be an int, got {type(batch_size).__name__}")
@@ -242,13 +324,15 @@ def batches(
     images, labels = np.asarray(dataset.images), np.asarray(dataset.labels)
     if len(images) != len(labels):
         raise ValueError(f"dataset has {len(images)} images but {len(labels)} labels")
-    n = len(labels)
-    order = np.asarray(jax.random.permutation(key, n)) if shuffle else np.arange(n)
-    stop = n - n % batch_size if drop_last else n
-    return _iterate(images, labels, order, batch_size, stop)
+    if len(labels) == 0 or (drop_last and batch_size > len(labels)):
+        return iter(())
+    idx, mask = epoch_order(
+        key if shuffle else None, len(labels), batch_size, drop_last
+    )
+    return _iterate(images, labels, np.asarray(idx), np.asarray(mask))
 
 
-def _iterate(images, labels, order, batch_size, stop):
-    for start in range(0, stop, batch_size):
-        take = order[start : start + batch_size]
+def _iterate(images, labels, idx, mask):
+    for row, keep in zip(idx, mask, strict=True):
+        take = row[keep > 0]
         yield images[take], labels[take]

@@ -11,29 +11,16 @@ across NumPy versions and machines.
 
 from __future__ import annotations
 
-import gzip
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 
 SEED = 0
 TEST_FRACTION = 0.2
 SCALE = 4  # 8x8 -> 32x32
-CLASS_NAMES = tuple(str(d) for d in range(10))
 
 
 def raw_digits() -> tuple[np.ndarray, np.ndarray]:
     """scikit-learn's ``(images (1797, 8, 8) float64 in 0..16, labels (1797,))``."""
-    # Reading the bundled file directly skips importing sklearn.datasets (~0.7 s).
-    spec = importlib.util.find_spec("sklearn")
-    origin = Path(spec.origin).parent if spec and spec.origin else None
-    csv = origin / "datasets" / "data" / "digits.csv.gz" if origin else None
-    if csv is not None and csv.is_file():
-        with gzip.open(csv) as f:
-            table = np.loadtxt(f, delimiter=",")
-        return table[:, :-1].reshape(-1, 8, 8), table[:, -1].astype(np.int32)
-    from sklearn.datasets import load_digits
+    from sklearn.datasets import load_digits  # seconds to import: only when used
 
     bunch = load_digits()
     return bunch.images, bunch.target.astype(np.int32)
