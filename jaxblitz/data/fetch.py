@@ -299,12 +299,28 @@ def have_tensorflow() -> bool:
     return importlib.util.find_spec("tensorflow") is not None
 
 
+# What each dataset's tfds copy holds: (H, W, C) uint8 images, labels in [0, 10).
+TFDS_IMAGE_SHAPES = {
+    "cifar10": (32, 32, 3),
+    "mnist": (28, 28, 1),
+    "fashion_mnist": (28, 28, 1),
+}
+# tfds.data_source reads these without TensorFlow; `tfds build`'s default,
+# tfrecord, needs TensorFlow to read.
+_RANDOM_ACCESS_FORMATS = ("array_record", "parquet")
+
+
 def tfds_arrays(name: str, split: str, *, download: bool) -> tuple | None:
     """``(images (N, H, W, C) uint8, labels)`` from tensorflow-datasets, or None.
 
-    Without TensorFlow only an already prepared copy can be read
-    (``tfds.data_source``); with it, ``tfds.load(..., batch_size=-1)``, which
-    downloads and prepares the dataset when ``download`` is true.
+    Without TensorFlow only an already prepared array_record or parquet copy can
+    be read (``tfds.data_source``); with it (the ``tf`` extra),
+    ``tfds.load(..., batch_size=-1)``, which downloads and prepares the dataset
+    when ``download`` is true.
+
+    None means "not there": tfds or TensorFlow missing, no prepared copy, a copy
+    only TensorFlow can read, or (with ``download``) a failed download. A prepared
+    copy that cannot be read or holds the wrong shapes is a ``ValueError``.
     """
     if download and not have_tensorflow():
         return None
@@ -313,30 +329,97 @@ def tfds_arrays(name: str, split: str, *, download: bool) -> tuple | None:
     except ImportError:
         return None
     try:
-        if have_tensorflow():
-            arrays = tfds.as_numpy(
-                tfds.load(
-                    name,
-                    split=split,
-                    batch_size=-1,
-                    download=download,
-                    data_dir=TFDS_DATA_DIR,
-                )
-            )
-            images, labels = arrays["image"], arrays["label"]
-        else:
-            source = tfds.data_source(
-                name, split=split, download=False, data_dir=TFDS_DATA_DIR
-            )
-            examples = [source[i] for i in range(len(source))]
-            images = np.stack([ex["image"] for ex in examples])
-            labels = np.array([ex["label"] for ex in examples])
-    except Exception as e:  # an optional source: any failure means "not there"
+        builder = tfds.builder(name, data_dir=TFDS_DATA_DIR)
+    except tfds.core.registered.DatasetNotFoundError:
+        return None
+    except Exception as e:  # it reads a prepared copy's dataset_info.json
+        where = TFDS_DATA_DIR or "its data directory ($TFDS_DATA_DIR)"
+        raise ValueError(
+            f"tensorflow-datasets cannot open its copy of {name} in {where} "
+            f"({type(e).__name__}: {e}). Delete {name}'s folder there and prepare "
+            f"it again (tfds build {name})."
+        ) from e
+    folder = builder.data_path  # <data_dir>/<name>/<version>
+    if have_tensorflow():
         if download:
+            try:
+                builder.download_and_prepare()
+            except (OSError, tfds.download.DownloadError) as e:  # offline, 404...
+                warnings.warn(
+                    f"tensorflow-datasets could not download {name}: {e}",
+                    stacklevel=3,
+                )
+                return None
+        read = _tfds_batch
+    else:
+        file_format = builder.info.file_format
+        if builder.is_prepared() and (
+            file_format is None or file_format.value not in _RANDOM_ACCESS_FORMATS
+        ):
             warnings.warn(
-                f"tensorflow-datasets could not provide {name}: {e}", stacklevel=3
+                f"tensorflow-datasets' copy of {name} in {folder} is "
+                f"{file_format and file_format.value}, which only TensorFlow reads: "
+                "pip install 'jaxblitz[tf]', or prepare it again with "
+                "`tfds build --file_format=array_record`.",
+                stacklevel=3,
             )
-        return None
+            return None
+        read = _tfds_source
+    try:
+        images, labels = read(tfds, builder, split)
+    except Exception as e:
+        # Decided by what is on disk, not by the error's type: tfds reports a
+        # missing copy as NotImplementedError, ValueError or AssertionError
+        # depending on the path, and a damaged one can fail in any way.
+        if not builder.is_prepared():
+            return None  # tfds has no copy of it: not there
+        raise _unreadable(name, split, folder, e) from e
+    return _checked_tfds(name, split, folder, np.asarray(images), np.asarray(labels))
+
+
+def _tfds_batch(tfds, builder, split: str) -> tuple:
+    """One split, whole, through TensorFlow (``tfds.load(..., batch_size=-1)``)."""
+    arrays = tfds.as_numpy(builder.as_dataset(split=split, batch_size=-1))
+    return arrays["image"], arrays["label"]
+
+
+def _tfds_source(tfds, builder, split: str) -> tuple:
+    """One split, whole, without TensorFlow (``tfds.data_source``)."""
+    source = builder.as_data_source(split=split)
+    examples = [source[i] for i in range(len(source))]
+    images = np.stack([ex["image"] for ex in examples])  # (N, H, W, C)
+    return images, np.array([ex["label"] for ex in examples])
+
+
+def _unreadable(
+    name: str, split: str, folder: os.PathLike, error: Exception
+) -> ValueError:
+    return ValueError(
+        f"tensorflow-datasets has a prepared copy of {name} in {folder} but its "
+        f"{split!r} split cannot be read ({type(error).__name__}: {error}). The copy "
+        "is damaged or incomplete: delete that folder and prepare it again "
+        f"(tfds build {name}), or provide the files in the data directory."
+    )
+
+
+def _checked_tfds(
+    name: str, split: str, folder: os.PathLike, images: np.ndarray, labels: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(images, labels)`` as int32 labels, after checking they are ``name``'s."""
+    expected = TFDS_IMAGE_SHAPES[name]
     if len(labels) == 0:
-        return None
-    return np.asarray(images, np.uint8), np.asarray(labels, np.int32)
+        problem = "holds no examples"
+    elif images.dtype != np.uint8 or images.shape[1:] != expected:
+        problem = f"holds {images.dtype} images shaped {images.shape[1:]}"
+    elif labels.shape != images.shape[:1] or not 0 <= labels.min() <= labels.max() <= 9:
+        problem = (
+            f"holds labels shaped {labels.shape} from {labels.min()} to {labels.max()}"
+        )
+    else:
+        return images, labels.astype(np.int32)
+    raise ValueError(
+        f"tensorflow-datasets' copy of {name} in {folder} ({split!r} split) "
+        f"{problem}; expected uint8 images shaped {expected} and one label in "
+        f"[0, 10) per image. Delete that folder and prepare it again "
+        f"(tfds build {name})."
+    )
