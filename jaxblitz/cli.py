@@ -4,7 +4,7 @@ Trains LeNet with the Blitz's settings, prints what the Blitz prints, and writes
 into ``--out-dir``: ``metrics.json``, ``loss.png``, ``per_class.png``,
 ``samples.png``, ``checkpoints/`` and ``weights.safetensors``.
 
-    jaxblitz-train --dataset digits --epochs 10 --log-every 100   # offline, ~11 s
+    jaxblitz-train --dataset digits --epochs 10 --log-every 100   # offline
     jaxblitz-train                                                # CIFAR-10, 2 epochs
 """
 
