@@ -37,6 +37,7 @@ from jaxblitz.integrity import (
     read_safetensors,
     write_safetensors,
 )
+from jaxblitz.models import flatten_params, named_shapes, unflatten_params
 
 __all__ = [
     "CheckpointWriteError",
@@ -49,27 +50,10 @@ __all__ = [
 ]
 
 
-def flatten_params(params: dict[str, Any]) -> dict[str, np.ndarray]:
-    """``{"conv1": {"weight": w}}`` -> ``{"conv1.weight": w}`` as NumPy arrays."""
-    flat = jax.tree_util.tree_flatten_with_path(params)[0]
-    return {".".join(str(k.key) for k in path): np.asarray(v) for path, v in flat}
-
-
-def unflatten_params(flat: dict[str, np.ndarray]) -> dict[str, Any]:
-    """``{"conv1.weight": w}`` -> ``{"conv1": {"weight": w}}``."""
-    params: dict[str, Any] = {}
-    for name, value in flat.items():
-        node = params
-        *parents, leaf = name.split(".")
-        for part in parents:
-            node = node.setdefault(part, {})
-        node[leaf] = value
-    return params
-
-
 def save_weights(params: dict[str, Any], path: str | os.PathLike) -> Path:
     """Write ``params`` as safetensors with torch ``state_dict`` names, atomically."""
-    return write_safetensors(flatten_params(params), path, {"format": "pt"})
+    arrays = {k: np.asarray(v) for k, v in flatten_params(params).items()}
+    return write_safetensors(arrays, path, {"format": "pt"})
 
 
 def load_weights(
@@ -84,7 +68,7 @@ def load_weights(
     """
     flat, _ = read_safetensors(path, "jaxblitz.checkpoints.load_weights")
     if like is not None:
-        expected = {k: v.shape for k, v in flatten_params(like).items()}
+        expected = named_shapes(like)
         missing = sorted(set(expected) - set(flat))
         unexpected = sorted(set(flat) - set(expected))
         wrong = [

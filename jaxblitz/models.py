@@ -134,11 +134,42 @@ def count_params(params: Params) -> int:
 
 def named_shapes(params: Params) -> dict[str, tuple[int, ...]]:
     """``{"conv1.weight": (6, 1, 5, 5), ...}``: torch's ``state_dict`` names."""
+    return {name: tuple(leaf.shape) for name, leaf in flatten_params(params).items()}
+
+
+def path_name(path: tuple) -> str:
+    """A pytree path as torch names it: ``("conv1", "weight")`` -> ``"conv1.weight"``
+    (dict keys, list indices and attributes alike)."""
+    parts = []
+    for k in path:
+        if isinstance(k, jax.tree_util.DictKey):
+            parts.append(str(k.key))
+        elif isinstance(k, jax.tree_util.SequenceKey):
+            parts.append(str(k.idx))
+        elif isinstance(k, jax.tree_util.GetAttrKey):
+            parts.append(k.name)
+        else:
+            parts.append(str(k))
+    return ".".join(parts)
+
+
+def flatten_params(params: Params) -> dict[str, Any]:
+    """``{"conv1": {"weight": w}}`` -> ``{"conv1.weight": w}`` (torch's
+    ``state_dict`` names), the leaves as they are."""
     flat = jax.tree_util.tree_flatten_with_path(params)[0]
-    return {
-        ".".join(str(getattr(k, "key", k)) for k in path): tuple(leaf.shape)
-        for path, leaf in flat
-    }
+    return {path_name(path): leaf for path, leaf in flat}
+
+
+def unflatten_params(flat: dict[str, Any]) -> Params:
+    """``{"conv1.weight": w}`` -> ``{"conv1": {"weight": w}}``."""
+    params: Params = {}
+    for name, value in flat.items():
+        node = params
+        *parents, leaf = name.split(".")
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = value
+    return params
 
 
 # ---------------------------------------------------------------------------

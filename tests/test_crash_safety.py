@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from jaxblitz import cli, data, train
-from jaxblitz.checkpoints import Checkpointer, flatten_params
+from jaxblitz.checkpoints import Checkpointer
+from jaxblitz.models import flatten_params
 from tests.checkpoint_worker import state_for
 
 ROOT = Path(__file__).resolve().parents[1]
