@@ -32,11 +32,13 @@ from jax import grad, value_and_grad, vjp
 __all__ = [
     "GradcheckError",
     "accumulate",
+    "check_jacobians",
     "freeze_mask",
     "frozen",
     "grad",
     "gradcheck",
     "linear_custom",
+    "numerical_jacobian",
     "set_data",
     "stop_gradient",
     "value_and_grad",
@@ -278,33 +280,71 @@ def gradcheck(
         jac = jax.jacrev(lambda *a: _as_tuple(f(*a)), argnums=argnums)(
             *map(jnp.asarray, xs)
         )
-        numerical = _numerical_jacobian(f, xs, outs, eps)
-        for o, out in enumerate(outs):
-            for i, x in enumerate(xs):
-                ana = np.asarray(jac[o][i], dtype=np.float64).reshape(-1, x.size)
-                num = numerical[o][i]
-                bad = np.abs(ana - num) > atol + rtol * np.abs(num)
-                if not bad.any():
-                    continue
-                if not raise_exception:
-                    return False
-                r, c = np.argwhere(bad)[0]
-                out_el = np.unravel_index(r, np.shape(out))
-                in_el = np.unravel_index(c, x.shape)
-                raise GradcheckError(
-                    f"Jacobian mismatch for output {o} with respect to input {i}: "
-                    f"{int(bad.sum())} of {bad.size} entries differ. First at "
-                    f"output element {tuple(map(int, out_el))}, input element "
-                    f"{tuple(map(int, in_el))}: numerical: {float(num[r, c])!r} "
-                    f"analytical: {float(ana[r, c])!r} (atol={atol}, rtol={rtol})."
-                )
+        analytical = [
+            [
+                np.asarray(jac[o][i], dtype=np.float64).reshape(-1, x.size)
+                for i, x in enumerate(xs)
+            ]
+            for o in range(len(outs))
+        ]
+        numerical = numerical_jacobian(f, xs, outs, eps)
+    return check_jacobians(
+        analytical,
+        numerical,
+        [np.shape(out) for out in outs],
+        [x.shape for x in xs],
+        atol=atol,
+        rtol=rtol,
+        raise_exception=raise_exception,
+    )
+
+
+def check_jacobians(
+    analytical: list[list[np.ndarray]],
+    numerical: list[list[np.ndarray]],
+    out_shapes: list[tuple[int, ...]],
+    in_shapes: list[tuple[int, ...]],
+    *,
+    atol: float,
+    rtol: float,
+    raise_exception: bool = True,
+) -> bool:
+    """gradcheck's verdict on Jacobians ``[o][i]`` of shape ``(out_o.size, in_i.size)``.
+
+    An element passes when ``|analytical - numerical| <= atol + rtol * |numerical|``.
+    Returns True when all do; otherwise raises :class:`GradcheckError` naming the
+    first mismatch, or returns False if ``raise_exception=False``.
+    """
+    for o, out_shape in enumerate(out_shapes):
+        for i, in_shape in enumerate(in_shapes):
+            ana, num = analytical[o][i], numerical[o][i]
+            bad = np.abs(ana - num) > atol + rtol * np.abs(num)
+            if not bad.any():
+                continue
+            if not raise_exception:
+                return False
+            r, c = np.argwhere(bad)[0]
+            out_el = np.unravel_index(r, out_shape)
+            in_el = np.unravel_index(c, in_shape)
+            raise GradcheckError(
+                f"Jacobian mismatch for output {o} with respect to input {i}: "
+                f"{int(bad.sum())} of {bad.size} entries differ. First at "
+                f"output element {tuple(map(int, out_el))}, input element "
+                f"{tuple(map(int, in_el))}: numerical: {float(num[r, c])!r} "
+                f"analytical: {float(ana[r, c])!r} (atol={atol}, rtol={rtol})."
+            )
     return True
 
 
-def _numerical_jacobian(
+def numerical_jacobian(
     f: Callable[..., Any], xs: list[np.ndarray], outs: tuple, eps: float
 ) -> list[list[np.ndarray]]:
-    """``num[o][i]`` of shape ``(out_o.size, in_i.size)`` by central differences."""
+    """``num[o][i]`` of shape ``(out_o.size, in_i.size)`` by central differences.
+
+    ``outs`` are ``f(*xs)``'s outputs (for their sizes); ``f`` gets each shifted
+    input as ``jnp.asarray`` of the NumPy array, so call this under ``x64`` for
+    float64.
+    """
     num = [[np.zeros((np.size(out), x.size)) for x in xs] for out in outs]
     for i, x in enumerate(xs):
         for k in range(x.size):
