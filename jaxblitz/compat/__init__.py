@@ -17,7 +17,11 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from jaxblitz.compat import _methods  # noqa: F401 -- attaches Tensor methods
+import jax as _jax
+
+# Loaded first, so that `torch.tensor` is the function imported below, not this
+# module (importing a submodule sets the package's attribute of its name).
+from jaxblitz.compat import tensor as _tensor_module  # noqa: F401
 from jaxblitz.compat._dtype import (
     bfloat16,
     bool,
@@ -40,7 +44,8 @@ from jaxblitz.compat._dtype import (
     short,
     uint8,
 )
-from jaxblitz.compat.autograd.graph import (
+from jaxblitz.compat._dtype import jax_device as _jax_device
+from jaxblitz.compat.autograd.grad_mode import (
     enable_grad,
     is_grad_enabled,
     no_grad,
@@ -142,20 +147,16 @@ def clone(input: Tensor) -> Tensor:
 
 
 def _cuda_available() -> bool:
-    from jaxblitz.compat._dtype import jax_device
-
     try:
-        jax_device(device("cuda"))
+        _jax_device(device("cuda"))
     except AssertionError:
         return False
     return True
 
 
 def _cuda_count() -> int:
-    import jax
-
     try:
-        return len(jax.devices("gpu"))
+        return len(_jax.devices("gpu"))
     except RuntimeError:
         return 0
 

@@ -4,6 +4,10 @@
 a JAX platform name. The type-promotion rules here are torch's, not NumPy's:
 ``int64 tensor * 2.5`` is float32 (the default dtype), and a 0-dim tensor or Python
 number only wins when it is of a higher kind (bool < int < float).
+
+Every op runs inside :data:`x64` (``jax.enable_x64(True)``): torch's int64/float64
+are real, while the rest of the process (the functional core) keeps JAX's 32-bit
+defaults.
 """
 
 from __future__ import annotations
@@ -16,14 +20,25 @@ import numpy as np
 # torch's module shadows float/int/bool with dtypes; keep the Python types.
 _pyfloat, _pyint, _pybool = float, int, bool
 
+x64 = jax.enable_x64  # x64(True): a cheap, thread-local context manager
+
 
 class dtype:  # noqa: N801 -- torch's name
-    """``torch.float32`` etc."""
+    """``torch.float32`` etc.; ``scalar_type`` is torch's own name (``Float``), as in
+    ``torch.FloatTensor`` and its error messages."""
 
-    __slots__ = ("name", "np", "is_floating_point", "is_signed", "itemsize")
+    __slots__ = (
+        "name",
+        "np",
+        "scalar_type",
+        "is_floating_point",
+        "is_signed",
+        "itemsize",
+    )
 
-    def __init__(self, name: str, np_dtype: Any):
+    def __init__(self, name: str, np_dtype: Any, scalar_type: str):
         self.name = name
+        self.scalar_type = scalar_type
         self.np = np.dtype(np_dtype)
         self.is_floating_point = self.np.kind == "f" or name == "bfloat16"
         self.is_signed = self.np.kind in "fi" or name == "bfloat16"
@@ -36,22 +51,23 @@ class dtype:  # noqa: N801 -- torch's name
         return (_by_name, (self.name,))
 
 
-float32 = dtype("float32", np.float32)
-float64 = dtype("float64", np.float64)
-float16 = dtype("float16", np.float16)
-bfloat16 = dtype("bfloat16", jax.numpy.bfloat16)
-int64 = dtype("int64", np.int64)
-int32 = dtype("int32", np.int32)
-int16 = dtype("int16", np.int16)
-int8 = dtype("int8", np.int8)
-uint8 = dtype("uint8", np.uint8)
-bool = dtype("bool", np.bool_)  # noqa: A001 -- torch.bool
-float, double, half = float32, float64, float16  # noqa: A001
+# The one dtype table: torch's name, NumPy's dtype, torch's scalar type name.
+float32 = dtype("float32", np.float32, "Float")
+float64 = dtype("float64", np.float64, "Double")
+float16 = dtype("float16", np.float16, "Half")
+bfloat16 = dtype("bfloat16", jax.numpy.bfloat16, "BFloat16")
+int64 = dtype("int64", np.int64, "Long")
+int32 = dtype("int32", np.int32, "Int")
+int16 = dtype("int16", np.int16, "Short")
+int8 = dtype("int8", np.int8, "Char")
+uint8 = dtype("uint8", np.uint8, "Byte")
+bool = dtype("bool", np.bool_, "Bool")  # noqa: A001 -- torch.bool
+float, double, half = float32, float64, float16  # noqa: A001 -- torch's aliases
 long, int, short = int64, int32, int16  # noqa: A001
 
-_ALL = (float32, float64, float16, bfloat16, int64, int32, int16, int8, uint8, bool)
-_FROM_NP = {d.np: d for d in _ALL}
-_FROM_NAME = {d.name: d for d in _ALL}
+ALL = (float32, float64, float16, bfloat16, int64, int32, int16, int8, uint8, bool)
+_FROM_NP = {d.np: d for d in ALL}
+_FROM_NAME = {d.name: d for d in ALL}
 
 
 def _by_name(name: str) -> dtype:

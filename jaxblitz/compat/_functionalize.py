@@ -16,15 +16,16 @@ grad mode -- is the cache key; values are program inputs.
 from __future__ import annotations
 
 import contextlib
-import sys
 from typing import Any
 
 import jax
 import numpy as np
 
 from jaxblitz.compat import _dtype, creation
-from jaxblitz.compat.autograd.graph import is_grad_enabled, x64
-from jaxblitz.compat.tensor import Tensor, _from_numpy_copy, _Storage
+from jaxblitz.compat._dtype import x64
+from jaxblitz.compat._tensor_base import _from_numpy_copy, _Storage
+from jaxblitz.compat.autograd.grad_mode import is_grad_enabled
+from jaxblitz.compat.tensor import Tensor
 
 
 class GradRead(Exception):
@@ -56,24 +57,26 @@ def _array(storage: _Storage) -> jax.Array:
 
 
 def _owned(storage: _Storage) -> jax.Array:
-    """The storage's array, safe to donate: copied if any other handle holds it."""
+    """The storage's array, safe to donate: a copy unless the storage is exclusive.
+
+    compat shares arrays between storages (copy_, load_state_dict, .data = ...) and
+    hands them out (torch.functional), and a donated array is deleted: only one
+    that a program wrote and nothing has read since is donated as it is.
+    """
     if storage.numpy is not None:
         return _from_numpy_copy(storage.numpy)
-    a = storage.array
-    # compat shares arrays between storages (copy_, load_state_dict, .data = ...),
-    # and a donated array is deleted: donate it only when this storage alone holds
-    # it (references: the storage, `a`, getrefcount's argument).
-    if sys.getrefcount(a) > 3:
-        a = jax.numpy.array(a, copy=True)
-    return a
+    if storage.exclusive:
+        return storage.array
+    return jax.numpy.array(storage.array, copy=True)
 
 
 def _store(storage: _Storage, array: jax.Array) -> None:
+    """Write a program's output (a fresh array, held by nothing else) back."""
     n = storage.numpy
     if n is not None and n.shape == array.shape and n.dtype == array.dtype:
         n[...] = np.asarray(array)  # shared with NumPy: write through, as eager does
     else:
-        storage.array, storage.numpy = array, None
+        storage.array, storage.numpy, storage.exclusive = array, None, True
 
 
 def _kept(out: Any) -> bool:
@@ -217,14 +220,14 @@ class Frame:
         """Put the tracers into the compat objects; restore the originals after."""
         arrays, grads, states = donated
         input_arrays, leaf_arrays, hyper, key = kept
-        saved_storages = [(s.array, s.numpy) for s in self.storages]
+        saved_storages = [(s.array, s.numpy, s.exclusive) for s in self.storages]
         saved = [(t._s, t.grad, t._grad_fn) for t in self.tensors]
         saved_states = [dict(opt.state) for opt in self.optimizers]
         saved_groups = [[dict(g) for g in opt.param_groups] for opt in self.optimizers]
         generator = creation.default_generator
         saved_key = generator._key
         grad_storages = [g._s for g in self.grads if g is not None and not free]
-        saved_grad_storages = [(s.array, s.numpy) for s in grad_storages]
+        saved_grad_storages = [(s.array, s.numpy, s.exclusive) for s in grad_storages]
         try:
             for s, a in zip(self.storages, (*arrays, *input_arrays), strict=True):
                 s.array, s.numpy = a, None
@@ -265,10 +268,10 @@ class Frame:
             ]
             yield jax.tree.unflatten(self.treedef, leaves)
         finally:
-            for s, (a, n) in zip(self.storages, saved_storages, strict=True):
-                s.array, s.numpy = a, n
-            for s, (a, n) in zip(grad_storages, saved_grad_storages, strict=True):
-                s.array, s.numpy = a, n
+            for s, (a, n, e) in zip(self.storages, saved_storages, strict=True):
+                s.array, s.numpy, s.exclusive = a, n, e
+            for s, (a, n, e) in zip(grad_storages, saved_grad_storages, strict=True):
+                s.array, s.numpy, s.exclusive = a, n, e
             for t, (s, g, fn) in zip(self.tensors, saved, strict=True):
                 t._s, t.grad, t._grad_fn = s, g, fn
             for opt, states_, groups in zip(
@@ -328,6 +331,7 @@ class Frame:
         for t, r in zip(self.tensors, replaced, strict=True):
             if r is not None:
                 t._s = _Storage(r)
+                t._s.exclusive = True
         for t, old, g in zip(self.tensors, self.grads, grads, strict=True):
             if g is None:
                 t.grad = None
@@ -337,6 +341,7 @@ class Frame:
                 _store(old._s, g["same"])
             else:
                 t.grad = Tensor._wrap(g["new"])
+                t.grad._s.exclusive = True
         it = iter(zip(states, self.hyper_kept, strict=True))
         for opt in self.optimizers:
             for group in opt.param_groups:

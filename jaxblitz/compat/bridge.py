@@ -12,60 +12,54 @@
 
 from __future__ import annotations
 
+import functools
+import operator
 from typing import Any
 
 import jax
 import numpy as np
 
-from jaxblitz.compat.autograd.graph import no_grad, x64
-from jaxblitz.compat.tensor import Tensor, _Storage
-
-
-def _nest(flat: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for name, value in flat.items():
-        node = out
-        *parents, leaf = name.split(".")
-        for part in parents:
-            node = node.setdefault(part, {})
-        node[leaf] = value
-    return out
-
-
-def _flat(params: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    out = {}
-    for key, value in params.items():
-        name = f"{prefix}.{key}" if prefix else key
-        out.update(_flat(value, name) if isinstance(value, dict) else {name: value})
-    return out
+from jaxblitz.checkpoints import flatten_params, unflatten_params
+from jaxblitz.compat._dtype import x64
+from jaxblitz.compat._tensor_base import TensorBase, _Storage
+from jaxblitz.compat.autograd.grad_mode import no_grad
 
 
 def functional(module: Any) -> tuple[dict[str, Any], Any]:
     """``(params, apply_fn)`` with ``apply_fn(params, *inputs) -> output array``."""
     named = dict(module.named_parameters())
-    params = _nest({name: p._data for name, p in named.items()})
+    params = unflatten_params({name: p._data for name, p in named.items()})
+    paths = {name: name.split(".") for name in named}
 
     def apply_fn(params: dict[str, Any], *inputs: Any) -> Any:
-        flat = _flat(params)
+        # Looked up by path, not flattened: flatten_params makes NumPy copies, and
+        # here the params are tracers under jax.jit.
         saved = {name: p._s for name, p in named.items()}
         try:
             for name, p in named.items():
-                p._s = _Storage(flat[name])
+                p._s = _Storage(_lookup(params, paths[name], name))
             with no_grad():
-                out = module(*[Tensor._wrap(x) for x in inputs])
+                out = module(*[TensorBase._wrap(x) for x in inputs])
         finally:
             for name, p in named.items():
                 p._s = saved[name]
         return jax.tree.map(
-            lambda t: t._data, out, is_leaf=lambda t: isinstance(t, Tensor)
+            lambda t: t._data, out, is_leaf=lambda t: isinstance(t, TensorBase)
         )
 
     return params, apply_fn
 
 
+def _lookup(params: dict[str, Any], path: list[str], name: str) -> Any:
+    try:
+        return functools.reduce(operator.getitem, path, params)
+    except KeyError:
+        raise KeyError(name) from None
+
+
 def load_params(module: Any, params: dict[str, Any]) -> None:
     """Copy a params tree (from :func:`functional`, or the core) into ``module``."""
-    flat = _flat(params)
+    flat = flatten_params(params)
     named = dict(module.named_parameters())
     missing = sorted(set(named) - set(flat))
     unexpected = sorted(set(flat) - set(named))

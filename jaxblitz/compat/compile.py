@@ -29,17 +29,16 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import traceback
 import types
 import warnings
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import jax
 
+from jaxblitz.compat._dtype import x64
 from jaxblitz.compat._functionalize import Frame, GradRead
-from jaxblitz.compat.autograd.graph import x64
+from jaxblitz.compat._tensor_base import TracedValueError
 from jaxblitz.compat.nn.module import Module
 from jaxblitz.compat.optim import Optimizer
 from jaxblitz.compat.tensor import Tensor
@@ -51,37 +50,7 @@ class CompileError(RuntimeError):
     """The step needs something a traced program cannot give; the message says what."""
 
 
-_HERE = Path(__file__).parent
-_TENSOR_FILES = {str(_HERE / f) for f in ("tensor.py", "_format.py", "_methods.py")}
-_CAUSES = {  # the outermost compat frame in the traceback -> (what, what to do)
-    "__bool__": (
-        "data-dependent Python control flow (`if`/`while`/`and`/`or`/`assert` on a "
-        "tensor calls bool(tensor))",
-        "compute both branches and pick with torch.where, or decide outside the step",
-    ),
-    "item": (
-        "`.item()`",
-        "return the tensor from the step and call .item() on the result",
-    ),
-    "__float__": ("float(tensor)", "return the tensor and convert it after the call"),
-    "__int__": ("int(tensor)", "return the tensor and convert it after the call"),
-    "__index__": ("using a tensor as an index", "index with Python ints or tensors"),
-    "__format__": (
-        "printing a tensor",
-        "return the tensor and print it after the call",
-    ),
-    "__repr__": ("printing a tensor", "return the tensor and print it after the call"),
-    "tensor_repr": (
-        "printing a tensor",
-        "return the tensor and print it after the call",
-    ),
-    "numpy": (".numpy()", "return the tensor and convert it after the call"),
-    "tolist": (".tolist()", "return the tensor and convert it after the call"),
-    "__array__": (
-        "np.asarray(tensor)",
-        "return the tensor and convert it after the call",
-    ),
-}
+# A value needed where no Tensor method could name it (JAX's own errors).
 _CONCRETE = (
     jax.errors.ConcretizationTypeError,
     jax.errors.TracerArrayConversionError,
@@ -90,22 +59,14 @@ _CONCRETE = (
 )
 
 
-def _diagnose(fn_name: str, err: BaseException) -> str:
-    """Name what needed a value (and where), from the traceback of ``err``."""
-    cause = ("reading a tensor's value", "keep tensor values inside the step")
-    where = ""
-    last_user = None
-    for frame_summary in traceback.extract_tb(err.__traceback__):
-        if frame_summary.filename in _TENSOR_FILES and frame_summary.name in _CAUSES:
-            cause = _CAUSES[frame_summary.name]
-            if last_user is not None:
-                line = (last_user.line or "").strip()
-                where = f" at {Path(last_user.filename).name}:{last_user.lineno}"
-                where += f" (`{line}`)" if line else ""
-            break
-        if "jaxblitz/compat" not in frame_summary.filename.replace("\\", "/"):
-            last_user = frame_summary
-    what, todo = cause
+_UNNAMED = ("reading a tensor's value", "keep tensor values inside the step", "")
+
+
+def _message(fn_name: str, err: BaseException) -> str:
+    """What needed a value (and where: a :class:`TracedValueError` says), and why."""
+    what, todo, where = _UNNAMED
+    if isinstance(err, TracedValueError):
+        what, todo, where = err.what, err.todo, err.where
     return (
         f"torch.compile cannot compile {fn_name}: {what}{where} needs a tensor's "
         "value, and inside a compiled step tensors have none yet -- the whole step "
@@ -161,6 +122,7 @@ class _Entry:
         self.fn, self.free, self.frame = fn, free, None
         self.result_spec: Any = None
         self.jitted = jax.jit(self._program, donate_argnums=0)
+        self.programs = 0  # traces that finished, each compiled into a program
 
     def _program(self, donated: tuple, kept: tuple):
         frame = self.frame
@@ -179,6 +141,7 @@ class _Entry:
                 else:  # a Python constant of the trace
                     kinds.append(leaf)
         self.result_spec = treedef, kinds
+        self.programs += 1
         return state, arrays
 
     def __call__(self, frame: Frame):
@@ -212,7 +175,7 @@ class CompiledFunction:
     @property
     def compilations(self) -> int:
         """How many XLA programs were compiled for this function so far."""
-        return sum(e.jitted._cache_size() for e in self._cache.values())
+        return sum(e.programs for e in self._cache.values())
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self.eager:
@@ -241,7 +204,7 @@ class CompiledFunction:
             except GradRead:
                 continue
             except _CONCRETE as err:
-                message = _diagnose(getattr(self.fn, "__name__", "step"), err)
+                message = _message(getattr(self.fn, "__name__", "step"), err)
                 if not self.eager_fallback:
                     raise CompileError(message) from err
                 warnings.warn(

@@ -1,4 +1,5 @@
-"""Blitz 1, "Tensors": constructors (``torch.tensor``, ``zeros``, ``rand`` ...).
+"""Blitz 1, "Tensors": constructors (``torch.tensor``, ``zeros``, ``rand`` ...) and
+the ``x.new_*`` methods (:class:`CreationMixin`).
 
 torch draws random numbers from a global generator; here that generator is a JAX
 key split on every draw (``torch.manual_seed(s)`` resets it), so a seeded script is
@@ -8,15 +9,24 @@ reproducible, though its numbers differ from PyTorch's.
 from __future__ import annotations
 
 import builtins
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from jaxblitz.compat import _dtype
-from jaxblitz.compat.autograd.graph import x64
-from jaxblitz.compat.tensor import Tensor, _as_int, _Storage, _type_name, sizes
+from jaxblitz.compat._dtype import x64
+from jaxblitz.compat._tensor_base import (
+    TensorBase,
+    _as_int,
+    _Storage,
+    _type_name,
+    sizes,
+)
+
+if TYPE_CHECKING:
+    from jaxblitz.compat.tensor import Tensor
 
 _TORCH_DEFAULT_SEED = 67280421310721  # torch's default generator seed
 
@@ -78,7 +88,7 @@ def _finish(array: Any, dtype: Any, device: Any, requires_grad: bool) -> Tensor:
         )
         if device is not None and _dtype.device(device).type != "cpu":
             array = jax.device_put(array, _dtype.jax_device(_dtype.device(device)))
-    t = Tensor._wrap(array)
+    t = TensorBase._wrap(array)
     if requires_grad:
         t.requires_grad = True
     return t
@@ -88,21 +98,21 @@ def tensor(
     data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
 ) -> Tensor:
     """``torch.tensor(data)``: always a copy; ints -> int64, floats -> float32."""
-    if isinstance(data, Tensor):
+    if isinstance(data, TensorBase):
         return _finish(data._data, dtype or data.dtype, device, requires_grad)
     if isinstance(data, np.ndarray | np.generic):
         array = np.array(data, copy=True)
         dtype = dtype or _dtype.to_dtype(array.dtype)
         return _finish(array, dtype, device, requires_grad)
     if isinstance(data, list | tuple) and builtins.any(
-        isinstance(v, Tensor) for v in data
+        isinstance(v, TensorBase) for v in data
     ):
-        data = [np.asarray(v) if isinstance(v, Tensor) else v for v in data]
+        data = [np.asarray(v) if isinstance(v, TensorBase) else v for v in data]
     return _finish(np.asarray(data), dtype or _infer(data), device, requires_grad)
 
 
 def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
-    if isinstance(data, Tensor) and dtype in (None, data.dtype):
+    if isinstance(data, TensorBase) and dtype in (None, data.dtype):
         return data
     return tensor(data, dtype=dtype, device=device)
 
@@ -112,7 +122,7 @@ def from_numpy(array: np.ndarray) -> Tensor:
     if not isinstance(array, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
     _dtype.to_dtype(array.dtype)  # raises for dtypes torch lacks
-    t = Tensor._wrap(None)
+    t = TensorBase._wrap(None)
     t._s = _Storage(numpy=array)
     return t
 
@@ -156,7 +166,7 @@ def full(
     device: Any = None,
     requires_grad: bool = False,
 ) -> Tensor:
-    if isinstance(fill_value, Tensor):
+    if isinstance(fill_value, TensorBase):
         fill_value = fill_value.item()
     if not isinstance(fill_value, int | float | complex | np.number | np.bool_):
         raise TypeError(
@@ -223,7 +233,9 @@ def arange(
 ) -> Tensor:
     if end is None:
         start, end = 0, start
-    lo, hi, by = (v.item() if isinstance(v, Tensor) else v for v in (start, end, step))
+    lo, hi, by = (
+        v.item() if isinstance(v, TensorBase) else v for v in (start, end, step)
+    )
     if not (np.isfinite(lo) and np.isfinite(hi)):
         raise RuntimeError(f"unsupported range: {lo} -> {hi}")
     if by == 0:
@@ -347,7 +359,7 @@ def normal(
         )
     else:
         shape = _size("normal", (size,))
-    if not isinstance(std, Tensor) and np.any(np.asarray(std) < 0):
+    if not isinstance(std, TensorBase) and np.any(np.asarray(std) < 0):
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
     z = randn(*shape, generator=generator, dtype=dtype, device=device)
     mean = np.asarray(mean, z.dtype.np)
@@ -396,3 +408,36 @@ def full_like(
         device=device,
         requires_grad=requires_grad,
     )
+
+
+# ---------------------------------------------------------------------------
+# x.new_*: a new tensor with x's dtype unless told otherwise
+# ---------------------------------------------------------------------------
+
+
+class CreationMixin(TensorBase):
+    """``new_ones``, ``new_zeros``, ``new_empty``, ``new_full`` and ``new_tensor``."""
+
+    __slots__ = ()
+
+    def _new(self, fn, name: str, size: tuple, dtype, device, requires_grad) -> Tensor:
+        size = sizes(name, size)
+        dtype = dtype or self.dtype
+        return fn(size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+    def new_ones(self, *size: Any, dtype=None, device=None, requires_grad=False):
+        return self._new(ones, "new_ones", size, dtype, device, requires_grad)
+
+    def new_zeros(self, *size: Any, dtype=None, device=None, requires_grad=False):
+        return self._new(zeros, "new_zeros", size, dtype, device, requires_grad)
+
+    def new_empty(self, *size: Any, dtype=None, device=None, requires_grad=False):
+        return self._new(empty, "new_empty", size, dtype, device, requires_grad)
+
+    def new_full(
+        self, size: Any, fill_value: Any, dtype: Any = None, **kwargs: Any
+    ) -> Tensor:
+        return full(size, fill_value, dtype=dtype or self.dtype, **kwargs)
+
+    def new_tensor(self, data: Any, dtype: Any = None, **kwargs: Any) -> Tensor:
+        return tensor(data, dtype=dtype or self.dtype, **kwargs)

@@ -1,5 +1,6 @@
-"""Blitz 1, "Tensors": torch's math on :class:`Tensor` -- operators, unary ops,
-reductions, matmul, comparisons and in-place variants.
+"""Blitz 1, "Tensors": torch's math -- arithmetic, unary ops, reductions, matmul,
+comparisons and dtype/device moves -- as ``torch.*`` functions and, through
+:class:`MathMixin`, as the methods and operators of ``Tensor``.
 
 Each op is a module-level pure JAX function (so the funnel's jit cache keys on it)
 passed to :func:`graph.apply` with the grad_fn name torch gives it. Dtypes follow
@@ -10,16 +11,20 @@ from __future__ import annotations
 
 import builtins
 import numbers
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from jaxblitz.compat import _dtype
-from jaxblitz.compat.autograd.graph import apply, run
-from jaxblitz.compat.autograd.graph import is_grad_enabled as graph_enabled
-from jaxblitz.compat.tensor import Tensor, wrap_dim
+from jaxblitz.compat._tensor_base import TensorBase, wrap_dim
+from jaxblitz.compat.autograd.grad_mode import is_grad_enabled
+from jaxblitz.compat.autograd.graph import AutogradMixin, apply, run
+from jaxblitz.compat.creation import tensor
+
+if TYPE_CHECKING:
+    from jaxblitz.compat.tensor import Tensor
 
 # ---------------------------------------------------------------------------
 # Pure JAX functions (module level: stable jit cache keys)
@@ -88,7 +93,7 @@ def _argmax_fn(x, *, axis, keepdims, op):
 
 
 def _priority(v: Any) -> tuple[_dtype.dtype, int]:
-    if isinstance(v, Tensor):
+    if isinstance(v, TensorBase):
         return v.dtype, 2 if v.shape else 1
     if isinstance(v, np.ndarray | np.generic):
         return _dtype.to_dtype(v.dtype), 2 if np.ndim(v) else 1
@@ -101,12 +106,12 @@ def _plain(v: Any) -> Any:
     if isinstance(v, np.generic):
         return v.item()
     if isinstance(v, np.ndarray):
-        return Tensor._wrap(jnp.asarray(v))
+        return TensorBase._wrap(jnp.asarray(v))
     return v
 
 
 def _check_broadcast(a: Any, b: Any) -> None:
-    if not (isinstance(a, Tensor) and isinstance(b, Tensor)):
+    if not (isinstance(a, TensorBase) and isinstance(b, TensorBase)):
         return
     sa, sb = a.shape, b.shape
     for i in range(1, builtins.min(len(sa), len(sb)) + 1):
@@ -131,8 +136,8 @@ def _compare(op, a: Tensor, b: Any) -> Tensor:
     b = _plain(b)
     _check_broadcast(a, b)
     dt = _dtype.result_type([_priority(a), _priority(b)])
-    arrays = [v._data if isinstance(v, Tensor) else v for v in (a, b)]
-    return Tensor._wrap(run(_compare_fn, *arrays, op=op, dt=dt.np.name))
+    arrays = [v._data if isinstance(v, TensorBase) else v for v in (a, b)]
+    return TensorBase._wrap(run(_compare_fn, *arrays, op=op, dt=dt.np.name))
 
 
 def _dim(dim: Any, ndim: int) -> Any:
@@ -167,7 +172,7 @@ def _to_out(result: Tensor, out: Tensor | None) -> Tensor:
     """torch's ``out=``: write ``result`` into ``out`` (resized if needed)."""
     if out is None:
         return result
-    if result.requires_grad and graph_enabled():
+    if result.requires_grad and is_grad_enabled():
         raise RuntimeError(
             "functions with out=... arguments don't support automatic "
             "differentiation, but one of the arguments requires grad."
@@ -206,7 +211,7 @@ def div(input: Tensor, other: Any) -> Tensor:
 def pow(input: Tensor, exponent: Any) -> Tensor:  # noqa: A001 -- torch's name
     exponent = _plain(exponent)
     dt = _dtype.result_type([_priority(input), _priority(exponent)])
-    name = "PowBackward1" if isinstance(exponent, Tensor) else "PowBackward0"
+    name = "PowBackward1" if isinstance(exponent, TensorBase) else "PowBackward0"
     return apply(name, _pow_fn, input, exponent, dt=dt.np.name)
 
 
@@ -268,11 +273,7 @@ def mm(input: Tensor, mat2: Tensor) -> Tensor:
 
 
 def _as_tensor(v: Any) -> Tensor:
-    if isinstance(v, Tensor):
-        return v
-    from jaxblitz.compat.creation import tensor
-
-    return tensor(v)
+    return v if isinstance(v, TensorBase) else tensor(v)
 
 
 def _unary(name: str, op):
@@ -344,7 +345,7 @@ def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype=None):
     if not input.dtype.is_floating_point and dtype is None:
         raise RuntimeError(
             "mean(): could not infer output dtype. Input dtype must be either a "
-            f"floating point or complex dtype. Got: {_type_name(input)}"
+            f"floating point or complex dtype. Got: {input.dtype.scalar_type}"
         )
     dt = None if dtype is None else _dtype.to_dtype(dtype).np.name
     name = "MeanBackward0" if dim is None else "MeanBackward1"
@@ -357,12 +358,6 @@ def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype=None):
         keepdims=keepdim,
         dt=dt,
     )
-
-
-def _type_name(t: Tensor) -> str:
-    from jaxblitz.compat.tensor import _TYPE_NAMES
-
-    return _TYPE_NAMES[t.dtype.name]
 
 
 class _ReturnType(tuple):
@@ -387,7 +382,7 @@ def _extreme(name: str, op, arg_op):
     result_type = type(name, (_ReturnType,), {"name": name})
 
     def reduce(input: Tensor, dim: Any = None, keepdim: bool = False):
-        if isinstance(dim, Tensor):  # torch.max(a, b): elementwise
+        if isinstance(dim, TensorBase):  # torch.max(a, b): elementwise
             return _binary(
                 "MaximumBackward0" if name == "max" else "MinimumBackward0",
                 jnp.maximum if name == "max" else jnp.minimum,
@@ -414,7 +409,7 @@ def _extreme(name: str, op, arg_op):
             keepdims=keepdim,
             dt=None,
         )
-        indices = Tensor._wrap(
+        indices = TensorBase._wrap(
             run(_argmax_fn, input._data, axis=dim, keepdims=keepdim, op=arg_op)
         )
         return result_type(values, indices)
@@ -429,14 +424,14 @@ min = _extreme("min", jnp.min, jnp.argmin)  # noqa: A001
 
 def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     dim = _dim(dim, input.dim())
-    return Tensor._wrap(
+    return TensorBase._wrap(
         run(_argmax_fn, input._data, axis=dim, keepdims=keepdim, op=jnp.argmax)
     )
 
 
 def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     dim = _dim(dim, input.dim())
-    return Tensor._wrap(
+    return TensorBase._wrap(
         run(_argmax_fn, input._data, axis=dim, keepdims=keepdim, op=jnp.argmin)
     )
 
@@ -491,6 +486,132 @@ def allclose(a: Tensor, b: Tensor, rtol=1e-05, atol=1e-08, equal_nan=False) -> b
 
 
 def isclose(a: Tensor, b: Tensor, rtol=1e-05, atol=1e-08, equal_nan=False) -> Tensor:
-    return Tensor._wrap(
+    return TensorBase._wrap(
         jnp.asarray(np.isclose(np.asarray(a), np.asarray(b), rtol, atol, equal_nan))
     )
+
+
+# ---------------------------------------------------------------------------
+# As Tensor methods and operators
+# ---------------------------------------------------------------------------
+
+
+class MathMixin(AutogradMixin):
+    """The functions above as methods (``x.add(y)``) and operators (``x + y``)."""
+
+    __slots__ = ()
+
+    add, sub, mul, div, pow, matmul, mm = add, sub, mul, div, pow, matmul, mm
+    neg, exp, log, sqrt, abs, sin, cos = neg, exp, log, sqrt, abs, sin, cos
+    tanh, sigmoid, relu, clamp = tanh, sigmoid, relu, clamp
+    sum, mean, max, min, norm = sum, mean, max, min, norm
+    argmax, argmin = argmax, argmin
+    eq, ne, lt, le, gt, ge, equal, allclose = eq, ne, lt, le, gt, ge, equal, allclose
+    multiply, divide, subtract, dot, mv, clip = mul, div, sub, matmul, matmul, clamp
+
+    def __add__(self, other: Any) -> Tensor:
+        return add(self, other)
+
+    __radd__ = __add__
+
+    def __sub__(self, other: Any) -> Tensor:
+        return sub(self, other)
+
+    def __rsub__(self, other: Any) -> Tensor:
+        return rsub(self, other)
+
+    def __mul__(self, other: Any) -> Tensor:
+        return mul(self, other)
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, other: Any) -> Tensor:
+        return div(self, other)
+
+    def __rtruediv__(self, other: Any) -> Tensor:
+        return mul(pow(self, -1), other)
+
+    def __pow__(self, other: Any) -> Tensor:
+        return pow(self, other)
+
+    def __rpow__(self, other: Any) -> Tensor:
+        return pow(tensor(other, dtype=self.dtype), self)
+
+    def __matmul__(self, other: Any) -> Tensor:
+        return matmul(self, other)
+
+    def __rmatmul__(self, other: Any) -> Tensor:
+        return matmul(tensor(other), self)
+
+    def __floordiv__(self, other: Any) -> Tensor:
+        return _binary("DivBackward2", jnp.floor_divide, self, other)
+
+    def __mod__(self, other: Any) -> Tensor:
+        return _binary("RemainderBackward0", jnp.remainder, self, other)
+
+    def __and__(self, other: Any) -> Tensor:
+        bool_ = self.dtype is _dtype.bool
+        return _compare(jnp.logical_and if bool_ else jnp.bitwise_and, self, other)
+
+    def __or__(self, other: Any) -> Tensor:
+        bool_ = self.dtype is _dtype.bool
+        return _compare(jnp.logical_or if bool_ else jnp.bitwise_or, self, other)
+
+    def __invert__(self) -> Tensor:
+        return TensorBase._wrap(jnp.invert(self._data))
+
+    def __pos__(self) -> Tensor:
+        return self
+
+    __neg__, __abs__ = neg, abs
+    __eq__, __ne__, __lt__, __le__, __gt__, __ge__ = eq, ne, lt, le, gt, ge
+    # Identity hashing in C, as torch's (optimizer.state[p]); __eq__ above unset it.
+    __hash__ = object.__hash__
+
+    # -- dtype and device ----------------------------------------------------------
+    def to(self, *args: Any, **kwargs: Any) -> Tensor:
+        """``x.to(device)``, ``x.to(dtype)``, ``x.to(device, dtype)``, ``x.to(t)``."""
+        target_dtype, target_device = kwargs.get("dtype"), kwargs.get("device")
+        for arg in args:
+            if isinstance(arg, _dtype.dtype):
+                target_dtype = arg
+            elif isinstance(arg, TensorBase):
+                target_dtype, target_device = arg.dtype, arg.device
+            elif isinstance(arg, str | _dtype.device):
+                target_device = arg
+        out = self if target_dtype is None else to_dtype(self, target_dtype)
+        if target_device is not None:
+            dev = _dtype.device(target_device)
+            if dev != self.device:
+                moved = jax.device_put(out._data, _dtype.jax_device(dev))
+                out = TensorBase._wrap(moved, out.requires_grad, out._grad_fn)
+        return out
+
+    def cuda(self, device: Any = None, non_blocking: bool = False) -> Tensor:
+        return self.to("cuda")
+
+    def cpu(self) -> Tensor:
+        return self.to("cpu")
+
+    def type(self, dtype: Any = None) -> Any:
+        if dtype is None:
+            return f"torch.{self.dtype.scalar_type}Tensor"
+        return self.to(dtype)
+
+    def float(self) -> Tensor:
+        return to_dtype(self, _dtype.float)
+
+    def double(self) -> Tensor:
+        return to_dtype(self, _dtype.double)
+
+    def half(self) -> Tensor:
+        return to_dtype(self, _dtype.half)
+
+    def long(self) -> Tensor:
+        return to_dtype(self, _dtype.long)
+
+    def int(self) -> Tensor:
+        return to_dtype(self, _dtype.int)
+
+    def bool(self) -> Tensor:
+        return to_dtype(self, _dtype.bool)

@@ -17,7 +17,8 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from jaxblitz.compat.autograd.graph import enable_grad, no_grad, x64
+from jaxblitz.compat._dtype import x64
+from jaxblitz.compat.autograd.grad_mode import enable_grad, no_grad
 from jaxblitz.compat.tensor import Tensor
 
 

@@ -1,22 +1,26 @@
-"""Blitz 1, "Tensors": reshaping, joining and indexing.
+"""Blitz 1, "Tensors": reshaping, joining and indexing, as ``torch.*`` functions
+and, through :class:`ShapeMixin`, as ``Tensor`` methods and ``x[idx]``.
 
-torch returns views here; these return copies (see :mod:`.tensor` on what that
-changes). ``x[idx] = v`` writes into ``x`` itself, recorded as torch's
+torch returns views here; these return copies (see :mod:`._tensor_base` on what
+that changes). ``x[idx] = v`` writes into ``x`` itself, recorded as torch's
 ``CopySlices``.
 """
 
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from jaxblitz.compat import _dtype
-from jaxblitz.compat.autograd.graph import apply
-from jaxblitz.compat.tensor import _TYPE_NAMES, Tensor, _as_int, sizes, wrap_dim
+from jaxblitz.compat._tensor_base import TensorBase, _as_int, sizes, wrap_dim
+from jaxblitz.compat.autograd.graph import AutogradMixin, apply
+
+if TYPE_CHECKING:
+    from jaxblitz.compat.tensor import Tensor
 
 
 def _reshape_fn(x, *, shape):
@@ -138,9 +142,7 @@ def T(self: Tensor) -> Tensor:  # noqa: N802 -- torch's name
 
 
 def _type_string(self: Tensor) -> str:
-    from jaxblitz.compat.tensor import _TYPE_NAMES
-
-    return f"torch.{_TYPE_NAMES[self.dtype.name]}Tensor{{{list(self.shape)}}}"
+    return f"torch.{self.dtype.scalar_type}Tensor{{{list(self.shape)}}}"
 
 
 def expand(self: Tensor, *sizes_: Any) -> Tensor:
@@ -223,14 +225,14 @@ def contiguous(self: Tensor, memory_format: Any = None) -> Tensor:
 
 
 def _tensor_list(name: str, tensors: Any) -> list[Tensor]:
-    if isinstance(tensors, Tensor):
+    if isinstance(tensors, TensorBase):
         raise TypeError(
             f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, "
             "not Tensor"
         )
     tensors = list(tensors)
     for i, x in enumerate(tensors):
-        if not isinstance(x, Tensor):
+        if not isinstance(x, TensorBase):
             raise TypeError(
                 f"expected Tensor as element {i} in argument 0, but got "
                 f"{type(x).__name__}"
@@ -322,7 +324,7 @@ def _concrete(array: Any) -> np.ndarray | None:
 
 def _index_array(item: Any) -> Any:
     """A Tensor, list or ndarray index as an array, refused unless int or bool."""
-    if isinstance(item, Tensor):
+    if isinstance(item, TensorBase):
         dt = item.dtype
         if dt is _dtype.uint8:  # torch still reads a byte tensor as a mask
             warnings.warn(
@@ -349,7 +351,7 @@ def _parts(index: Any) -> list[tuple[str, Any, int]]:
     """``index`` as ``(kind, value, dims it consumes)``; refuses what torch does."""
     parts = []
     for item in index if isinstance(index, tuple) else (index,):
-        if isinstance(item, Tensor | list | np.ndarray):
+        if isinstance(item, TensorBase | list | np.ndarray):
             item = _index_array(item)
         if isinstance(item, bool | np.bool_) or (
             getattr(item, "dtype", None) == np.bool_ and np.ndim(item) == 0
@@ -467,17 +469,17 @@ def _fit_value(value: Any, spec: tuple, arrays: list, x: Tensor) -> Any:
     ``m[0] = torch.ones(1, 4)``); anything else must broadcast.
     """
     numbers = int | float | complex | np.number | np.bool_
-    if not isinstance(value, Tensor | np.ndarray | list | tuple | numbers):
+    if not isinstance(value, TensorBase | np.ndarray | list | tuple | numbers):
         raise TypeError(
             f"can't assign a {type(value).__name__} to a "
-            f"torch.{_TYPE_NAMES[x.dtype.name]}Tensor"
+            f"torch.{x.dtype.scalar_type}Tensor"
         )
     concrete = [_concrete(a) for a in arrays]
     if any(a is None for a in concrete):
         return value  # traced indices: JAX checks what it can
     zeros = np.broadcast_to(np.zeros((), np.int8), tuple(x.shape))  # no memory
     target = zeros[_build(spec, concrete)]
-    given = tuple(value.shape) if isinstance(value, Tensor) else np.shape(value)
+    given = tuple(value.shape) if isinstance(value, TensorBase) else np.shape(value)
     fitted = given
     while len(fitted) > target.ndim and fitted[0] == 1:
         fitted = fitted[1:]
@@ -492,7 +494,7 @@ def _fit_value(value: Any, spec: tuple, arrays: list, x: Tensor) -> Any:
         return value
     return (
         value.reshape(fitted)
-        if isinstance(value, Tensor)
+        if isinstance(value, TensorBase)
         else np.reshape(value, fitted)
     )
 
@@ -502,6 +504,42 @@ def setitem(self: Tensor, index: Any, value: Any) -> None:
     spec, arrays, _ = _spec(index, tuple(self.shape))
     value = _fit_value(value, spec, arrays, self)
     if isinstance(value, np.ndarray):
-        value = Tensor._wrap(jnp.asarray(value))
+        value = TensorBase._wrap(jnp.asarray(value))
     result = apply("CopySlices", _set_fn, self, value, *arrays, spec=spec)
     self._inplace(result)
+
+
+# ---------------------------------------------------------------------------
+# As Tensor methods
+# ---------------------------------------------------------------------------
+
+
+class ShapeMixin(AutogradMixin):
+    """The functions above as ``Tensor`` methods, ``x[idx]`` and ``x[idx] = v``."""
+
+    __slots__ = ()
+
+    view, reshape, flatten, permute, t, transpose = (
+        view,
+        reshape,
+        flatten,
+        permute,
+        t,
+        transpose,
+    )
+    expand, repeat, squeeze, unsqueeze = expand, repeat, squeeze, unsqueeze
+    clone, contiguous = clone, contiguous
+    __getitem__, __setitem__ = getitem, setitem
+    T = property(T)
+
+    @property
+    def mT(self) -> Tensor:  # noqa: N802 -- torch's name
+        return transpose(self, -2, -1)
+
+    def t_(self) -> Tensor:
+        self._check_inplace()
+        result = t(self)
+        self._set_data(result._data)
+        if result._grad_fn is not None:
+            self._grad_fn = result._grad_fn
+        return self

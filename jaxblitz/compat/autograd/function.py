@@ -17,7 +17,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from jaxblitz.compat.autograd.graph import _FREED, Node, is_grad_enabled, no_grad
+from jaxblitz.compat._tensor_base import TensorBase
+from jaxblitz.compat.autograd.grad_mode import is_grad_enabled, no_grad
+from jaxblitz.compat.autograd.graph import _FREED, Node
 
 
 class FunctionCtx:
@@ -48,12 +50,10 @@ class _FunctionNode(Node):
     __slots__ = ("ctx", "cls", "positions")
 
     def apply_vjp(self, grad):
-        from jaxblitz.compat.tensor import Tensor
-
         if self.ctx._freed:
             raise RuntimeError(_FREED)
         with no_grad():
-            grads = self.cls.backward(self.ctx, Tensor._wrap(grad))
+            grads = self.cls.backward(self.ctx, TensorBase._wrap(grad))
         grads = grads if isinstance(grads, tuple) else (grads,)
         if len(grads) != len(self.ctx.needs_input_grad):
             raise RuntimeError(
@@ -88,15 +88,13 @@ class Function:
 
     @classmethod
     def apply(cls, *args: Any) -> Any:
-        from jaxblitz.compat.tensor import Tensor
-
-        needs = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
+        needs = tuple(isinstance(a, TensorBase) and a.requires_grad for a in args)
         ctx = FunctionCtx(needs)
         with no_grad():
             out = cls.forward(ctx, *args)
         if not (is_grad_enabled() and any(needs)):
             return out
-        if not isinstance(out, Tensor):
+        if not isinstance(out, TensorBase):
             raise NotImplementedError(
                 "jaxblitz.compat's Function supports one output Tensor; got "
                 f"{type(out).__name__}"
@@ -106,8 +104,7 @@ class Function:
         node_cls = _function_class(cls)
         node = node_cls(None, (), (), inputs, tuple(True for _ in positions))
         node.ctx, node.cls, node.positions = ctx, cls, positions
-        result = Tensor._wrap(out._data, requires_grad=True, grad_fn=node)
-        return result
+        return TensorBase._wrap(out._data, requires_grad=True, grad_fn=node)
 
 
 _classes: dict[type, type] = {}

@@ -1,4 +1,5 @@
-"""Blitz 2, "autograd": the tape behind ``Tensor.backward()``.
+"""Blitz 2, "autograd": the tape behind ``Tensor.backward()``, and a tensor's side
+of it (:class:`AutogradMixin`: ``requires_grad``, ``grad_fn``, ``.data``).
 
 Every differentiable op goes through one funnel, :func:`apply`: it runs a pure JAX
 function ``fn`` (jitted, cached per ``fn``, static arguments and input
@@ -9,63 +10,22 @@ vector-Jacobian product -- derived by ``jax.vjp`` from that same ``fn`` inside o
 jitted call (the forward is recomputed there, which XLA fuses) -- and accumulates
 into the leaves' ``.grad``. No derivative is written by hand here.
 
-Every op runs inside ``jax.enable_x64(True)``: torch's int64/float64 are real, while
-the rest of the process (the functional core) keeps JAX's 32-bit defaults.
+Every op runs inside ``x64(True)`` (see :mod:`jaxblitz.compat._dtype`).
 """
 
 from __future__ import annotations
 
-import contextlib
-import threading
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jax
 
-x64 = jax.enable_x64  # x64(True): a cheap, thread-local context manager
+from jaxblitz.compat._dtype import x64
+from jaxblitz.compat._tensor_base import TensorBase, _Storage
+from jaxblitz.compat.autograd.grad_mode import is_grad_enabled
 
-# ---------------------------------------------------------------------------
-# Grad mode: torch.no_grad / enable_grad / set_grad_enabled
-# ---------------------------------------------------------------------------
-
-_mode = threading.local()
-
-
-def is_grad_enabled() -> bool:
-    return getattr(_mode, "enabled", True)
-
-
-class set_grad_enabled(contextlib.ContextDecorator):  # noqa: N801 -- torch's name
-    """``torch.set_grad_enabled(mode)``: a call, context manager or decorator."""
-
-    def __init__(self, mode: bool):
-        self.prev = is_grad_enabled()
-        self.mode = bool(mode)
-        _mode.enabled = self.mode
-
-    def __enter__(self):
-        _mode.enabled = self.mode
-
-    def __exit__(self, *exc):
-        _mode.enabled = self.prev
-
-
-class no_grad(contextlib.ContextDecorator):  # noqa: N801
-    """``with torch.no_grad():`` -- ops record nothing."""
-
-    def __enter__(self):
-        self.prev = is_grad_enabled()
-        _mode.enabled = False
-
-    def __exit__(self, *exc):
-        _mode.enabled = self.prev
-
-
-class enable_grad(no_grad):  # noqa: N801
-    def __enter__(self):
-        self.prev = is_grad_enabled()
-        _mode.enabled = True
-
+if TYPE_CHECKING:
+    from jaxblitz.compat.tensor import Tensor
 
 # ---------------------------------------------------------------------------
 # Nodes (grad_fn)
@@ -214,9 +174,7 @@ def apply_saving(name: str, forward: Callable, fn: Callable, *args: Any, **stati
 
 
 def _apply(name, forward, fn, args, static):
-    from jaxblitz.compat.tensor import Tensor  # circular: Tensor methods call apply
-
-    arrays = [a._data if isinstance(a, Tensor) else a for a in args]
+    arrays = [a._data if isinstance(a, TensorBase) else a for a in args]
     items = tuple(static.items())
     with x64(True):
         out = _fwd(*arrays, fn=fn if forward is None else forward, static=items)
@@ -224,14 +182,14 @@ def _apply(name, forward, fn, args, static):
         out, residual = out
         arrays.append(residual)
     if not is_grad_enabled():
-        return Tensor._wrap(out)
-    mask = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
+        return TensorBase._wrap(out)
+    mask = tuple(isinstance(a, TensorBase) and a.requires_grad_flag for a in args)
     if not any(mask):
-        return Tensor._wrap(out)
+        return TensorBase._wrap(out)
     inputs = tuple(a._node() if m else None for a, m in zip(args, mask, strict=True))
     base = Node if forward is None else ResidualNode
     node = node_class(name, base)(fn, items, arrays, inputs, mask)
-    return Tensor._wrap(out, requires_grad=True, grad_fn=node)
+    return TensorBase._wrap(out, requires_grad=True, grad_fn=node)
 
 
 # ---------------------------------------------------------------------------
@@ -287,3 +245,116 @@ def run_backward(
             if not retain_graph:
                 node.release()
     return collect or {}
+
+
+# ---------------------------------------------------------------------------
+# A tensor's autograd state
+# ---------------------------------------------------------------------------
+
+
+class AutogradMixin(TensorBase):
+    """``requires_grad``, ``grad_fn``, ``retain_grad``, ``.data``/``detach`` and the
+    in-place write that keeps the graph valid. (``backward`` is Tensor's own.)"""
+
+    __slots__ = ()
+
+    @property
+    def requires_grad(self) -> bool:
+        return self.requires_grad_flag
+
+    @requires_grad.setter
+    def requires_grad(self, flag: bool) -> None:
+        if flag and not self.dtype.is_floating_point:
+            raise RuntimeError(
+                "only Tensors of floating point and complex dtype can require gradients"
+            )
+        if not flag and self._grad_fn is not None:
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you "
+                "want to use a computed variable in a subgraph that doesn't require "
+                "differentiation use var_no_grad = var.detach()."
+            )
+        self.requires_grad_flag = bool(flag)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def grad_fn(self) -> Node | None:
+        return self._grad_fn
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._grad_fn is None
+
+    def _node(self) -> Node:
+        if self._grad_fn is not None:
+            return self._grad_fn
+        if self._acc is None:
+            self._acc = AccumulateGrad(self)
+        return self._acc
+
+    def _accumulate(self, g: jax.Array) -> None:
+        if self._hooks:
+            for hook in self._hooks:
+                out = hook(TensorBase._wrap(g))
+                g = g if out is None else out._data
+        if self.grad is None:
+            self.grad = TensorBase._wrap(g)
+        else:
+            with x64(True):
+                self.grad = TensorBase._wrap(self.grad._data + g)
+
+    def retain_grad(self) -> None:
+        if self._grad_fn is not None:
+            self._grad_fn.retained = self
+
+    def register_hook(self, hook) -> None:
+        self._hooks = [*(self._hooks or []), hook]
+
+    @property
+    def data(self) -> Tensor:
+        # torch: shares storage, not tracked by autograd.
+        t = TensorBase._wrap(None)
+        t._s = self._s
+        return t
+
+    @data.setter
+    def data(self, other: Tensor) -> None:
+        self._s = _Storage(other._data)
+
+    def detach(self) -> Tensor:
+        return self.data
+
+    def detach_(self) -> Tensor:
+        self._grad_fn, self.requires_grad_flag = None, False
+        return self
+
+    # -- in-place writes ---------------------------------------------------------
+    def _check_inplace(self) -> None:
+        if self.requires_grad_flag and self._grad_fn is None and is_grad_enabled():
+            raise RuntimeError(
+                "a leaf Variable that requires grad is being used in an in-place "
+                "operation."
+            )
+
+    def _inplace(self, result: Tensor) -> Tensor:
+        """Make ``result`` (computed from ``self``) this tensor's value and history."""
+        own = self.dtype
+        if result.dtype is not own:
+            if result.dtype.is_floating_point and not own.is_floating_point:
+                raise RuntimeError(
+                    f"result type {result.dtype.scalar_type} can't be cast to the "
+                    f"desired output type {own.scalar_type}"
+                )
+            result = result.to(own)
+        if tuple(result.shape) != tuple(self.shape):
+            raise RuntimeError(
+                f"output with shape {list(self.shape)} doesn't match the broadcast "
+                f"shape {list(result.shape)}"
+            )
+        self._set_data(result._data)
+        if result._grad_fn is not None:
+            self._grad_fn, self.requires_grad_flag = result._grad_fn, True
+        return self

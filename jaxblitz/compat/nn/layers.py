@@ -16,7 +16,7 @@ import jax.numpy as jnp
 
 from jaxblitz import models
 from jaxblitz.compat import _dtype, creation
-from jaxblitz.compat.autograd.graph import x64
+from jaxblitz.compat._dtype import x64
 from jaxblitz.compat.nn import functional as F
 from jaxblitz.compat.nn.module import Module, Parameter
 from jaxblitz.compat.tensor import Tensor

@@ -11,7 +11,10 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from typing import Any
 
-from jaxblitz.compat.autograd.graph import no_grad
+from jaxblitz.compat import _dtype
+from jaxblitz.compat.autograd.grad_mode import no_grad
+from jaxblitz.compat.bridge import load_params
+from jaxblitz.compat.creation import empty
 from jaxblitz.compat.tensor import Tensor
 
 
@@ -19,10 +22,8 @@ class Parameter(Tensor):
     """``nn.Parameter(data, requires_grad=True)``: shares ``data``'s storage."""
 
     def __new__(cls, data: Tensor | None = None, requires_grad: bool = True):
-        from jaxblitz.compat.creation import empty
-
         data = empty(0) if data is None else data
-        p = Tensor._wrap.__func__(cls, None)
+        p = Tensor._wrap(None, cls=cls)
         p._s = data._s
         p.requires_grad = requires_grad
         return p
@@ -281,13 +282,9 @@ class Module:
         return self.to("cpu")
 
     def double(self) -> Module:
-        from jaxblitz.compat import _dtype
-
         return self.to(_dtype.float64)
 
     def float(self) -> Module:
-        from jaxblitz.compat import _dtype
-
         return self.to(_dtype.float32)
 
     def apply(self, fn) -> Module:
@@ -298,8 +295,6 @@ class Module:
 
     def load_params(self, params: dict) -> Module:
         """The bridge back from the functional core: ``params`` -> this module."""
-        from jaxblitz.compat.bridge import load_params
-
         load_params(self, params)
         return self
 
@@ -342,8 +337,6 @@ def _typename(value: Any) -> str:
 
 
 def _is_dtype(arg: Any) -> bool:
-    from jaxblitz.compat import _dtype
-
     return isinstance(arg, _dtype.dtype)
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from jaxblitz import data
 from jaxblitz.compat.utils.data import Dataset
 
 
@@ -70,8 +71,6 @@ class CIFAR10(_ImageDataset):
         target_transform: Any = None,
         download: bool = False,
     ):
-        from jaxblitz import data
-
         # A local archive under root, tensorflow-datasets, or a download (when
         # online); offline without a copy, the error says how to provide one.
         split = data.load("cifar10", "train" if train else "test", root)
@@ -90,7 +89,7 @@ class Digits(_ImageDataset):
     seeded train/test split (1438/359) as ``jaxblitz.data.load("digits")``.
     """
 
-    classes = tuple(str(i) for i in range(10))
+    classes = data.DIGIT_CLASSES
 
     def __init__(
         self,
@@ -100,8 +99,6 @@ class Digits(_ImageDataset):
         target_transform: Any = None,
         download: bool = False,
     ):
-        from jaxblitz import data
-
         split = data.load("digits", "train" if train else "test")
         images = _to_hwc_uint8(split.images).repeat(3, axis=-1)  # (N, 32, 32, 3)
         super().__init__(images, split.labels, transform, target_transform)

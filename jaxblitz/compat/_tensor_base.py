@@ -1,0 +1,381 @@
+"""Blitz 1, "Tensors": the handle under ``torch.Tensor`` -- storage, shape, dtype,
+device and the conversions to Python and NumPy.
+
+:class:`TensorBase` holds a storage box (a JAX array, or a NumPy array once shared
+with NumPy). :class:`jaxblitz.compat.tensor.Tensor` is this base plus the mixins
+of the modules that own each kind of method (``ops``: math, ``shape_ops``: views
+and indexing, ``creation``: ``new_*`` and random fills, ``autograd.graph``:
+``requires_grad``, ``.grad`` and ``grad_fn``).
+
+In-place ops (``add_``, ``x[i] = v``, ``copy_``) compute a new array and write it
+into the tensor's storage, so every handle on that storage sees it: the tensor
+itself, its ``.data`` and ``detach()`` (shared, as in torch) and the NumPy array
+from ``.numpy()`` / ``from_numpy``. Where this differs from torch: ``view``,
+``reshape``, indexing and slicing return copies, not views, so writing to a view
+does not change its base (write to the base with ``x[idx] = v`` instead).
+"""
+
+from __future__ import annotations
+
+import linecache
+import math
+import traceback
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxblitz.compat import _dtype
+from jaxblitz.compat._dtype import device, dtype, x64
+from jaxblitz.compat._format import tensor_repr
+
+if TYPE_CHECKING:
+    from jaxblitz.compat.autograd.graph import Node
+    from jaxblitz.compat.tensor import Tensor
+
+_CPU = device("cpu")
+
+
+def _type_name(value: Any) -> str:
+    # torch's wording names Python types bare (float) and others by module
+    # (numpy.float64).
+    kind = type(value)
+    if kind.__module__ == "builtins" or isinstance(value, TensorBase):
+        return kind.__name__
+    return f"{kind.__module__}.{kind.__qualname__}"
+
+
+def _as_int(value: Any) -> int | None:
+    """``value`` as an int if torch takes it as one (not bool, float, str ...)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | np.integer):
+        return int(value)
+    if isinstance(value, TensorBase) and value.dim() == 0:
+        try:
+            return value.__index__()
+        except TypeError:
+            return None
+    return None
+
+
+def wrap_dim(dim: Any, ndim: int) -> int:
+    """torch's dimension wrapping: ``dim`` in ``[-ndim, ndim)`` -> ``[0, ndim)``."""
+    index = _as_int(dim)
+    if index is None:
+        raise TypeError(f"argument 'dim' must be int, not {_type_name(dim)}")
+    n = max(ndim, 1)  # a 0-d tensor takes dim 0 or -1, as in torch
+    if not -n <= index < n:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+            f"but got {index})"
+        )
+    return index % n
+
+
+def sizes(name: str, args: tuple, arg: str = "size") -> tuple[int, ...]:
+    """The ints of a torch size argument, given as ``*args`` or as one sequence.
+
+    Like torch's argument parser, refuses anything that is not an int (a float
+    such as ``3.7`` or even ``3.0``, a string, None, a bool) with a TypeError;
+    ``name`` and ``arg`` are the function and argument named in the message.
+    """
+    one = len(args) == 1
+    if one and isinstance(args[0], tuple | list):
+        args = tuple(args[0])
+    elif one and _as_int(args[0]) is None:
+        raise TypeError(
+            f"{name}(): argument '{arg}' (position 1) must be tuple of ints, "
+            f"not {_type_name(args[0])}"
+        )
+    out = tuple(_as_int(a) for a in args)
+    if None in out:
+        pos = out.index(None)
+        raise TypeError(
+            f"{name}(): argument '{arg}' (position 1) must be tuple of ints, but "
+            f"found element of type {_type_name(args[pos])} at pos {pos}"
+        )
+    return out
+
+
+class Size(tuple):
+    """``torch.Size``: a tuple that prints like torch."""
+
+    def __repr__(self) -> str:
+        return f"torch.Size({list(self)})"
+
+    def numel(self) -> int:
+        return math.prod(self)
+
+
+class _Storage:
+    """What tensors sharing memory share: a JAX array, or a NumPy array.
+
+    ``exclusive`` is True only while nothing but this storage can hold its array:
+    ``torch.compile`` wrote it from a program's outputs and nothing has read it
+    since (reading goes through :attr:`TensorBase._data`, which clears the flag).
+    Only such an array is donated to the next program without a copy.
+    """
+
+    __slots__ = ("array", "numpy", "exclusive")
+
+    def __init__(self, array=None, numpy=None):
+        self.array, self.numpy, self.exclusive = array, numpy, False
+
+
+def _from_numpy_copy(n: np.ndarray) -> jax.Array:
+    # A private, finished copy: later writes to `n` must never reach the array.
+    with x64(True):
+        return jnp.asarray(np.array(n, copy=True))
+
+
+_PACKAGE = str(Path(__file__).parent)  # jaxblitz/compat
+
+
+def _caller() -> str:
+    """`` at file.py:12 (`line`)`` for the innermost frame outside compat, or ''."""
+    for frame, lineno in traceback.walk_stack(None):
+        filename = frame.f_code.co_filename
+        if not filename.startswith(_PACKAGE):
+            line = linecache.getline(filename, lineno).strip()
+            return f" at {Path(filename).name}:{lineno}" + (
+                f" (`{line}`)" if line else ""
+            )
+    return ""
+
+
+class TracedValueError(jax.errors.ConcretizationTypeError):
+    """A tensor's value was needed while JAX traced it (inside ``torch.compile``).
+
+    ``what`` names the operation, ``todo`` how to avoid it and ``where`` the line
+    that asked; :func:`jaxblitz.compat.compile` turns it into a ``CompileError``.
+    """
+
+    def __init__(self, tracer: jax.core.Tracer, what: str, todo: str):
+        self.what, self.todo, self.where = what, todo, _caller()
+        super().__init__(tracer, f"{what}{self.where} needs a tensor's value")
+
+
+_PRINTING = ("printing a tensor", "return the tensor and print it after the call")
+_CONVERT = "return the tensor and convert it after the call"
+
+
+class TensorBase:
+    """The handle under every ``torch.Tensor``: see the module doc."""
+
+    __slots__ = (
+        "_s",
+        "requires_grad_flag",
+        "grad",
+        "_grad_fn",
+        "_acc",
+        "_hooks",
+        "__weakref__",
+        "__dict__",
+    )
+    __array_priority__ = 1000  # numpy scalars defer to our operators
+
+    _s: _Storage
+    requires_grad_flag: bool
+    grad: Tensor | None
+    _grad_fn: Node | None
+    _acc: Node | None
+    _hooks: list | None
+
+    @staticmethod
+    def _wrap(
+        array: jax.Array | None,
+        requires_grad: bool = False,
+        grad_fn: Node | None = None,
+        cls: type | None = None,
+    ) -> Tensor:
+        """A new :class:`~jaxblitz.compat.tensor.Tensor` (or ``cls``) on ``array``."""
+        t = object.__new__(cls or _tensor_class)
+        t._s = _Storage(array)
+        t.requires_grad_flag = requires_grad
+        t.grad = None
+        t._grad_fn = grad_fn
+        t._acc = None
+        t._hooks = None
+        return t
+
+    # -- storage ---------------------------------------------------------------
+    @property
+    def _data(self) -> jax.Array:
+        s = self._s
+        if s.numpy is not None:
+            return _from_numpy_copy(s.numpy)
+        s.exclusive = False  # handed out: another holder may keep it
+        return s.array
+
+    def _set_data(self, array: jax.Array) -> None:
+        s = self._s
+        if (
+            s.numpy is not None
+            and tuple(array.shape) == s.numpy.shape
+            and array.dtype == s.numpy.dtype
+        ):
+            s.numpy[...] = np.asarray(array)  # shared with NumPy: write through
+        else:
+            s.array, s.numpy, s.exclusive = array, None, False
+
+    def _needs_value(self, what: str, todo: str = _CONVERT) -> None:
+        """Raise :class:`TracedValueError` if this tensor has no value yet."""
+        array = self._s.array
+        if isinstance(array, jax.core.Tracer):
+            raise TracedValueError(array, what, todo)
+
+    # -- metadata ----------------------------------------------------------------
+    @property
+    def shape(self) -> Size:
+        s = self._s
+        return Size((s.array if s.numpy is None else s.numpy).shape)
+
+    def size(self, dim: int | None = None):
+        if dim is None:
+            return self.shape
+        dim = wrap_dim(dim, self.dim())
+        if not self.dim():
+            raise IndexError(
+                f"Dimension specified as {dim} but tensor has no dimensions"
+            )
+        return self.shape[dim]
+
+    @property
+    def dtype(self) -> dtype:
+        s = self._s
+        return _dtype.to_dtype((s.array if s.numpy is None else s.numpy).dtype)
+
+    @property
+    def device(self) -> device:
+        array = self._s.array
+        if array is None or not isinstance(array, jax.Array):
+            return _CPU
+        platform = next(iter(array.devices())).platform
+        return device("cuda:0") if platform == "gpu" else _CPU
+
+    @property
+    def is_cuda(self) -> bool:
+        return self.device.type == "cuda"
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def dim(self) -> int:
+        return len(self.shape)
+
+    def numel(self) -> int:
+        return self.shape.numel()
+
+    nelement = numel
+
+    def element_size(self) -> int:
+        return self.dtype.itemsize
+
+    def is_floating_point(self) -> bool:
+        return self.dtype.is_floating_point
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    # -- conversion ---------------------------------------------------------------
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        """Shares memory: later in-place ops on this tensor show in the array."""
+        if self.requires_grad_flag and not force:
+            raise RuntimeError(
+                "Can't call numpy() on Tensor that requires grad. Use "
+                "tensor.detach().numpy() instead."
+            )
+        self._needs_value(".numpy()")
+        s = self._s
+        if s.numpy is None:
+            s.numpy, s.array = np.array(s.array), None  # a writeable host copy
+        return s.numpy
+
+    def __array__(self, dtype=None, copy=None):
+        self._needs_value("np.asarray(tensor)")
+        array = np.asarray(self._data)
+        return array if dtype is None else array.astype(dtype)
+
+    def _scalar(self, what: str) -> Any:
+        if self.numel() != 1:
+            raise RuntimeError(
+                f"a Tensor with {self.numel()} elements cannot be converted to Scalar"
+            )
+        self._needs_value(what)
+        return np.asarray(self._data).reshape(()).item()
+
+    def item(self) -> Any:
+        return self._scalar("`.item()`")
+
+    def tolist(self) -> Any:
+        self._needs_value(".tolist()")
+        return np.asarray(self._data).tolist()
+
+    def __float__(self) -> float:
+        return float(self._scalar("float(tensor)"))
+
+    def __int__(self) -> int:
+        return int(self._scalar("int(tensor)"))
+
+    def __index__(self) -> int:
+        if self.dtype.is_floating_point or self.numel() != 1:
+            raise TypeError(
+                "only integer tensors of a single element can be converted to an index"
+            )
+        self._needs_value(
+            "using a tensor as an index", "index with Python ints or tensors"
+        )
+        return int(self.item())
+
+    def __bool__(self) -> bool:
+        if self.numel() != 1:
+            raise RuntimeError(
+                "Boolean value of Tensor with more than one value is ambiguous"
+            )
+        self._needs_value(
+            "data-dependent Python control flow (`if`/`while`/`and`/`or`/`assert` "
+            "on a tensor calls bool(tensor))",
+            "compute both branches and pick with torch.where, or decide outside "
+            "the step",
+        )
+        return bool(self.item())
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self.shape[0]))  # type: ignore[index]
+
+    def __repr__(self) -> str:
+        self._needs_value(*_PRINTING)
+        return tensor_repr(self)
+
+    def __format__(self, spec: str) -> str:
+        self._needs_value(*_PRINTING)
+        if self.dim() == 0 and spec:
+            return self.item().__format__(spec)
+        return repr(self)
+
+    def __reduce__(self):
+        raise TypeError(
+            "jaxblitz.compat tensors are not pickled; save them with torch.save "
+            "(safetensors) instead"
+        )
+
+
+# Every op returns a `jaxblitz.compat.tensor.Tensor`: this base plus the mixins of
+# ops, shape_ops, creation and the autograd graph. Those modules come before
+# tensor.py in the import order (Tensor is made of them), so tensor.py hands its
+# class to `_wrap` once, here.
+_tensor_class: type[Tensor]
+
+
+def use_tensor_class(cls: type[Tensor]) -> None:
+    """Called once by :mod:`jaxblitz.compat.tensor` with its ``Tensor``."""
+    global _tensor_class
+    _tensor_class = cls

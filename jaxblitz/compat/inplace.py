@@ -1,0 +1,102 @@
+"""Blitz 1, "Tensors": in-place ops (``x.add_(y)``, ``x += y``, ``fill_``,
+``copy_``, ``uniform_``) as the methods of :class:`InplaceMixin`.
+
+Each computes its result out of place (:mod:`.ops`, :mod:`.creation`) and writes
+it into the tensor's storage, so every handle on that storage sees it; the
+result's grad_fn becomes the tensor's (see :meth:`AutogradMixin._inplace`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import jax
+import jax.numpy as jnp
+
+from jaxblitz.compat import ops
+from jaxblitz.compat._dtype import x64
+from jaxblitz.compat._tensor_base import TensorBase
+from jaxblitz.compat.autograd.grad_mode import no_grad
+from jaxblitz.compat.autograd.graph import AutogradMixin
+from jaxblitz.compat.creation import default_generator, full, tensor
+
+if TYPE_CHECKING:
+    from jaxblitz.compat.tensor import Tensor
+
+
+def _in_place(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    """``x.fn_(...)``: ``fn(x, ...)`` written into ``x``."""
+
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        self._check_inplace()
+        return self._inplace(fn(self, *args, **kwargs))
+
+    method.__name__ = fn.__name__ + "_"
+    return method
+
+
+def _random_fill(draw: Callable) -> Callable[..., Tensor]:
+    """``x.uniform_(a, b)`` / ``x.normal_(mean, std)`` from compat's generator."""
+
+    def method(
+        self: Tensor, a: float = 0.0, b: float = 1.0, *, generator: Any = None
+    ) -> Tensor:
+        self._check_inplace()
+        key = (generator or default_generator).next_key()
+        with x64(True):
+            array = draw(key, self.shape, self.dtype.np, a, b)
+        self._set_data(array)
+        return self
+
+    return method
+
+
+class InplaceMixin(AutogradMixin):
+    """``add_`` ... ``tanh_``, ``+=`` and friends, ``fill_``, ``zero_``, ``copy_``,
+    ``uniform_`` and ``normal_``."""
+
+    __slots__ = ()
+
+    add_ = _in_place(ops.add)
+    sub_ = _in_place(ops.sub)
+    mul_ = _in_place(ops.mul)
+    div_ = _in_place(ops.div)
+    pow_ = _in_place(ops.pow)
+    clamp_ = _in_place(ops.clamp)
+    neg_ = _in_place(ops.neg)
+    exp_ = _in_place(ops.exp)
+    sqrt_ = _in_place(ops.sqrt)
+    abs_ = _in_place(ops.abs)
+    relu_ = _in_place(ops.relu)
+    sigmoid_ = _in_place(ops.sigmoid)
+    tanh_ = _in_place(ops.tanh)
+    __iadd__, __isub__, __imul__, __itruediv__ = add_, sub_, mul_, div_
+
+    def fill_(self, value: Any) -> Tensor:
+        self._check_inplace()
+        with no_grad():
+            filled = full(self.shape, value, dtype=self.dtype)
+        if self._grad_fn is not None:  # keeps the graph valid: d(fill)/d(self) = 0
+            filled = ops.add(ops.mul(self, 0), filled)
+        return self._inplace(filled)
+
+    def zero_(self) -> Tensor:
+        return self.fill_(0)
+
+    def copy_(self, src: Any, non_blocking: bool = False) -> Tensor:
+        self._check_inplace()
+        src = src if isinstance(src, TensorBase) else tensor(src)
+        if src.requires_grad:
+            result = ops.add(ops.mul(self, 0), ops.to_dtype(src, self.dtype))
+        else:
+            array = jnp.broadcast_to(ops.to_dtype(src, self.dtype)._data, self.shape)
+            result = TensorBase._wrap(array)
+        return self._inplace(result)
+
+    uniform_ = _random_fill(
+        lambda key, shape, dt, a, b: jax.random.uniform(key, shape, dt, a, b)
+    )
+    normal_ = _random_fill(
+        lambda key, shape, dt, a, b: a + b * jax.random.normal(key, shape, dt)
+    )
