@@ -12,32 +12,28 @@
 
 from __future__ import annotations
 
-import functools
-import operator
 from typing import Any
 
 import jax
 import numpy as np
 
-from jaxblitz.checkpoints import flatten_params, unflatten_params
 from jaxblitz.compat._dtype import x64
 from jaxblitz.compat._tensor_base import TensorBase, _Storage
 from jaxblitz.compat.autograd.grad_mode import no_grad
+from jaxblitz.models import flatten_params, unflatten_params
 
 
 def functional(module: Any) -> tuple[dict[str, Any], Any]:
     """``(params, apply_fn)`` with ``apply_fn(params, *inputs) -> output array``."""
     named = dict(module.named_parameters())
     params = unflatten_params({name: p._data for name, p in named.items()})
-    paths = {name: name.split(".") for name in named}
 
     def apply_fn(params: dict[str, Any], *inputs: Any) -> Any:
-        # Looked up by path, not flattened: flatten_params makes NumPy copies, and
-        # here the params are tracers under jax.jit.
+        flat = flatten_params(params)
         saved = {name: p._s for name, p in named.items()}
         try:
             for name, p in named.items():
-                p._s = _Storage(_lookup(params, paths[name], name))
+                p._s = _Storage(flat[name])
             with no_grad():
                 out = module(*[TensorBase._wrap(x) for x in inputs])
         finally:
@@ -48,13 +44,6 @@ def functional(module: Any) -> tuple[dict[str, Any], Any]:
         )
 
     return params, apply_fn
-
-
-def _lookup(params: dict[str, Any], path: list[str], name: str) -> Any:
-    try:
-        return functools.reduce(operator.getitem, path, params)
-    except KeyError:
-        raise KeyError(name) from None
 
 
 def load_params(module: Any, params: dict[str, Any]) -> None:
