@@ -58,19 +58,11 @@ class InplaceMixin(AutogradMixin):
 
     __slots__ = ()
 
-    add_ = _in_place(ops.add)
-    sub_ = _in_place(ops.sub)
-    mul_ = _in_place(ops.mul)
-    div_ = _in_place(ops.div)
-    pow_ = _in_place(ops.pow)
-    clamp_ = _in_place(ops.clamp)
-    neg_ = _in_place(ops.neg)
-    exp_ = _in_place(ops.exp)
-    sqrt_ = _in_place(ops.sqrt)
-    abs_ = _in_place(ops.abs)
-    relu_ = _in_place(ops.relu)
-    sigmoid_ = _in_place(ops.sigmoid)
-    tanh_ = _in_place(ops.tanh)
+    add_, sub_, mul_, div_, pow_, clamp_ = map(
+        _in_place, (ops.add, ops.sub, ops.mul, ops.div, ops.pow, ops.clamp)
+    )
+    neg_, exp_, sqrt_, abs_ = map(_in_place, (ops.neg, ops.exp, ops.sqrt, ops.abs))
+    relu_, sigmoid_, tanh_ = map(_in_place, (ops.relu, ops.sigmoid, ops.tanh))
     __iadd__, __isub__, __imul__, __itruediv__ = add_, sub_, mul_, div_
 
     def fill_(self, value: Any) -> Tensor:

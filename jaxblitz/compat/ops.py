@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import builtins
 import numbers
+from functools import partialmethod
 from typing import TYPE_CHECKING, Any
 
 import jax
@@ -509,36 +510,17 @@ class MathMixin(AutogradMixin):
     eq, ne, lt, le, gt, ge, equal, allclose = eq, ne, lt, le, gt, ge, equal, allclose
     multiply, divide, subtract, dot, mv, clip = mul, div, sub, matmul, matmul, clamp
 
-    def __add__(self, other: Any) -> Tensor:
-        return add(self, other)
-
-    __radd__ = __add__
-
-    def __sub__(self, other: Any) -> Tensor:
-        return sub(self, other)
-
-    def __rsub__(self, other: Any) -> Tensor:
-        return rsub(self, other)
-
-    def __mul__(self, other: Any) -> Tensor:
-        return mul(self, other)
-
-    __rmul__ = __mul__
-
-    def __truediv__(self, other: Any) -> Tensor:
-        return div(self, other)
+    # x + y is add(x, y); 2 + x is x.__radd__(2), add(x, 2) again.
+    __add__ = __radd__ = add
+    __sub__, __rsub__ = sub, rsub
+    __mul__ = __rmul__ = mul
+    __truediv__, __pow__, __matmul__ = div, pow, matmul
 
     def __rtruediv__(self, other: Any) -> Tensor:
         return mul(pow(self, -1), other)
 
-    def __pow__(self, other: Any) -> Tensor:
-        return pow(self, other)
-
     def __rpow__(self, other: Any) -> Tensor:
         return pow(tensor(other, dtype=self.dtype), self)
-
-    def __matmul__(self, other: Any) -> Tensor:
-        return matmul(self, other)
 
     def __rmatmul__(self, other: Any) -> Tensor:
         return matmul(tensor(other), self)
@@ -598,20 +580,10 @@ class MathMixin(AutogradMixin):
             return f"torch.{self.dtype.scalar_type}Tensor"
         return self.to(dtype)
 
-    def float(self) -> Tensor:
-        return to_dtype(self, _dtype.float)
-
-    def double(self) -> Tensor:
-        return to_dtype(self, _dtype.double)
-
-    def half(self) -> Tensor:
-        return to_dtype(self, _dtype.half)
-
-    def long(self) -> Tensor:
-        return to_dtype(self, _dtype.long)
-
-    def int(self) -> Tensor:
-        return to_dtype(self, _dtype.int)
-
-    def bool(self) -> Tensor:
-        return to_dtype(self, _dtype.bool)
+    # x.float() is to_dtype(x, torch.float), and so on.
+    float = partialmethod(to_dtype, _dtype.float)
+    double = partialmethod(to_dtype, _dtype.double)
+    half = partialmethod(to_dtype, _dtype.half)
+    long = partialmethod(to_dtype, _dtype.long)
+    int = partialmethod(to_dtype, _dtype.int)
+    bool = partialmethod(to_dtype, _dtype.bool)
