@@ -43,10 +43,8 @@ __all__ = [
     "CheckpointWriteError",
     "Checkpointer",
     "CorruptFileError",
-    "flatten_params",
     "load_weights",
     "save_weights",
-    "unflatten_params",
 ]
 
 

@@ -29,6 +29,8 @@ import numpy as np
 import optax
 from jax import grad, value_and_grad, vjp
 
+from jaxblitz.models import path_name
+
 __all__ = [
     "GradcheckError",
     "accumulate",
@@ -132,20 +134,6 @@ def set_data(y: jax.Array, value: Any) -> jax.Array:
 # -- Freezing parameters ------------------------------------------------------------
 
 
-def _leaf_name(path: tuple) -> str:
-    parts = []
-    for k in path:
-        if isinstance(k, jax.tree_util.DictKey):
-            parts.append(str(k.key))
-        elif isinstance(k, jax.tree_util.SequenceKey):
-            parts.append(str(k.idx))
-        elif isinstance(k, jax.tree_util.GetAttrKey):
-            parts.append(k.name)
-        else:
-            parts.append(str(k))
-    return ".".join(parts)
-
-
 def freeze_mask(params: Params, trainable: Iterable[str] | str = ("fc3",)) -> Any:
     """A tree of bools like ``params``: ``True`` where the leaf is trained.
 
@@ -160,7 +148,7 @@ def freeze_mask(params: Params, trainable: Iterable[str] | str = ("fc3",)) -> An
     """
     selectors = (trainable,) if isinstance(trainable, str) else tuple(trainable)
     leaves = jax.tree_util.tree_leaves_with_path(params)
-    names = [_leaf_name(path) for path, _ in leaves]
+    names = [path_name(path) for path, _ in leaves]
 
     def selected(name: str, sel: str) -> bool:
         return name == sel or name.startswith(sel + ".")
@@ -173,7 +161,7 @@ def freeze_mask(params: Params, trainable: Iterable[str] | str = ("fc3",)) -> An
             f"parameters are {names}. Pass layer names or dotted paths from these."
         )
     return jax.tree_util.tree_map_with_path(
-        lambda path, _: any(selected(_leaf_name(path), s) for s in selectors), params
+        lambda path, _: any(selected(path_name(path), s) for s in selectors), params
     )
 
 
