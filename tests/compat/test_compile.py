@@ -300,3 +300,23 @@ def test_disable_returns_the_function_and_decorator_forms_work():
     compiled = torch.compile(fullgraph=True)(fn)
     assert compiled(torch.ones(2)).tolist() == [2.0, 2.0]
     assert compiled.__name__ == "fn"
+
+
+def test_arrays_handed_out_between_steps_survive_the_next_step():
+    # A compiled step donates the arrays it wrote last time; one read since (here
+    # by torch.functional, or a torch.tensor copy sharing it) is copied instead.
+    torch.manual_seed(0)
+    net = MLP()
+    optimizer = optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
+    step = torch.compile(mlp_step)
+    x, y = torch.randn(4, 6), torch.randint(0, 3, (4,))
+    step(net, optimizer, x, y)
+    step(net, optimizer, x, y)
+    assert all(p._s.exclusive for p in net.parameters())  # donated as they are
+    params, _ = torch.functional(net)
+    kept = torch.tensor(net.fc1.weight)
+    before = np.asarray(params["fc1"]["weight"]).copy()
+    step(net, optimizer, x, y)
+    np.testing.assert_array_equal(np.asarray(params["fc1"]["weight"]), before)
+    np.testing.assert_array_equal(kept.numpy(), before)
+    assert not np.array_equal(np.asarray(net.fc1.weight._data), before)  # it moved
