@@ -38,7 +38,7 @@ import optax
 from tqdm.auto import tqdm
 
 from jaxblitz import data as datasets
-from jaxblitz import kernels, models, runs
+from jaxblitz import kernels, models, optimizers, runs
 
 OPTIMIZERS = ("sgd", "nesterov", "adam", "rmsprop")
 LOOPS = ("scan", "step")
@@ -133,13 +133,12 @@ def make_optimizer(config: Config) -> optax.GradientTransformation:
     """The Optax counterpart of the torch optimizer named by ``config.optimizer``."""
     lr, mu = config.lr, config.momentum or None
     if config.optimizer == "sgd":  # torch: optim.SGD(lr=0.001, momentum=0.9)
-        return optax.sgd(lr, momentum=mu)
+        return optimizers.sgd(lr, momentum=mu)
     if config.optimizer == "nesterov":  # torch: optim.SGD(..., nesterov=True)
-        return optax.sgd(lr, momentum=mu, nesterov=True)
+        return optimizers.sgd(lr, momentum=mu, nesterov=True)
     if config.optimizer == "adam":  # torch: optim.Adam(lr=...)
-        return optax.adam(lr)
-    # torch: optim.RMSprop(lr=...): alpha 0.99, eps 1e-8 outside the square root.
-    return optax.rmsprop(lr, decay=0.99, eps=1e-8, eps_in_sqrt=False)
+        return optimizers.adam(lr)
+    return optimizers.rmsprop(lr)  # torch: optim.RMSprop(lr=...)
 
 
 def init_state(config: Config, in_channels: int, num_classes: int = 10) -> TrainState:

@@ -1,8 +1,7 @@
 """Blitz 3/4 (update the weights): ``torch.optim`` over Optax.
 
-Each optimizer is the matching Optax transform (``optax.sgd``, ``optax.adam``,
-``optax.rmsprop``'s parts, with ``add_decayed_weights`` in front for torch's L2
-``weight_decay``), wrapped in ``optax.inject_hyperparams`` so a change to
+Each optimizer is the core's torch -> Optax transform (:mod:`jaxblitz.optimizers`,
+every stage kept, even at 0), wrapped in ``optax.inject_hyperparams`` so a change to
 ``optimizer.param_groups[i]["lr"]`` takes effect at the next ``step()``. State is
 per parameter, as in torch, and one jitted call updates a whole param group.
 """
@@ -17,34 +16,10 @@ import jax
 import jax.numpy as jnp
 import optax
 
+from jaxblitz import optimizers
 from jaxblitz.compat._dtype import x64
 from jaxblitz.compat.autograd.grad_mode import enable_grad, no_grad
 from jaxblitz.compat.tensor import Tensor
-
-
-def _sgd(learning_rate, momentum, weight_decay, nesterov):
-    return optax.chain(
-        optax.add_decayed_weights(weight_decay),
-        optax.sgd(learning_rate, momentum=momentum, nesterov=nesterov),
-    )
-
-
-def _adam(learning_rate, b1, b2, eps, weight_decay):
-    return optax.chain(
-        optax.add_decayed_weights(weight_decay), optax.adam(learning_rate, b1, b2, eps)
-    )
-
-
-def _rmsprop(learning_rate, alpha, eps, weight_decay, momentum, centered):
-    # optax.rmsprop's pieces, but torch's order: the momentum buffer holds
-    # unscaled steps and lr multiplies last, so a changed lr applies to it at once.
-    scale = optax.scale_by_stddev if centered else optax.scale_by_rms
-    return optax.chain(
-        optax.add_decayed_weights(weight_decay),
-        scale(decay=alpha, eps=eps, eps_in_sqrt=False),
-        optax.trace(decay=momentum),
-        optax.scale_by_learning_rate(learning_rate),
-    )
 
 
 def _update(params, grads, states, hyper, *, tx):
@@ -230,7 +205,7 @@ def _unsupported(name: str, **options: Any) -> None:
 
 
 class SGD(Optimizer):
-    _factory = staticmethod(_sgd)
+    _factory = staticmethod(optimizers.sgd)
     _static = ("nesterov",)
     _hyper = {
         "learning_rate": "lr",
@@ -273,7 +248,7 @@ class SGD(Optimizer):
 
 
 class Adam(Optimizer):
-    _factory = staticmethod(_adam)
+    _factory = staticmethod(optimizers.adam)
     _hyper = {
         "learning_rate": "lr",
         "b1": "beta1",
@@ -323,7 +298,7 @@ class Adam(Optimizer):
 
 
 class RMSprop(Optimizer):
-    _factory = staticmethod(_rmsprop)
+    _factory = staticmethod(optimizers.rmsprop)
     _static = ("centered",)
     _hyper = {
         "learning_rate": "lr",
