@@ -26,13 +26,7 @@ from typing import Any
 import numpy as np
 
 from jaxblitz.compat import _dtype, _tensor_base, creation
-from jaxblitz.compat._tensor_base import (  # noqa: F401 -- nn.functional's imports
-    Size,
-    _as_int,
-    _type_name,
-    sizes,
-    wrap_dim,
-)
+from jaxblitz.compat._tensor_base import Size, _as_int, _type_name, sizes
 from jaxblitz.compat.autograd import backward as _backward
 from jaxblitz.compat.creation import CreationMixin
 from jaxblitz.compat.inplace import InplaceMixin
@@ -72,6 +66,3 @@ class Tensor(InplaceMixin, MathMixin, ShapeMixin, CreationMixin):
 
 
 _tensor_base.use_tensor_class(Tensor)
-
-# nn.functional's name for dtype.scalar_type (one table, in _dtype).
-_TYPE_NAMES = {d.name: d.scalar_type for d in _dtype.ALL}

@@ -19,8 +19,10 @@ import numpy as np
 
 from jaxblitz import kernels, models
 from jaxblitz.compat import ops
+from jaxblitz.compat._tensor_base import _as_int, wrap_dim
 from jaxblitz.compat.autograd.graph import apply, apply_saving
-from jaxblitz.compat.tensor import _TYPE_NAMES, Tensor, _as_int, wrap_dim
+from jaxblitz.compat.creation import rand
+from jaxblitz.compat.tensor import Tensor
 
 # -- pure JAX functions --------------------------------------------------------
 
@@ -250,7 +252,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     if input.dtype != weight.dtype:
         raise RuntimeError(
             f"mat1 and mat2 must have the same dtype, but got "
-            f"{_TYPE_NAMES[input.dtype.name]} and {_TYPE_NAMES[weight.dtype.name]}"
+            f"{input.dtype.scalar_type} and {weight.dtype.scalar_type}"
         )
     weight_t = weight.t()  # torch records TBackward0 here too (next_functions)
     if bias is None:
@@ -355,7 +357,7 @@ def _check_target(input: Tensor, target: Tensor) -> None:
     if target.dtype.is_floating_point:
         raise RuntimeError(
             "expected target dtype to be Long or Byte, but got "
-            f"{_TYPE_NAMES[target.dtype.name]} (class indices; "
+            f"{target.dtype.scalar_type} (class indices; "
             "probability targets are not supported)"
         )
     if target.dim() != 1 or target.shape[0] != input.shape[0]:
@@ -406,8 +408,6 @@ def dropout(
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0:
         return input
-    from jaxblitz.compat.creation import rand
-
     keep = (rand(*input.shape, dtype=input.dtype) >= p).to(input.dtype)
     return apply("MulBackward0", _dropout_fn, input, keep, scale=1.0 / (1 - p))
 
