@@ -1,0 +1,103 @@
+"""Subprocesses that run beside the in-process tests.
+
+A test module declares, at import, the processes its tests read::
+
+    DOCS = BackgroundRun([sys.executable, "docs/build.py", "--check"], cwd=ROOT)
+
+    def test_docs_match():
+        assert DOCS.result().returncode == 0
+
+Once pytest has collected, ``tests/conftest.py`` starts the runs of the selected
+modules one at a time on a background thread, in collection order: on two cores
+the docs check and the worker processes run while the in-process tests run. A test
+that asks for a run that has not started yet runs it at once in its own thread; a
+finished run is read by every test that asks. Runs still going when the session
+ends are killed.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+
+_scratch = Path(tempfile.mkdtemp(prefix="jaxblitz-tests-"))
+_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="background-run")
+_running: set[subprocess.Popen] = set()
+_stopping = threading.Event()
+
+
+class BackgroundRun:
+    """One command; ``result()`` is its ``subprocess.CompletedProcess``."""
+
+    def __init__(self, argv: list[str], *, timeout: float = 600, **popen_kwargs):
+        self.argv = [str(a) for a in argv]
+        self.timeout = timeout
+        self.popen_kwargs = popen_kwargs
+        self._future: Future | None = None
+        self._lock = threading.Lock()
+
+    def start(self) -> None:
+        """Queue the run on the background thread (once)."""
+        with self._lock:
+            if self._future is None:
+                self._future = _pool.submit(self._run)
+
+    def result(self) -> subprocess.CompletedProcess:
+        with self._lock:
+            if self._future is None or self._future.cancel():  # not started: run here
+                self._future = Future()
+                self._future.set_running_or_notify_cancel()
+                try:
+                    self._future.set_result(self._run())
+                except BaseException as e:
+                    self._future.set_exception(e)
+        return self._future.result()
+
+    def _run(self) -> subprocess.CompletedProcess:
+        if _stopping.is_set():
+            raise RuntimeError("the test session ended before this run started")
+        proc = subprocess.Popen(
+            self.argv,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            **self.popen_kwargs,
+        )
+        _running.add(proc)
+        try:
+            stdout, stderr = proc.communicate(timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            raise
+        finally:
+            _running.discard(proc)
+        return subprocess.CompletedProcess(self.argv, proc.returncode, stdout, stderr)
+
+
+def scratch(name: str) -> Path:
+    """A new empty folder for a run's files, removed when the session ends."""
+    return Path(tempfile.mkdtemp(prefix=f"{name}-", dir=_scratch))
+
+
+def start_all(modules) -> None:
+    """Start the ``BackgroundRun``s at the top level of ``modules`` (or in a dict
+    there)."""
+    for module in modules:
+        for value in vars(module).values():
+            for run in value.values() if isinstance(value, dict) else [value]:
+                if isinstance(run, BackgroundRun):
+                    run.start()
+
+
+def stop_all() -> None:
+    """Drop the runs not yet started and kill the ones running."""
+    _stopping.set()
+    _pool.shutdown(wait=False, cancel_futures=True)
+    for proc in list(_running):
+        proc.kill()
+    shutil.rmtree(_scratch, ignore_errors=True)
