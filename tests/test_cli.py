@@ -14,30 +14,10 @@ import pytest
 from safetensors.numpy import load_file
 
 from jaxblitz import cli
+from tests import background
+from tests.background import BackgroundRun
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def test_cli_trains_on_digits_and_writes_every_output(tmp_path, capsys):
-    out = tmp_path / "run"
-    code = cli.main(
-        ["--dataset", "digits", "--epochs", "2", "--lr", "0.01", "--log-every", "100",
-         "--out-dir", str(out), "--no-progress"]
-    )  # fmt: skip
-    printed = capsys.readouterr().out
-    assert code == 0
-    assert "[1,   100] loss:" in printed and "Finished Training" in printed
-    assert "Accuracy of the network on the" in printed
-    metrics = json.loads((out / "metrics.json").read_text())
-    assert metrics["test"]["accuracy"] > 0.5  # chance is 0.1
-    assert len(metrics["epochs"]) == 2 and metrics["epochs"][1]["images_per_s"] > 0
-    assert set(metrics["test"]["per_class"]) == {str(d) for d in range(10)}
-    for name in ("loss.png", "per_class.png", "samples.png"):
-        picture = matplotlib.image.imread(out / name)
-        assert picture.ndim == 3 and min(picture.shape[:2]) > 100, name
-    weights = load_file(str(out / "weights.safetensors"))
-    assert weights["conv1.weight"].shape == (6, 1, 5, 5)
-    assert any(p.name.isdigit() for p in (out / "checkpoints").iterdir())
 
 
 @pytest.mark.parametrize(
@@ -67,25 +47,57 @@ def test_cli_cpu_threads_after_jax_started_is_a_usage_error(capsys):
     assert "--cpu-threads: set_cpu_threads must run before" in capsys.readouterr().err
 
 
-@pytest.mark.skipif(
-    not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2,
-    reason="needs CPU affinity and two cores",
-)
-def test_cli_runs_xla_on_one_thread_at_batch_4_in_a_fresh_process(tmp_path):
-    result = subprocess.run(
-        [sys.executable, "-m", "jaxblitz.train", "--dataset", "digits", "--epochs",
-         "1", "--no-progress", "--out-dir", str(tmp_path)],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr
-    assert "XLA:CPU on 1 thread(s)" in result.stdout
-    assert "Accuracy of the network on the 359 test images" in result.stdout
+RUN_FILES = background.scratch("cli-digits")  # out-dirs and the runs' XLA cache
+ENV = dict(os.environ, JAX_PLATFORMS="cpu", MPLBACKEND="Agg",
+           JAXBLITZ_XLA_CACHE=str(RUN_FILES / "xla"))  # fmt: skip
 
 
 def run_args(out: Path) -> list[str]:
     return [sys.executable, "-m", "jaxblitz.train", "--dataset", "digits",
-            "--epochs", "2", "--checkpoint-every", "10", "--log-every", "100",
-            "--no-progress", "--out-dir", str(out)]  # fmt: skip
+            "--epochs", "2", "--lr", "0.01", "--checkpoint-every", "10",
+            "--log-every", "100", "--no-progress", "--out-dir", str(out)]  # fmt: skip
+
+
+# One whole run in a fresh process, read by the tests below; it starts with an
+# empty compilation cache of its own (RUN_FILES / "xla").
+WHOLE = BackgroundRun(run_args(RUN_FILES / "whole"), timeout=300, env=ENV)
+
+
+def whole_run() -> tuple[str, Path]:
+    proc = WHOLE.result()
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc.stdout, RUN_FILES / "whole"
+
+
+def test_cli_trains_on_digits_and_writes_every_output():
+    printed, out = whole_run()
+    assert "[1,   100] loss:" in printed and "Finished Training" in printed
+    assert "Accuracy of the network on the" in printed
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["test"]["accuracy"] > 0.5  # chance is 0.1
+    assert len(metrics["epochs"]) == 2 and metrics["epochs"][1]["images_per_s"] > 0
+    assert set(metrics["test"]["per_class"]) == {str(d) for d in range(10)}
+    for name in ("loss.png", "per_class.png", "samples.png"):
+        picture = matplotlib.image.imread(out / name)
+        assert picture.ndim == 3 and min(picture.shape[:2]) > 100, name
+    weights = load_file(str(out / "weights.safetensors"))
+    assert weights["conv1.weight"].shape == (6, 1, 5, 5)
+    assert any(p.name.isdigit() for p in (out / "checkpoints").iterdir())
+
+
+@pytest.mark.skipif(
+    not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2,
+    reason="needs CPU affinity and two cores",
+)
+def test_cli_runs_xla_on_one_thread_at_batch_4_in_a_fresh_process():
+    printed, _ = whole_run()
+    assert "XLA:CPU on 1 thread(s)" in printed
+    assert "Accuracy of the network on the 359 test images" in printed
+
+
+def test_a_cli_run_keeps_its_compiled_programs_on_disk():
+    whole_run()
+    assert any((RUN_FILES / "xla").iterdir()), "the run left no compiled programs"
 
 
 def checkpoint_steps(out: Path) -> list[int]:
@@ -96,15 +108,9 @@ def checkpoint_steps(out: Path) -> list[int]:
 
 
 def test_a_run_killed_mid_epoch_resumes_to_bit_identical_weights(tmp_path):
-    cache = tmp_path / "xla"  # the persistent compilation cache, shared by the runs
-    env = dict(os.environ, JAX_PLATFORMS="cpu", MPLBACKEND="Agg",
-               JAXBLITZ_XLA_CACHE=str(cache))  # fmt: skip
-    whole, killed = tmp_path / "whole", tmp_path / "killed"
-    subprocess.run(run_args(whole), env=env, check=True, timeout=300,
-                   capture_output=True)  # fmt: skip
-    assert any(cache.iterdir()), "the first run left no compiled programs on disk"
-
-    proc = subprocess.Popen(run_args(killed), env=env, stdout=subprocess.DEVNULL,
+    _, whole = whole_run()  # its programs are on disk: the runs below load them
+    killed = tmp_path / "killed"
+    proc = subprocess.Popen(run_args(killed), env=ENV, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)  # fmt: skip
     try:
         deadline = time.monotonic() + 240
@@ -121,7 +127,7 @@ def test_a_run_killed_mid_epoch_resumes_to_bit_identical_weights(tmp_path):
     assert not (killed / "weights.safetensors").exists()
     assert max(checkpoint_steps(killed)) < 359  # killed inside the first epoch
 
-    resumed = subprocess.run([*run_args(killed), "--resume"], env=env, timeout=300,
+    resumed = subprocess.run([*run_args(killed), "--resume"], env=ENV, timeout=300,
                              capture_output=True, text=True)  # fmt: skip
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     assert "Resumed from step" in resumed.stdout
