@@ -205,12 +205,16 @@ def run_page(page: Page, workdir: Path, run_torch: bool = False) -> list[dict]:
     """Run a page's exec blocks in a fresh Python; one result per exec block."""
     blocks = exec_blocks(page, run_torch)
     (workdir / "img").mkdir(parents=True, exist_ok=True)
+    if not blocks:  # a page of text only (the index): nothing to start a Python for
+        return []
     job, result = workdir / "job.json", workdir / "result.json"
     job.write_text(
         json.dumps({"page": page.name, "blocks": [[b.column, b.code] for b in blocks]})
     )
     env = dict(os.environ, JAX_PLATFORMS="cpu", MPLBACKEND="Agg", PYTHONHASHSEED="0")
-    env["JAXBLITZ_XLA_CACHE"] = ""  # no persistent compilation cache
+    # Nothing in ~/.cache: the CLI's own cache is off. JAX's cache, when the
+    # environment names one (JAX_COMPILATION_CACHE_DIR: the tests do), is used.
+    env["JAXBLITZ_XLA_CACHE"] = ""
     env.pop("JAX_NUM_CPU_DEVICES", None)
     env.update(page.env)
     proc = subprocess.run(
