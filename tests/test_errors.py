@@ -321,8 +321,3 @@ def test_bad_cli_flags_exit_2_with_usage_and_no_traceback(flags, message, capsys
     assert err.startswith("usage: jaxblitz-train")
     assert re.search(message, err), err
     assert "Traceback" not in err
-
-
-def test_there_are_at_least_40_distinct_cases():
-    ids = [case[0] for case in CASES]
-    assert len(set(ids)) == len(ids) and len(ids) + len(CLI_CASES) >= 40
