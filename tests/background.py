@@ -17,12 +17,17 @@ ends are killed.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import threading
+from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
+from types import ModuleType
 
 _scratch = Path(tempfile.mkdtemp(prefix="jaxblitz-tests-"))
 _pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="background-run")
@@ -65,13 +70,14 @@ class BackgroundRun:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            start_new_session=True,  # its own process group: see _kill
             **self.popen_kwargs,
         )
         _running.add(proc)
         try:
             stdout, stderr = proc.communicate(timeout=self.timeout)
         except subprocess.TimeoutExpired:
-            proc.kill()
+            _kill(proc)
             proc.communicate()
             raise
         finally:
@@ -79,12 +85,18 @@ class BackgroundRun:
         return subprocess.CompletedProcess(self.argv, proc.returncode, stdout, stderr)
 
 
+def _kill(proc: subprocess.Popen) -> None:
+    """Kill the process and whatever it started (the docs check's page runners)."""
+    with contextlib.suppress(ProcessLookupError):  # it ended on its own
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
 def scratch(name: str) -> Path:
     """A new empty folder for a run's files, removed when the session ends."""
     return Path(tempfile.mkdtemp(prefix=f"{name}-", dir=_scratch))
 
 
-def start_all(modules) -> None:
+def start_all(modules: Iterable[ModuleType]) -> None:
     """Start the ``BackgroundRun``s at the top level of ``modules`` (or in a dict
     there)."""
     for module in modules:
@@ -99,5 +111,5 @@ def stop_all() -> None:
     _stopping.set()
     _pool.shutdown(wait=False, cancel_futures=True)
     for proc in list(_running):
-        proc.kill()
+        _kill(proc)
     shutil.rmtree(_scratch, ignore_errors=True)
