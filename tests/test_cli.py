@@ -17,8 +17,6 @@ from jaxblitz import cli
 from tests import background
 from tests.background import BackgroundRun
 
-ROOT = Path(__file__).resolve().parents[1]
-
 
 @pytest.mark.parametrize(
     ("flags", "message"),
