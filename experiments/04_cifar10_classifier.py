@@ -11,7 +11,7 @@ from pathlib import Path
 
 import jax
 
-from jaxblitz import data, evaluate, train
+from jaxblitz import data, evaluate, plots, train
 from jaxblitz.checkpoints import load_weights, save_weights
 
 parser = argparse.ArgumentParser()
@@ -30,7 +30,7 @@ print(f"{len(trainset.labels)} training images {trainset.images.shape[1:]}")
 
 # Show some training images (torch: imshow(torchvision.utils.make_grid(images))).
 images, labels = next(data.batches(trainset, 4, jax.random.key(0)))
-data.save_image_grid(images, labels, classes, out / "train_images.png")
+plots.save_image_grid(images, labels, classes, out / "train_images.png")
 print(" ".join(f"{classes[j]:5s}" for j in labels), f"-> {out}/train_images.png")
 
 # -- 2. Define a Convolutional Neural Network (3 input channels for CIFAR-10) ------

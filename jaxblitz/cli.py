@@ -288,7 +288,7 @@ def _main(argv: list[str] | None) -> int:
         parser.error(str(e))
     # A second run starts compiled: XLA programs are kept on disk between runs.
     cache = os.environ.get("JAXBLITZ_XLA_CACHE", "~/.cache/jaxblitz/xla")
-    if cache:  # JAXBLITZ_XLA_CACHE="" turns it off
+    if cache:  # "" leaves JAX's own setting (JAX_COMPILATION_CACHE_DIR) alone
         jax.config.update("jax_compilation_cache_dir", str(Path(cache).expanduser()))
         jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.2)
     parallel.initialize()  # joins the multi-process runtime when launched into one

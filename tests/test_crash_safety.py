@@ -77,13 +77,12 @@ def test_ctrl_c_saves_a_checkpoint_exits_cleanly_and_resumes_bit_identically(
     out = tmp_path / "run"
     flags = ["--dataset", "digits", "--epochs", "1", "--log-every", "50",
              "--no-progress", "--out-dir", str(out)]  # fmt: skip
-    env = dict(ENV, JAXBLITZ_XLA_CACHE=str(tmp_path / "xla"))
-    run = subprocess.Popen(
+    run = subprocess.Popen(  # programs from the session's compilation cache
         [sys.executable, "-m", "jaxblitz.train", *flags],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=env,
+        env=ENV,
     )
     try:
         for line in run.stdout:  # training has begun: press Ctrl-C

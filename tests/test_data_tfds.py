@@ -12,23 +12,11 @@ PIL_Image = pytest.importorskip("PIL.Image")
 from tensorflow_datasets.image_classification import cifar, mnist  # noqa: E402
 
 from jaxblitz.data import fetch, load  # noqa: E402
+from tests.test_data import offline  # noqa: E402, F401 -- the autouse isolation
 
 # On Python >= 3.9 tfds 4.9.10 reaches `importlib_resources` (not installed) when
 # it looks for a builder's checksums file; a builder defined here has none.
 NO_CODE_PATH = {"code_path": None}
-
-
-@pytest.fixture(autouse=True)
-def offline(monkeypatch, tmp_path_factory):
-    """No test reaches the network, the default data folder or tfds's own folder."""
-
-    def no_network(*args, **kwargs):
-        raise AssertionError("tests never touch the network")
-
-    monkeypatch.setattr(fetch, "network_available", lambda *a, **k: False)
-    monkeypatch.setattr(fetch.urllib.request, "urlopen", no_network)
-    monkeypatch.setattr(fetch, "TFDS_DATA_DIR", str(tmp_path_factory.mktemp("tfds")))
-    monkeypatch.setenv("JAXBLITZ_DATA", str(tmp_path_factory.mktemp("default")))
 
 
 @pytest.fixture

@@ -48,31 +48,12 @@ def _fit(dataset: Data):
 def _load_weights_like(tmp_path, flat: dict) -> None:
     path = tmp_path / "w.safetensors"
     params = _params(1)
-    named = {k: np.asarray(v) for k, v in _flat(params).items()}
+    named = {k: np.asarray(v) for k, v in models.flatten_params(params).items()}
     named.update(flat)
-    save_weights(_nest({k: v for k, v in named.items() if v is not None}), path)
+    save_weights(
+        models.unflatten_params({k: v for k, v in named.items() if v is not None}), path
+    )
     load_weights(path, like=params)
-
-
-def _flat(params, prefix=""):
-    out = {}
-    for k, v in params.items():
-        if isinstance(v, dict):
-            out.update(_flat(v, f"{prefix}{k}."))
-        else:
-            out[f"{prefix}{k}"] = v
-    return out
-
-
-def _nest(flat):
-    out: dict = {}
-    for name, value in flat.items():
-        *parents, leaf = name.split(".")
-        node = out
-        for p in parents:
-            node = node.setdefault(p, {})
-        node[leaf] = value
-    return out
 
 
 def _cli(*flags):

@@ -6,7 +6,6 @@ The many-device checks run once in a subprocess with 8 simulated CPU devices
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -15,17 +14,33 @@ import pytest
 from safetensors.numpy import load_file
 
 from jaxblitz import cli, parallel
+from tests import background
+from tests.background import BackgroundRun
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = dict(os.environ, JAX_PLATFORMS="cpu", MPLBACKEND="Agg")
 
 
+# The 8-device worker and the two training runs of the multi-process test start
+# when the session does and run beside the in-process tests (tests/background.py).
+WORKER = BackgroundRun([sys.executable, ROOT / "tests" / "parallel_worker.py"],
+                       timeout=600, env=ENV)  # fmt: skip
+RUNS = background.scratch("parallel")
+FLAGS = ["--dataset", "digits", "--epochs", "2", "--batch-size", "200",
+         "--lr", "0.01", "--log-every", "1000", "--no-progress"]  # fmt: skip
+SINGLE = BackgroundRun([sys.executable, "-m", "jaxblitz.train", *FLAGS,
+                        "--out-dir", RUNS / "one"], timeout=300, env=ENV)  # fmt: skip
+MULTI = BackgroundRun(
+    [sys.executable, "-m", "jaxblitz.parallel", "launch", "--num-processes", "2",
+     "--devices-per-process", "2", "--timeout", "240", "--", *FLAGS,
+     "--devices", "all", "--out-dir", RUNS / "two"],
+    timeout=300, env=ENV,
+)  # fmt: skip
+
+
 @pytest.fixture(scope="module")
 def worker():
-    proc = subprocess.run(
-        [sys.executable, str(ROOT / "tests" / "parallel_worker.py")],
-        capture_output=True, text=True, timeout=600, env=ENV,
-    )  # fmt: skip
+    proc = WORKER.result()
     assert proc.returncode == 0, proc.stderr[-3000:]
     line = next(x for x in proc.stdout.splitlines() if x.startswith("RESULTS "))
     return json.loads(line.removeprefix("RESULTS "))
@@ -102,31 +117,20 @@ def test_the_cli_rejects_too_many_devices_with_exit_code_2(capsys):
     assert "devices" in capsys.readouterr().err
 
 
-def test_two_processes_train_to_the_single_process_weights(tmp_path):
+def test_two_processes_train_to_the_single_process_weights():
     # 2 epochs of 9 batches, each epoch's last one partial (197 rows padded over 4
     # devices). Few steps on purpose: splitting a batch over devices changes the
     # order of float sums (~1e-8), and a long run at lr 0.01 amplifies that; on an
     # AMD EPYC host batch 10 on digits kept 1e-8 for ~100 steps, then the losses
     # parted (1.5e-5 at step 101, 1e-3 two steps later), in one process as well.
-    flags = ["--dataset", "digits", "--epochs", "2", "--batch-size", "200",
-             "--lr", "0.01", "--log-every", "1000", "--no-progress"]  # fmt: skip
-    single = subprocess.run(
-        [sys.executable, "-m", "jaxblitz.train", *flags, "--out-dir",
-         str(tmp_path / "one")],
-        env=ENV, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+    single = SINGLE.result()
     assert single.returncode == 0, single.stderr[-3000:]
-    multi = subprocess.run(
-        [sys.executable, "-m", "jaxblitz.parallel", "launch", "--num-processes",
-         "2", "--devices-per-process", "2", "--timeout", "240", "--", *flags,
-         "--devices", "all", "--out-dir", str(tmp_path / "two")],
-        env=ENV, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+    multi = MULTI.result()
     assert multi.returncode == 0, multi.stderr[-3000:]
     assert "Data parallel over 4 cpu devices in 2 process(es)" in multi.stdout
     assert multi.stdout.count("Finished Training") == 1  # one process reports
-    a = load_file(str(tmp_path / "one" / "weights.safetensors"))
-    b = load_file(str(tmp_path / "two" / "weights.safetensors"))
+    a = load_file(str(RUNS / "one" / "weights.safetensors"))
+    b = load_file(str(RUNS / "two" / "weights.safetensors"))
     for name in a:
         np.testing.assert_allclose(b[name], a[name], rtol=1e-5, atol=1e-6,
                                    err_msg=name)  # fmt: skip

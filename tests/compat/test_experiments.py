@@ -2,11 +2,13 @@
 runs to the end on bundled data and prints its landmarks."""
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests import background
+from tests.background import BackgroundRun
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -59,18 +61,24 @@ EXPECTED = {
 }
 
 
-@pytest.mark.parametrize("script", sorted(EXPECTED))
-def test_compat_experiment_runs_and_prints_its_landmarks(script, tmp_path):
-    args, landmarks = EXPECTED[script]
-    env = dict(os.environ, JAX_PLATFORMS="cpu", MPLBACKEND="Agg")
-    proc = subprocess.run(
-        [sys.executable, str(ROOT / "experiments" / "compat" / script), *args],
-        capture_output=True,
-        text=True,
+def script_run(script: str) -> BackgroundRun:
+    args, _ = EXPECTED[script]
+    return BackgroundRun(
+        [sys.executable, ROOT / "experiments" / "compat" / script, *args],
         timeout=300,
-        env=env,
-        cwd=tmp_path,
+        env=dict(os.environ, JAX_PLATFORMS="cpu", MPLBACKEND="Agg"),
+        cwd=background.scratch(script),  # for what the script writes
     )
+
+
+# Each script once, in a fresh Python, while other tests run (tests/background.py).
+RUNS = {script: script_run(script) for script in sorted(EXPECTED)}
+
+
+@pytest.mark.parametrize("script", sorted(EXPECTED))
+def test_compat_experiment_runs_and_prints_its_landmarks(script):
+    _, landmarks = EXPECTED[script]
+    proc = RUNS[script].result()
     assert proc.returncode == 0, proc.stderr[-3000:]
     for landmark in landmarks:
         assert landmark in proc.stdout, f"{script} did not print {landmark!r}"
