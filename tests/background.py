@@ -22,6 +22,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 from collections.abc import Iterable
@@ -94,6 +95,17 @@ def _kill(proc: subprocess.Popen) -> None:
 def scratch(name: str) -> Path:
     """A new empty folder for a run's files, removed when the session ends."""
     return Path(tempfile.mkdtemp(prefix=f"{name}-", dir=_scratch))
+
+
+def script_run(path: Path, args: Iterable[str] = ()) -> BackgroundRun:
+    """A script of ``experiments/`` run once in a fresh Python on the CPU, in a
+    scratch folder of its own (for what it writes)."""
+    return BackgroundRun(
+        [sys.executable, path, *args],
+        timeout=300,
+        env=dict(os.environ, JAX_PLATFORMS="cpu", MPLBACKEND="Agg"),
+        cwd=scratch(f"{path.parent.name}-{path.name}"),
+    )
 
 
 def start_all(modules: Iterable[ModuleType]) -> None:

@@ -1,13 +1,10 @@
 """Smoke tests: every experiment script runs to the end and prints what it should."""
 
-import os
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests import background
-from tests.background import BackgroundRun
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -41,18 +38,11 @@ EXPECTED = {
 }
 
 
-def script_run(script: str) -> BackgroundRun:
-    args, _ = EXPECTED[script]
-    return BackgroundRun(
-        [sys.executable, ROOT / "experiments" / script, *args],
-        timeout=300,
-        env=dict(os.environ, JAX_PLATFORMS="cpu", MPLBACKEND="Agg"),
-        cwd=background.scratch(script),  # for what the script writes
-    )
-
-
 # Each script once, in a fresh Python, while other tests run.
-RUNS = {script: script_run(script) for script in sorted(EXPECTED)}
+RUNS = {
+    script: background.script_run(ROOT / "experiments" / script, EXPECTED[script][0])
+    for script in sorted(EXPECTED)
+}
 
 
 @pytest.mark.parametrize("script", sorted(EXPECTED))

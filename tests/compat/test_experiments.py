@@ -1,14 +1,11 @@
 """Every compat experiment script (the Blitz's PyTorch code with compat imports)
 runs to the end on bundled data and prints its landmarks."""
 
-import os
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests import background
-from tests.background import BackgroundRun
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -61,18 +58,13 @@ EXPECTED = {
 }
 
 
-def script_run(script: str) -> BackgroundRun:
-    args, _ = EXPECTED[script]
-    return BackgroundRun(
-        [sys.executable, ROOT / "experiments" / "compat" / script, *args],
-        timeout=300,
-        env=dict(os.environ, JAX_PLATFORMS="cpu", MPLBACKEND="Agg"),
-        cwd=background.scratch(script),  # for what the script writes
-    )
-
-
 # Each script once, in a fresh Python, while other tests run (tests/background.py).
-RUNS = {script: script_run(script) for script in sorted(EXPECTED)}
+RUNS = {
+    script: background.script_run(
+        ROOT / "experiments" / "compat" / script, EXPECTED[script][0]
+    )
+    for script in sorted(EXPECTED)
+}
 
 
 @pytest.mark.parametrize("script", sorted(EXPECTED))
