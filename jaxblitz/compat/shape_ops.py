@@ -902,7 +902,7 @@ def _fit_value(value: Any, spec: tuple, arrays: list, x: Tensor) -> Any:
     while len(fitted) > target.ndim and fitted[0] == 1:
         fitted = fitted[1:]
     if len(fitted) > target.ndim or any(
-        v not in (1, t) for v, t in zip(fitted[::-1], target.shape[::-1], strict=True)
+        v not in (1, t) for v, t in zip(fitted[::-1], target.shape[::-1], strict=False)
     ):
         raise RuntimeError(
             f"shape mismatch: value tensor of shape {list(given)} cannot be "
