@@ -94,7 +94,7 @@ def _with_hyper(state: Any, hyper: Any) -> Any:
 def _spec(t: Tensor) -> tuple:
     s = t._s
     a = s.array if s.numpy is None else s.numpy
-    return a.shape, a.dtype, t.requires_grad_flag
+    return a.shape, a.dtype, t.requires_grad_flag, t._view
 
 
 class Frame:
@@ -221,7 +221,7 @@ class Frame:
         arrays, grads, states = donated
         input_arrays, leaf_arrays, hyper, key = kept
         saved_storages = [(s.array, s.numpy, s.exclusive) for s in self.storages]
-        saved = [(t._s, t.grad, t._grad_fn) for t in self.tensors]
+        saved = [(t._s, t._view, t.grad, t._grad_fn) for t in self.tensors]
         saved_states = [dict(opt.state) for opt in self.optimizers]
         saved_groups = [[dict(g) for g in opt.param_groups] for opt in self.optimizers]
         generator = creation.default_generator
@@ -272,8 +272,8 @@ class Frame:
                 s.array, s.numpy, s.exclusive = a, n, e
             for s, (a, n, e) in zip(grad_storages, saved_grad_storages, strict=True):
                 s.array, s.numpy, s.exclusive = a, n, e
-            for t, (s, g, fn) in zip(self.tensors, saved, strict=True):
-                t._s, t.grad, t._grad_fn = s, g, fn
+            for t, (s, view, g, fn) in zip(self.tensors, saved, strict=True):
+                t._s, t._view, t.grad, t._grad_fn = s, view, g, fn
             for opt, states_, groups in zip(
                 self.optimizers, saved_states, saved_groups, strict=True
             ):
@@ -291,7 +291,7 @@ class Frame:
             for s, a in zip(self.storages[self.n_donated :], self.tracers, strict=True)
         )
         replaced = tuple(
-            None if t._s is s else t._s.array
+            None if t._s is s else (t._s.array, t._view)
             for t, s in zip(self.tensors, self.orig_s, strict=True)
         )
         grads = []
@@ -329,8 +329,8 @@ class Frame:
             if not _kept(a):
                 _store(s, a)
         for t, r in zip(self.tensors, replaced, strict=True):
-            if r is not None:
-                t._s = _Storage(r)
+            if r is not None:  # `.data = ...` in the step: a storage of its own
+                t._s, t._view, t._cache = _Storage(r[0]), r[1], None
                 t._s.exclusive = True
         for t, old, g in zip(self.tensors, self.grads, grads, strict=True):
             if g is None:

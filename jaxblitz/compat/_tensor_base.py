@@ -1,18 +1,20 @@
-"""Blitz 1, "Tensors": the handle under ``torch.Tensor`` -- storage, shape, dtype,
-device and the conversions to Python and NumPy.
+"""Blitz 1, "Tensors": the handle under ``torch.Tensor`` -- storage, layout, shape,
+dtype, device and the conversions to Python and NumPy.
 
 :class:`TensorBase` holds a storage box (a JAX array, or a NumPy array once shared
-with NumPy). :class:`jaxblitz.compat.tensor.Tensor` is this base plus the mixins
-of the modules that own each kind of method (``ops``: math, ``shape_ops``: views
-and indexing, ``creation``: ``new_*`` and random fills, ``autograd.graph``:
-``requires_grad``, ``.grad`` and ``grad_fn``).
+with NumPy) and a layout over it (:mod:`._layout`: shape, strides, offset; None
+for the storage's own row-major layout). Views (``view``, slicing, ``transpose``,
+``expand``, ``.data``, ``detach()`` ...) share the storage, so an in-place op
+through any handle -- the tensor, a view of it, its ``.data``, the NumPy array
+from ``.numpy()`` / ``from_numpy`` -- is seen by all of them, as in torch; copies
+(``clone``, ``contiguous`` of a non-contiguous tensor, advanced indexing) get a
+storage of their own. A version counter, shared by a tensor and its views,
+counts in-place writes (autograd checks it, see :mod:`.autograd.graph`).
 
-In-place ops (``add_``, ``x[i] = v``, ``copy_``) compute a new array and write it
-into the tensor's storage, so every handle on that storage sees it: the tensor
-itself, its ``.data`` and ``detach()`` (shared, as in torch) and the NumPy array
-from ``.numpy()`` / ``from_numpy``. Where this differs from torch: ``view``,
-``reshape``, indexing and slicing return copies, not views, so writing to a view
-does not change its base (write to the base with ``x[idx] = v`` instead).
+:class:`jaxblitz.compat.tensor.Tensor` is this base plus the mixins of the modules
+that own each kind of method (``ops``: math, ``shape_ops``: views and indexing,
+``creation``: ``new_*`` and random fills, ``autograd.graph``: ``requires_grad``,
+``.grad`` and ``grad_fn``).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxblitz.compat import _dtype
+from jaxblitz.compat import _dtype, _layout
 from jaxblitz.compat._dtype import device, dtype, x64
 from jaxblitz.compat._format import tensor_repr
 
@@ -113,16 +115,62 @@ class Size(tuple):
 class _Storage:
     """What tensors sharing memory share: a JAX array, or a NumPy array.
 
+    The array has the shape of the tensor that made the storage; other tensors on
+    it read and write it through their layout.
+
     ``exclusive`` is True only while nothing but this storage can hold its array:
     ``torch.compile`` wrote it from a program's outputs and nothing has read it
     since (reading goes through :attr:`TensorBase._data`, which clears the flag).
     Only such an array is donated to the next program without a copy.
     """
 
-    __slots__ = ("array", "numpy", "exclusive")
+    __slots__ = ("array", "numpy", "exclusive", "address")
 
     def __init__(self, array=None, numpy=None):
         self.array, self.numpy, self.exclusive = array, numpy, False
+        self.address = 0  # a made-up data_ptr, given on first use
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return (self.array if self.numpy is None else self.numpy).shape
+
+    def nbytes(self) -> int:
+        a = self.array if self.numpy is None else self.numpy
+        return math.prod(a.shape) * np.dtype(a.dtype).itemsize
+
+
+_next_address = [0x10000]
+
+
+def _address(storage: _Storage) -> int:
+    if not storage.address:
+        storage.address = _next_address[0]
+        _next_address[0] += (storage.nbytes() + 64) // 64 * 64
+    return storage.address
+
+
+class UntypedStorage:
+    """What ``Tensor.untyped_storage()`` returns: a storage's address and size."""
+
+    def __init__(self, storage: _Storage):
+        self._storage = storage
+
+    def data_ptr(self) -> int:
+        return _address(self._storage) if self._storage.nbytes() else 0
+
+    def nbytes(self) -> int:
+        return self._storage.nbytes()
+
+    def size(self) -> int:
+        return self._storage.nbytes()
+
+    __len__ = size
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, UntypedStorage) and other._storage is self._storage
+
+    def __hash__(self) -> int:
+        return id(self._storage)
 
 
 def _from_numpy_copy(n: np.ndarray) -> jax.Array:
@@ -167,6 +215,11 @@ class TensorBase:
 
     __slots__ = (
         "_s",
+        "_view",
+        "_base",
+        "_cache",
+        "_vc",
+        "_gv",
         "requires_grad_flag",
         "grad",
         "_grad_fn",
@@ -178,6 +231,11 @@ class TensorBase:
     __array_priority__ = 1000  # numpy scalars defer to our operators
 
     _s: _Storage
+    _view: _layout.Layout | None  # None: the storage's own row-major layout
+    _base: Tensor | None  # the tensor this is a view of (views of views: the root)
+    _cache: tuple | None  # (storage array read, this layout's elements of it)
+    _vc: list[int]  # the version counter, shared with views (not with .data)
+    _gv: int  # the version this view's grad_fn was made at
     requires_grad_flag: bool
     grad: Tensor | None
     _grad_fn: Node | None
@@ -194,6 +252,9 @@ class TensorBase:
         """A new :class:`~jaxblitz.compat.tensor.Tensor` (or ``cls``) on ``array``."""
         t = object.__new__(cls or _tensor_class)
         t._s = _Storage(array)
+        t._view = t._base = t._cache = None
+        t._vc = [0]
+        t._gv = 0
         t.requires_grad_flag = requires_grad
         t.grad = None
         t._grad_fn = grad_fn
@@ -204,15 +265,35 @@ class TensorBase:
     # -- storage ---------------------------------------------------------------
     @property
     def _data(self) -> jax.Array:
-        s = self._s
+        s, view = self._s, self._view
+        if view is None:
+            if s.numpy is not None:
+                return _from_numpy_copy(s.numpy)
+            s.exclusive = False  # handed out: another holder may keep it
+            return s.array
         if s.numpy is not None:
-            return _from_numpy_copy(s.numpy)
-        s.exclusive = False  # handed out: another holder may keep it
-        return s.array
+            return _from_numpy_copy(_layout.numpy_view(s.numpy, view))
+        array, cache = s.array, self._cache
+        if cache is not None and cache[0] is array:
+            return cache[1]
+        with x64(True):
+            out = _layout.read(array, layout=view)
+        self._cache = (array, out)
+        return out
 
     def _set_data(self, array: jax.Array) -> None:
-        s = self._s
-        if (
+        """Write ``array`` (this tensor's shape and dtype) into the storage."""
+        self._vc[0] += 1
+        s, view = self._s, self._view
+        if view is not None:
+            if s.numpy is not None:
+                _layout.numpy_view(s.numpy, view)[...] = np.asarray(array)
+                return
+            with x64(True):
+                new = _layout.write(s.array, array, layout=view)
+            s.array, s.exclusive = new, False
+            self._cache = (new, array)
+        elif (
             s.numpy is not None
             and tuple(array.shape) == s.numpy.shape
             and array.dtype == s.numpy.dtype
@@ -220,6 +301,56 @@ class TensorBase:
             s.numpy[...] = np.asarray(array)  # shared with NumPy: write through
         else:
             s.array, s.numpy, s.exclusive = array, None, False
+
+    def _host(self) -> np.ndarray:
+        """This tensor's elements on the host, for reading only (no copy when the
+        storage is NumPy's already)."""
+        s, view = self._s, self._view
+        if s.numpy is None:
+            return np.asarray(self._data)
+        return s.numpy if view is None else _layout.numpy_view(s.numpy, view)
+
+    def _share(self, other: TensorBase) -> None:
+        """Make this handle another name for ``other``'s elements (``.data``)."""
+        self._s, self._view, self._cache = other._s, other._view, other._cache
+
+    def _place(self) -> _layout.Layout:
+        view = self._view
+        return _layout.identity(self._s.shape) if view is None else view
+
+    # -- memory, as torch reports it ---------------------------------------------
+    def stride(self, dim: int | None = None):
+        s, view = self._s, self._view
+        if view is not None:
+            strides = view.stride
+        elif s.numpy is not None and s.numpy.ndim:
+            strides = tuple(b // s.numpy.itemsize for b in s.numpy.strides)
+        else:
+            strides = _layout.contiguous_strides(self.shape)
+        if dim is None:
+            return strides
+        return strides[wrap_dim(dim, self.dim())]
+
+    def storage_offset(self) -> int:
+        return 0 if self._view is None else self._view.offset
+
+    def is_contiguous(self, memory_format: Any = None) -> bool:
+        return self._view is None or _layout.is_contiguous(self._view)
+
+    def untyped_storage(self) -> UntypedStorage:
+        return UntypedStorage(self._s)
+
+    def data_ptr(self) -> int:
+        if not self._s.nbytes():
+            return 0
+        return _address(self._s) + self.storage_offset() * self.element_size()
+
+    def _is_view(self) -> bool:
+        return self._base is not None
+
+    @property
+    def _version(self) -> int:
+        return self._vc[0]
 
     def _needs_value(self, what: str, todo: str = _CONVERT) -> None:
         """Raise :class:`TracedValueError` if this tensor has no value yet."""
@@ -230,8 +361,8 @@ class TensorBase:
     # -- metadata ----------------------------------------------------------------
     @property
     def shape(self) -> Size:
-        s = self._s
-        return Size((s.array if s.numpy is None else s.numpy).shape)
+        view = self._view
+        return Size(self._s.shape if view is None else view.shape)
 
     def size(self, dim: int | None = None):
         if dim is None:
@@ -295,7 +426,9 @@ class TensorBase:
         s = self._s
         if s.numpy is None:
             s.numpy, s.array = np.array(s.array), None  # a writeable host copy
-        return s.numpy
+        return (
+            s.numpy if self._view is None else _layout.numpy_view(s.numpy, self._view)
+        )
 
     def __array__(self, dtype=None, copy=None):
         self._needs_value("np.asarray(tensor)")

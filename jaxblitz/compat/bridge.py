@@ -30,15 +30,15 @@ def functional(module: Any) -> tuple[dict[str, Any], Any]:
 
     def apply_fn(params: dict[str, Any], *inputs: Any) -> Any:
         flat = flatten_params(params)
-        saved = {name: p._s for name, p in named.items()}
+        saved = {name: (p._s, p._view) for name, p in named.items()}
         try:
             for name, p in named.items():
-                p._s = _Storage(flat[name])
+                p._s, p._view = _Storage(flat[name]), None
             with no_grad():
                 out = module(*[TensorBase._wrap(x) for x in inputs])
         finally:
             for name, p in named.items():
-                p._s = saved[name]
+                p._s, p._view = saved[name]
         return jax.tree.map(
             lambda t: t._data, out, is_leaf=lambda t: isinstance(t, TensorBase)
         )

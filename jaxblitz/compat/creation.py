@@ -17,6 +17,7 @@ import numpy as np
 
 from jaxblitz.compat import _dtype
 from jaxblitz.compat._dtype import x64
+from jaxblitz.compat._layout import Layout
 from jaxblitz.compat._tensor_base import (
     TensorBase,
     _as_int,
@@ -123,7 +124,29 @@ def from_numpy(array: np.ndarray) -> Tensor:
         raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
     _dtype.to_dtype(array.dtype)  # raises for dtypes torch lacks
     t = TensorBase._wrap(None)
-    t._s = _Storage(numpy=array)
+    if array.flags.c_contiguous:
+        t._s = _Storage(numpy=array)
+        return t
+    item = array.itemsize
+    if any(st < 0 for st in array.strides):
+        raise ValueError(
+            "At least one stride in the given numpy array is negative, and tensors "
+            "with negative strides are not currently supported. (You can probably "
+            "work around this by making a copy of your array  with array.copy().) "
+        )
+    if any(st % item for st in array.strides):
+        raise ValueError(
+            "given numpy array strides not a multiple of the element byte size. "
+            "Copy the numpy array to reallocate the memory."
+        )
+    # A strided array: the tensor is a layout over the memory it spans.
+    strides = tuple(st // item for st in array.strides)
+    span = 1 + builtins.sum(
+        (n - 1) * st for n, st in zip(array.shape, strides, strict=True)
+    )
+    buffer = np.lib.stride_tricks.as_strided(array, (span,), (item,))
+    t._s = _Storage(numpy=buffer)
+    t._view = Layout(tuple(array.shape), strides, 0)
     return t
 
 

@@ -18,11 +18,16 @@ from jaxblitz.compat import ops
 from jaxblitz.compat._dtype import x64
 from jaxblitz.compat._tensor_base import TensorBase
 from jaxblitz.compat.autograd.grad_mode import no_grad
-from jaxblitz.compat.autograd.graph import AutogradMixin
+from jaxblitz.compat.autograd.graph import AutogradMixin, apply
 from jaxblitz.compat.creation import default_generator, full, tensor
 
 if TYPE_CHECKING:
     from jaxblitz.compat.tensor import Tensor
+
+
+def _fill_fn(dst, src, *, dt):
+    """``dst`` overwritten by ``src`` (broadcast, cast): no gradient to ``dst``."""
+    return jnp.broadcast_to(jnp.asarray(src).astype(dt), dst.shape)
 
 
 def _in_place(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
@@ -67,11 +72,18 @@ class InplaceMixin(AutogradMixin):
 
     def fill_(self, value: Any) -> Tensor:
         self._check_inplace()
-        with no_grad():
-            filled = full(self.shape, value, dtype=self.dtype)
-        if self._grad_fn is not None:  # keeps the graph valid: d(fill)/d(self) = 0
-            filled = ops.add(ops.mul(self, 0), filled)
-        return self._inplace(filled)
+        if isinstance(value, TensorBase):
+            if value.dim():
+                raise RuntimeError(
+                    "fill_ only supports 0-dimension value tensor but got tensor with "
+                    f"{value.dim()} dimensions."
+                )
+            name = "FillBackward3"
+        else:
+            with no_grad():
+                value = full((), value, dtype=self.dtype)
+            name = "FillBackward2"
+        return self._inplace(apply(name, _fill_fn, self, value, dt=self.dtype.np.name))
 
     def zero_(self) -> Tensor:
         return self.fill_(0)
@@ -79,12 +91,16 @@ class InplaceMixin(AutogradMixin):
     def copy_(self, src: Any, non_blocking: bool = False) -> Tensor:
         self._check_inplace()
         src = src if isinstance(src, TensorBase) else tensor(src)
-        if src.requires_grad:
-            result = ops.add(ops.mul(self, 0), ops.to_dtype(src, self.dtype))
-        else:
-            array = jnp.broadcast_to(ops.to_dtype(src, self.dtype)._data, self.shape)
-            result = TensorBase._wrap(array)
-        return self._inplace(result)
+        ops._check_broadcast(self, src)
+        shape = tuple(jnp.broadcast_shapes(tuple(src.shape), tuple(self.shape)))
+        if shape != tuple(self.shape):
+            raise RuntimeError(
+                f"output with shape {list(self.shape)} doesn't match the broadcast "
+                f"shape {list(shape)}"
+            )
+        return self._inplace(
+            apply("CopyBackwards", _fill_fn, self, src, dt=self.dtype.np.name)
+        )
 
     uniform_ = _random_fill(
         lambda key, shape, dt, a, b: jax.random.uniform(key, shape, dt, a, b)

@@ -25,13 +25,14 @@ whose keys were joined with ``/``.
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections import OrderedDict
 from typing import Any
 
 import numpy as np
 
-from jaxblitz.compat import _dtype
+from jaxblitz.compat import _dtype, _layout
 from jaxblitz.compat.creation import tensor
 from jaxblitz.compat.nn.module import Parameter
 from jaxblitz.compat.tensor import Size, Tensor
@@ -42,7 +43,8 @@ from jaxblitz.integrity import (
 )
 
 _FORMAT = "jaxblitz.compat"
-_VERSION = "2"
+_VERSION = "2"  # written when no tensor is a view; "3" (views' layouts) otherwise
+_READS = ("2", "3")
 _STRUCTURE = "structure"
 _SINGLE = "__tensor__"  # format 1's name for a lone tensor
 _WHO = "jaxblitz.compat.load"
@@ -103,7 +105,10 @@ class _Writer:
         name = self._storage_names.get(id(t._s))
         if name is None:
             name = self._name(where)
-            array = np.ascontiguousarray(np.asarray(t._data))
+            # The whole storage, as torch saves it, so views load sharing it.
+            base = Tensor._wrap(None)
+            base._s = t._s
+            array = np.ascontiguousarray(np.asarray(base._data))
             bits = _BITS.get(t.dtype.name)
             self.arrays[name] = array.view(bits) if bits else array
             self._storage_names[id(t._s)] = name
@@ -118,6 +123,12 @@ class _Writer:
                 "parameter": parameter,
             }
         )
+        if t._view is not None:
+            self.tensors[-1]["layout"] = {
+                "storage": list(t._s.shape),
+                "stride": list(t._view.stride),
+                "offset": t._view.offset,
+            }
         return index
 
     def _name(self, where: tuple[Any, ...]) -> str:
@@ -181,7 +192,8 @@ def save(obj: Any, f: str | os.PathLike) -> None:
     writer = _Writer()
     tree = writer.value(obj, ())
     structure = json.dumps({"tree": tree, "tensors": writer.tensors})
-    metadata = {"format": _FORMAT, "version": _VERSION, _STRUCTURE: structure}
+    version = "3" if any("layout" in spec for spec in writer.tensors) else _VERSION
+    metadata = {"format": _FORMAT, "version": version, _STRUCTURE: structure}
     write_safetensors(writer.arrays, path, metadata)
 
 
@@ -215,17 +227,27 @@ class _Reader:
             return self.tensors[index]
         spec = self.specs[index]
         name, dt = spec["array"], _dtype._by_name(spec["dtype"])
+        layout = spec.get("layout")
+        shape = tuple(spec["shape"] if layout is None else layout["storage"])
         storage = self.storages.get(name)
         if storage is None:
             array = self.arrays[name]
             array = array.view(dt.np) if spec["dtype"] in _BITS else array
             if array.dtype != dt.np:
                 raise ValueError(f"array {name!r} is {array.dtype}, not {dt.name}")
-            t = tensor(array.reshape(spec["shape"]))
-            self.storages[name] = t._s
-        else:  # saved sharing storage: loads sharing it
-            t = Tensor._wrap(None)
-            t._s = storage
+            storage = self.storages[name] = tensor(array.reshape(shape))._s
+        elif storage.shape != shape:
+            raise ValueError(f"array {name!r} is read with two shapes")
+        t = Tensor._wrap(None)
+        t._s = storage
+        if layout is not None:  # a view: checked to lie inside its storage
+            t._view = _layout.Layout(
+                tuple(map(int, spec["shape"])),
+                tuple(map(int, layout["stride"])),
+                int(layout["offset"]),
+            )
+            if not _layout.inside(t._view, math.prod(shape)):
+                raise ValueError(f"tensor {index} reaches outside array {name!r}")
         if spec["parameter"]:
             t = Parameter(t, spec["requires_grad"])
         elif spec["requires_grad"]:
@@ -266,10 +288,10 @@ def load(f: str | os.PathLike, map_location: Any = None, weights_only: bool = Tr
     version = metadata.get("version")
     if metadata.get("format") != _FORMAT or version is None:
         return _load_format_1(arrays, metadata)
-    if version != _VERSION:
+    if version not in _READS:
         raise CorruptFileError(
             f"{path} was written by a newer jaxblitz (compat save format "
-            f"{version}; this one reads formats 1 and {_VERSION}). Upgrade jaxblitz "
+            f"{version}; this one reads formats 1 to {_READS[-1]}). Upgrade jaxblitz "
             "to load it."
         )
     try:

@@ -1,13 +1,18 @@
 """Blitz 1, "Tensors": reshaping, joining and indexing, as ``torch.*`` functions
 and, through :class:`ShapeMixin`, as ``Tensor`` methods and ``x[idx]``.
 
-torch returns views here; these return copies (see :mod:`._tensor_base` on what
-that changes). ``x[idx] = v`` writes into ``x`` itself, recorded as torch's
-``CopySlices``.
+Where torch returns a view, so does this module (:func:`_as_view`): the result
+shares its input's storage under a new layout (:mod:`._layout`), so in-place ops
+through either are seen by both. ``reshape``, ``flatten`` and ``contiguous`` copy
+only where a view cannot express the result; ``clone``, ``cat``/``stack`` and
+advanced indexing (integer tensors, lists, bool masks) always copy.
+``x[idx] = v`` writes through the view ``x[idx]`` (torch's ``CopySlices``), or
+with ``index_put_`` for advanced indices.
 """
 
 from __future__ import annotations
 
+import math
 import warnings
 from typing import TYPE_CHECKING, Any
 
@@ -15,9 +20,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxblitz.compat import _dtype
+from jaxblitz.compat import _dtype, _layout
+from jaxblitz.compat._layout import Layout
 from jaxblitz.compat._tensor_base import TensorBase, _as_int, sizes, wrap_dim
-from jaxblitz.compat.autograd.graph import AutogradMixin, apply
+from jaxblitz.compat.autograd.grad_mode import is_grad_enabled
+from jaxblitz.compat.autograd.graph import AutogradMixin, apply, node_class
 
 if TYPE_CHECKING:
     from jaxblitz.compat.tensor import Tensor
@@ -59,6 +66,41 @@ def _repeat_fn(x, *, reps):
     return jnp.tile(x, reps)
 
 
+def _layout_fn(x, *, layout):
+    """Any view's value from its input's: ``layout`` over ``x``'s row-major order."""
+    return _layout.read(x, layout=layout)
+
+
+def _as_view(
+    self: Tensor, out: Tensor, layout: Layout, multi: str | None = None
+) -> Tensor:
+    """Make ``out`` (``self`` viewed, as computed by ``apply``) share ``self``'s
+    storage as ``layout`` over it, and its version counter."""
+    s, array = self._s, out._s.array
+    out._s = s
+    out._view = None if layout == _layout.identity(s.shape) else layout
+    out._base = self if self._base is None else self._base
+    out._vc, out._gv = self._vc, self._vc[0]
+    out._cache = (s.array, array) if s.numpy is None else None
+    if multi is not None:
+        out.__dict__["_multi_view"] = multi
+    if self.requires_grad_flag and not is_grad_enabled():
+        out.__dict__["_no_grad_view"] = True
+    return out
+
+
+def _view_apply(
+    self: Tensor, name: str, op, *op_args, fn=None, multi=None, **static
+) -> Tensor:
+    """``self`` viewed by ``op`` (a function of :mod:`._layout`) as torch's view
+    ``name``; ``fn(x, **static)`` computes its value from ``self``'s (default:
+    ``op`` applied to ``self``'s own row-major layout, read out)."""
+    layout = op(self._place(), *op_args)
+    if fn is None:
+        fn, static = _layout_fn, {"layout": op(_layout.identity(self.shape), *op_args)}
+    return _as_view(self, apply(name, fn, self, **static), layout, multi)
+
+
 def _resolve(shape: tuple[int, ...], numel: int) -> tuple[int, ...]:
     for i, d in enumerate(shape):
         if d < -1:
@@ -81,16 +123,57 @@ def _resolve(shape: tuple[int, ...], numel: int) -> tuple[int, ...]:
     return shape
 
 
+def _reshaped(layout: Layout, shape: tuple[int, ...], strides) -> Layout:
+    return Layout(shape, strides, layout.offset)
+
+
+def _view_as_shape(self: Tensor, target: tuple[int, ...]) -> Tensor | None:
+    own = self._place()
+    strides = _layout.view_strides(own.shape, own.stride, target)
+    if strides is None:
+        return None
+    return _view_apply(
+        self,
+        "ViewBackward0",
+        _reshaped,
+        target,
+        strides,
+        fn=_reshape_fn,
+        shape=target,
+    )
+
+
 def view(self: Tensor, *shape: Any) -> Tensor:
     if len(shape) == 1 and isinstance(shape[0], _dtype.dtype):
         raise NotImplementedError("view(dtype) is not supported; use .to(dtype)")
     target = _resolve(sizes("view", shape), self.numel())
-    return apply("ViewBackward0", _reshape_fn, self, shape=target)
+    out = _view_as_shape(self, target)
+    if out is None:
+        raise RuntimeError(
+            "view size is not compatible with input tensor's size and stride (at "
+            "least one dimension spans across two contiguous subspaces). Use "
+            ".reshape(...) instead."
+        )
+    return out
+
+
+def _reshape(self: Tensor, target: tuple[int, ...]) -> Tensor:
+    out = _view_as_shape(self, target)
+    if out is None:  # torch: a copy, then an unsafe view of it (not a view)
+        out = apply("UnsafeViewBackward0", _reshape_fn, clone(self), shape=target)
+    return out
 
 
 def reshape(self: Tensor, *shape: Any) -> Tensor:
-    target = _resolve(sizes("reshape", shape, "shape"), self.numel())
-    return apply("ViewBackward0", _reshape_fn, self, shape=target)
+    return _reshape(self, _resolve(sizes("reshape", shape, "shape"), self.numel()))
+
+
+def view_as(self: Tensor, other: Tensor) -> Tensor:
+    return view(self, *other.shape)
+
+
+def reshape_as(self: Tensor, other: Tensor) -> Tensor:
+    return reshape(self, *other.shape)
 
 
 def flatten(self: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
@@ -101,9 +184,28 @@ def flatten(self: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
             "flatten() has invalid args: start_dim cannot come after end_dim"
         )
     if not shape:
-        return view(self, 1)
+        return _reshape(self, (1,))
+    if start == end:
+        return self
     merged = int(np.prod(shape[start : end + 1], dtype=np.int64))
-    return view(self, *shape[:start], merged, *shape[end + 1 :])
+    return _reshape(self, (*shape[:start], merged, *shape[end + 1 :]))
+
+
+def unflatten(self: Tensor, dim: int, sizes_: Any) -> Tensor:
+    dim = wrap_dim(dim, self.dim())
+    inner = tuple(sizes("unflatten", (sizes_,), "sizes"))
+    if not inner:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    size = self.shape[dim]
+    if -1 in inner:
+        known = int(np.prod([d for d in inner if d != -1]))
+        inner = tuple(size // known if d == -1 else d for d in inner)
+    if int(np.prod(inner)) != size:
+        raise RuntimeError(
+            f"unflatten: Provided sizes {list(inner)} don't multiply up to the size "
+            f"of dim {dim} ({size}) in the input tensor"
+        )
+    return view(self, *self.shape[:dim], *inner, *self.shape[dim + 1 :])
 
 
 def permute(self: Tensor, *dims: Any) -> Tensor:
@@ -116,7 +218,9 @@ def permute(self: Tensor, *dims: Any) -> Tensor:
             "match the length of the desired ordering of dimensions i.e. input.dim()"
             f" = {self.dim()} is not equal to len(dims) = {len(axes)}"
         )
-    return apply("PermuteBackward0", _permute_fn, self, axes=axes)
+    return _view_apply(
+        self, "PermuteBackward0", _layout.permute, axes, fn=_permute_fn, axes=axes
+    )
 
 
 def t(self: Tensor) -> Tensor:
@@ -125,19 +229,25 @@ def t(self: Tensor) -> Tensor:
             f"t() expects a tensor with <= 2 dimensions, but self is {self.dim()}D"
         )
     axes = tuple(range(self.dim()))[::-1]
-    return apply("TBackward0", _permute_fn, self, axes=axes)
+    return _view_apply(
+        self, "TBackward0", _layout.permute, axes, fn=_permute_fn, axes=axes
+    )
 
 
 def transpose(self: Tensor, dim0: int, dim1: int) -> Tensor:
     axes = list(range(self.dim()))
     dim0, dim1 = wrap_dim(dim0, self.dim()), wrap_dim(dim1, self.dim())
     axes[dim0], axes[dim1] = axes[dim1], axes[dim0]
-    return apply("TransposeBackward0", _permute_fn, self, axes=tuple(axes))
+    axes = tuple(axes)
+    return _view_apply(
+        self, "TransposeBackward0", _layout.permute, axes, fn=_permute_fn, axes=axes
+    )
 
 
 def T(self: Tensor) -> Tensor:  # noqa: N802 -- torch's name
-    return apply(
-        "PermuteBackward0", _permute_fn, self, axes=tuple(range(self.dim()))[::-1]
+    axes = tuple(range(self.dim()))[::-1]
+    return _view_apply(
+        self, "PermuteBackward0", _layout.permute, axes, fn=_permute_fn, axes=axes
     )
 
 
@@ -174,7 +284,10 @@ def expand(self: Tensor, *sizes_: Any) -> Tensor:
                 f"{list(target)}.  Tensor sizes: {list(self.shape)}"
             )
         out.append(d)
-    return apply("ExpandBackward0", _expand_fn, self, shape=tuple(out))
+    out = tuple(out)
+    return _view_apply(
+        self, "ExpandBackward0", _layout.expand, out, fn=_expand_fn, shape=out
+    )
 
 
 def repeat(self: Tensor, *repeats: Any) -> Tensor:
@@ -208,12 +321,276 @@ def squeeze(self: Tensor, dim: Any = None) -> Tensor:
                 )
         axis = tuple(d for d in wrapped if self.dim() and self.shape[d] == 1)
     name = "SqueezeBackward0" if dim is None else "SqueezeBackward1"
-    return apply(name, _squeeze_fn, self, axis=axis)
+    return _view_apply(self, name, _layout.squeeze, axis, fn=_squeeze_fn, axis=axis)
 
 
 def unsqueeze(self: Tensor, dim: int) -> Tensor:
     axis = wrap_dim(dim, self.dim() + 1)
-    return apply("UnsqueezeBackward0", _unsqueeze_fn, self, axis=axis)
+    return _view_apply(
+        self, "UnsqueezeBackward0", _layout.unsqueeze, axis, fn=_unsqueeze_fn, axis=axis
+    )
+
+
+def _slice_fn(x, *, dim, start, stop, step):
+    return jax.lax.slice_in_dim(x, start, stop, step, axis=dim)
+
+
+def _select_fn(x, *, dim, index):
+    return jax.lax.index_in_dim(x, index, axis=dim, keepdims=False)
+
+
+def select(self: Tensor, dim: int, index: int) -> Tensor:
+    if not self.dim():
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    dim = wrap_dim(dim, self.dim())
+    value, size = _as_int(index), self.shape[dim]
+    if value is None:
+        raise TypeError(
+            f"select(): argument 'index' (position 2) must be int, not "
+            f"{type(index).__name__}"
+        )
+    if not -size <= value < size:
+        raise IndexError(
+            f"select(): index {value} out of range for tensor of size "
+            f"{list(self.shape)} at dimension {dim}"
+        )
+    value %= size
+    return _view_apply(
+        self,
+        "SelectBackward0",
+        _layout.select,
+        dim,
+        value,
+        fn=_select_fn,
+        dim=dim,
+        index=value,
+    )
+
+
+def _slice(
+    self: Tensor, dim: int, start: int, stop: int, step: int = 1, name=None, multi=None
+) -> Tensor:
+    """``self`` sliced on ``dim``; start/stop within the size, step > 0."""
+    return _view_apply(
+        self,
+        name or "SliceBackward0",
+        _layout.slice_,
+        dim,
+        start,
+        stop,
+        step,
+        fn=_slice_fn,
+        multi=multi,
+        dim=dim,
+        start=start,
+        stop=stop,
+        step=step,
+    )
+
+
+def narrow(self: Tensor, dim: int, start: Any, length: int) -> Tensor:
+    if not self.dim():
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    dim = wrap_dim(dim, self.dim())
+    size = self.shape[dim]
+    start = _as_int(start)
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    if not -size <= start <= size:
+        raise IndexError(
+            f"start out of range (expected to be in range of [{-size}, {size}], but "
+            f"got {start})"
+        )
+    start = start + size if start < 0 else start
+    if start + length > size:
+        raise RuntimeError(
+            f"start ({start}) + length ({length}) exceeds dimension size ({size})."
+        )
+    return _slice(self, dim, start, start + length)
+
+
+def split(self: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple:
+    dim = wrap_dim(dim, self.dim())
+    size = self.shape[dim] if self.dim() else 1
+    if isinstance(split_size_or_sections, list | tuple):
+        sections = [int(v) for v in split_size_or_sections]
+        if sum(sections) != size or any(v < 0 for v in sections):
+            raise RuntimeError(
+                f"split_with_sizes expects split_sizes to sum exactly to {size} "
+                f"(input tensor's size at dimension {dim}), but got "
+                f"split_sizes={sections}"
+            )
+        name = "SplitWithSizesBackward0"
+    else:
+        step = _as_int(split_size_or_sections)
+        if step is None or step < 0:
+            raise RuntimeError(
+                f"split expects split_size be non-negative, but got split_size={step}"
+            )
+        if step == 0 and size:
+            raise RuntimeError(
+                f"split_size can only be 0 if dimension size is 0, but got dimension "
+                f"size of {size}"
+            )
+        count = max(1, -(-size // step)) if step else 1
+        sections = [min(step, size - i * step) for i in range(count)]
+        name = "SplitBackward0"
+    return _pieces(self, dim, sections, name)
+
+
+def _pieces(self: Tensor, dim: int, sections: list[int], name: str) -> tuple:
+    out, start = [], 0
+    for i, n in enumerate(sections):
+        out.append(_slice(self, dim, start, start + n, name=name, multi=(name, i)))
+        start += n
+    return tuple(out)
+
+
+def chunk(self: Tensor, chunks: int, dim: int = 0) -> tuple:
+    if chunks <= 0:
+        raise RuntimeError(
+            f"chunk expects `chunks` to be greater than 0, got: {chunks}"
+        )
+    dim = wrap_dim(dim, self.dim())
+    size = self.shape[dim]
+    step = -(-size // chunks)
+    if step == 0:
+        return _pieces(self, dim, [0] * chunks, "SplitBackward0")
+    return split(self, step, dim)
+
+
+def tensor_split(self: Tensor, indices_or_sections: Any, dim: int = 0) -> tuple:
+    dim = wrap_dim(dim, self.dim())
+    size = self.shape[dim]
+    if isinstance(indices_or_sections, list | tuple):
+        bounds = [int(i) for i in indices_or_sections]
+    else:
+        n = _as_int(indices_or_sections)
+        if n is None or n <= 0:
+            raise RuntimeError(
+                f"number of sections must be larger than 0, got {indices_or_sections}"
+            )
+        per, extra = divmod(size, n)
+        bounds, at = [], 0
+        for i in range(n - 1):
+            at += per + (i < extra)
+            bounds.append(at)
+    out, start = [], 0
+    for stop in [*bounds, size]:
+        lo = min(max(start if start >= 0 else start + size, 0), size)
+        hi = min(max(stop if stop >= 0 else stop + size, 0), size)
+        out.append(_slice(self, dim, lo, max(lo, hi)))
+        start = stop
+    return tuple(out)
+
+
+def unbind(self: Tensor, dim: int = 0) -> tuple:
+    if not self.dim():
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    dim = wrap_dim(dim, self.dim())
+    return tuple(
+        _view_apply(
+            self,
+            "UnbindBackward0",
+            _layout.select,
+            dim,
+            i,
+            fn=_select_fn,
+            multi=("UnbindBackward0", i),
+            dim=dim,
+            index=i,
+        )
+        for i in range(self.shape[dim])
+    )
+
+
+def diagonal(self: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    d1, d2 = wrap_dim(dim1, self.dim()), wrap_dim(dim2, self.dim())
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    return _view_apply(self, "DiagonalBackward0", _layout.diagonal, offset, d1, d2)
+
+
+def unfold(self: Tensor, dimension: int, size: int, step: int) -> Tensor:
+    dim = wrap_dim(dimension, self.dim())
+    have = self.shape[dim] if self.dim() else 1
+    if size > have:
+        raise RuntimeError(
+            f"maximum size for tensor at dimension {dim} is {have} but size is {size}"
+        )
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    return _view_apply(self, "UnfoldBackward0", _layout.unfold, dim, size, step)
+
+
+def as_strided(
+    self: Tensor, size: Any, stride: Any, storage_offset: int | None = None
+) -> Tensor:
+    size, stride = (
+        tuple(sizes("as_strided", (size,))),
+        tuple(sizes("as_strided", (stride,), "stride")),
+    )
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    offset = self.storage_offset() if storage_offset is None else storage_offset
+    layout = Layout(size, stride, offset)
+    need = offset + sum((n - 1) * st for n, st in zip(size, stride, strict=True)) + 1
+    if math.prod(size) and need > math.prod(self._s.shape):
+        raise RuntimeError(
+            f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset "
+            f"{offset}, and itemsize {self.element_size()} requiring a storage size "
+            f"of {need * self.element_size()} are out of bounds for storage of size "
+            f"{self._s.nbytes()}"
+        )
+    if self._view is not None and self.requires_grad:
+        raise NotImplementedError(
+            "as_strided with autograd on a tensor that is itself a view is not "
+            "supported; call it on the base tensor"
+        )
+    if self._view is None:
+        return _view_apply(self, "AsStridedBackward0", lambda _: layout)
+    s = self._s
+    array = s.array if s.numpy is None else jnp.asarray(s.numpy)
+    out = TensorBase._wrap(_layout.read(array, layout=layout))
+    return _as_view(self, out, layout)
+
+
+def expand_as(self: Tensor, other: Tensor) -> Tensor:
+    return expand(self, *other.shape)
+
+
+def broadcast_to(self: Tensor, size: Any) -> Tensor:
+    return expand(self, *sizes("broadcast_to", (size,)))
+
+
+def movedim(self: Tensor, source: Any, destination: Any) -> Tensor:
+    src = source if isinstance(source, list | tuple) else [source]
+    dst = destination if isinstance(destination, list | tuple) else [destination]
+    if len(src) != len(dst):
+        raise RuntimeError(
+            "movedim: Invalid source or destination dims: source "
+            f"({list(src)} dims) should contain the same number of dims as "
+            f"destination ({list(dst)} dims)"
+        )
+    n = self.dim()
+    src = [wrap_dim(d, n) for d in src]
+    dst = [wrap_dim(d, n) for d in dst]
+    order = [None] * n
+    for s_, d_ in zip(src, dst, strict=True):
+        order[d_] = s_
+    rest = iter(d for d in range(n) if d not in src)
+    axes = tuple(next(rest) if o is None else o for o in order)
+    return _view_apply(
+        self, "PermuteBackward0", _layout.permute, axes, fn=_permute_fn, axes=axes
+    )
+
+
+def swapaxes(self: Tensor, axis0: int, axis1: int) -> Tensor:
+    return transpose(self, axis0, axis1)
+
+
+def adjoint(self: Tensor) -> Tensor:
+    return transpose(self, -2, -1)
 
 
 def clone(self: Tensor, *, memory_format: Any = None) -> Tensor:
@@ -221,7 +598,7 @@ def clone(self: Tensor, *, memory_format: Any = None) -> Tensor:
 
 
 def contiguous(self: Tensor, memory_format: Any = None) -> Tensor:
-    return self  # storage is always contiguous
+    return self if self.is_contiguous() else clone(self)
 
 
 def _tensor_list(name: str, tensors: Any) -> list[Tensor]:
@@ -427,9 +804,11 @@ def _check_bounds(parts: list, shape: tuple[int, ...]) -> None:
         dim += n
 
 
-def _spec(index: Any, shape: tuple[int, ...]) -> tuple[tuple, list, str]:
+def _spec(
+    index: Any, shape: tuple[int, ...], parts: list | None = None
+) -> tuple[tuple, list, str]:
     """A hashable description of ``index`` plus its array parts and torch's name."""
-    parts = _parts(index)
+    parts = _parts(index) if parts is None else parts
     _check_bounds(parts, shape)
     spec, arrays, name = [], [], "SliceBackward0"
     for kind, value, _ in parts:
@@ -457,8 +836,47 @@ def _spec(index: Any, shape: tuple[int, ...]) -> tuple[tuple, list, str]:
     return tuple(spec), arrays, name
 
 
+def _is_basic(parts: list) -> bool:
+    """Only ints, slices, None and Ellipsis: torch returns a view."""
+    return all(
+        kind in ("i", "s", "...") or (kind == "c" and value is None)
+        for kind, value, _ in parts
+    )
+
+
+def _basic_view(self: Tensor, parts: list) -> Tensor:
+    """``self[index]`` for a basic index: a view, named for torch's last step."""
+    layout, ndim = self._place(), self.dim()
+    used = sum(n for _, _, n in parts)
+    spec, dim, name = [], 0, "AliasBackward0"
+    for kind, value, _ in parts:
+        if kind == "...":
+            dim += ndim - used
+            spec.append(("c", Ellipsis))
+        elif kind == "i":
+            index = value + layout.shape[dim] if value < 0 else value
+            layout = _layout.select(layout, dim, index)
+            spec.append(("i", value))
+            name = "SelectBackward0"
+        elif kind == "s":
+            start, stop, step = slice(*value).indices(layout.shape[dim])
+            layout = _layout.slice_(layout, dim, start, max(start, stop), step)
+            spec.append(("s", (start, max(start, stop), step)))
+            dim, name = dim + 1, "SliceBackward0"
+        else:  # None: a new axis
+            layout = _layout.unsqueeze(layout, dim)
+            spec.append(("c", None))
+            dim, name = dim + 1, "UnsqueezeBackward0"
+    out = apply(name, _get_fn, self, spec=tuple(spec))
+    return _as_view(self, out, layout)
+
+
 def getitem(self: Tensor, index: Any) -> Tensor:
-    spec, arrays, name = _spec(index, tuple(self.shape))
+    parts = _parts(index)
+    if _is_basic(parts):
+        _check_bounds(parts, tuple(self.shape))
+        return _basic_view(self, parts)
+    spec, arrays, name = _spec(index, tuple(self.shape), parts)
     return apply(name, _get_fn, self, *arrays, spec=spec)
 
 
@@ -500,12 +918,16 @@ def _fit_value(value: Any, spec: tuple, arrays: list, x: Tensor) -> Any:
 
 
 def setitem(self: Tensor, index: Any, value: Any) -> None:
-    self._check_inplace()
-    spec, arrays, _ = _spec(index, tuple(self.shape))
+    parts = _parts(index)
+    spec, arrays, _ = _spec(index, tuple(self.shape), parts)
     value = _fit_value(value, spec, arrays, self)
     if isinstance(value, np.ndarray):
         value = TensorBase._wrap(jnp.asarray(value))
-    result = apply("CopySlices", _set_fn, self, value, *arrays, spec=spec)
+    if _is_basic(parts):  # torch: self[index].copy_(value)
+        _basic_view(self, parts).copy_(value)
+        return
+    self._check_inplace()
+    result = apply("IndexPutBackward0", _set_fn, self, value, *arrays, spec=spec)
     self._inplace(result)
 
 
@@ -529,6 +951,23 @@ class ShapeMixin(AutogradMixin):
     )
     expand, repeat, squeeze, unsqueeze = expand, repeat, squeeze, unsqueeze
     clone, contiguous = clone, contiguous
+    view_as, reshape_as, unflatten, select, narrow = (
+        view_as,
+        reshape_as,
+        unflatten,
+        select,
+        narrow,
+    )
+    split, chunk, tensor_split, unbind = split, chunk, tensor_split, unbind
+    diagonal, unfold, as_strided = diagonal, unfold, as_strided
+    expand_as, broadcast_to, movedim, moveaxis = (
+        expand_as,
+        broadcast_to,
+        movedim,
+        movedim,
+    )
+    swapaxes = swapdims = swapaxes
+    adjoint = adjoint
     __getitem__, __setitem__ = getitem, setitem
     T = property(T)
 
@@ -538,8 +977,11 @@ class ShapeMixin(AutogradMixin):
 
     def t_(self) -> Tensor:
         self._check_inplace()
-        result = t(self)
-        self._set_data(result._data)
+        result = t(self)  # a view; this tensor takes its layout and history
+        layout = result._place()
+        self._view = None if layout == _layout.identity(self._s.shape) else layout
+        self._cache, self._vc[0] = result._cache, self._vc[0] + 1
         if result._grad_fn is not None:
+            result._grad_fn.__class__ = node_class("TBackward1")
             self._grad_fn = result._grad_fn
         return self

@@ -15,13 +15,16 @@ Every op runs inside ``x64(True)`` (see :mod:`jaxblitz.compat._dtype`).
 
 from __future__ import annotations
 
+import re
+import weakref
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import jax
 
+from jaxblitz.compat import _layout
 from jaxblitz.compat._dtype import x64
-from jaxblitz.compat._tensor_base import TensorBase, _Storage
+from jaxblitz.compat._tensor_base import TensorBase
 from jaxblitz.compat.autograd.grad_mode import is_grad_enabled
 
 if TYPE_CHECKING:
@@ -40,13 +43,28 @@ _FREED = (
 )
 
 
+_QUALIFIED = {  # what torch's name() says for its C++ nodes
+    "CopySlices": "torch::autograd::CopySlices",
+}
+
+
 class Node:
     """A recorded op: ``grad_fn``. Subclassed per torch name (``MulBackward0``)."""
 
-    __slots__ = ("fn", "static", "saved", "inputs", "mask", "retained", "__weakref__")
+    __slots__ = (
+        "fn",
+        "static",
+        "saved",
+        "inputs",
+        "mask",
+        "retained",
+        "checks",
+        "__weakref__",
+    )
 
     def __init__(self, fn, static, saved, inputs, mask):
         self.retained = None  # a tensor that called retain_grad()
+        self.checks = ()  # what torch would have saved: see `_saved_checks`
         self.fn = fn  # the pure JAX function of the forward, or a vjp callable
         self.static = static  # hashable keyword arguments of fn
         self.saved = saved  # the input arrays (None once freed)
@@ -54,7 +72,8 @@ class Node:
         self.mask = mask  # per input: whether a gradient flows to it
 
     def name(self) -> str:
-        return type(self).__name__
+        name = type(self).__name__
+        return _QUALIFIED.get(name, name)
 
     @property
     def next_functions(self) -> tuple[tuple[Node | None, int], ...]:
@@ -63,6 +82,8 @@ class Node:
     def apply_vjp(self, grad: jax.Array) -> Sequence[jax.Array | None]:
         if self.saved is None:
             raise RuntimeError(_FREED)
+        if self.checks:
+            _verify(self)
         grads = _bwd(
             *self.saved, grad=grad, fn=self.fn, static=self.static, mask=self.mask
         )
@@ -101,6 +122,8 @@ class ResidualNode(Node):
     def apply_vjp(self, grad: jax.Array) -> Sequence[jax.Array | None]:
         if self.saved is None:
             raise RuntimeError(_FREED)
+        if self.checks:
+            _verify(self)
         grads = _bwd(
             *self.saved,
             grad=grad,
@@ -120,6 +143,105 @@ def node_class(name: str, base: type[Node] = Node) -> type[Node]:
     if cls is None:
         cls = _classes[name, base] = type(name, (base,), {"__slots__": ()})
     return cls
+
+
+# ---------------------------------------------------------------------------
+# Version checks: what torch saves for backward must not change before it
+# ---------------------------------------------------------------------------
+
+# Our nodes keep the input arrays themselves (immutable), so a later in-place op
+# could never corrupt a gradient here; torch saves tensors and refuses to use one
+# that was modified since. To behave as torch does, each node records the version
+# of what torch's node of that name saves (derivatives.yaml): (position saved,
+# position that must require grad for it to be saved, or None), and "result".
+_SAVES: dict[str, tuple] = {
+    "MulBackward0": ((1, 0), (0, 1)),
+    "DivBackward0": ((1, 0), (1, 1), (0, 1)),
+    "PowBackward0": ((0, None),),
+    "PowBackward1": ((0, None), (1, None), ("result", 1)),
+    "MmBackward0": ((1, 0), (0, 1)),
+    "MvBackward0": ((1, 0), (0, 1)),
+    "DotBackward0": ((1, 0), (0, 1)),
+    "BmmBackward0": ((1, 0), (0, 1)),
+    "AddmmBackward0": ((2, 1), (1, 2)),
+    "MaximumBackward0": ((0, None), (1, None)),
+    "MinimumBackward0": ((0, None), (1, None)),
+    "MseLossBackward0": ((0, None), (1, None)),
+    "ConvolutionBackward0": ((0, 1), (1, 0)),
+    "LinalgVectorNormBackward0": ((0, None), ("result", None)),
+    "RemainderBackward0": ((0, 1), (1, 1)),
+    **dict.fromkeys(
+        (
+            "LogBackward0",
+            "AbsBackward0",
+            "SinBackward0",
+            "CosBackward0",
+            "ClampBackward1",
+            "Log1pBackward0",
+            "Log2Backward0",
+            "Log10Backward0",
+            "TanBackward0",
+            "ReciprocalBackward0",
+        ),
+        ((0, None),),
+    ),
+    **dict.fromkeys(
+        (
+            "ExpBackward0",
+            "Expm1Backward0",
+            "SqrtBackward0",
+            "RsqrtBackward0",
+            "TanhBackward0",
+            "SigmoidBackward0",
+            "ReluBackward0",
+            "SoftmaxBackward0",
+            "LogSoftmaxBackward0",
+        ),
+        (("result", None),),
+    ),
+}
+
+
+def _saved_checks(name, args, mask, out) -> tuple:
+    checks = []
+    for position, needs in _SAVES.get(name, ()):
+        if needs is not None and not mask[needs]:
+            continue
+        if position == "result":
+            checks.append((out._vc, 0, None, name, tuple(out.shape), out.dtype))
+            continue
+        t = args[position]
+        if isinstance(t, TensorBase):
+            fn = t._grad_fn.name() if t._grad_fn is not None else None
+            checks.append(
+                (t._vc, t._vc[0], weakref.ref(t), fn, tuple(t.shape), t.dtype)
+            )
+    return tuple(checks)
+
+
+def _verify(node: Node) -> None:
+    for counter, version, ref, fn, shape, dt in node.checks:
+        if counter[0] == version:
+            continue
+        if ref is not None:  # an input: torch names its current grad_fn
+            t = ref()
+            fn = (
+                fn if t is None else (None if t._grad_fn is None else t._grad_fn.name())
+            )
+        which = "" if fn is None else f", which is output 0 of {_op_name(fn)}"
+        raise RuntimeError(
+            "one of the variables needed for gradient computation has been modified "
+            f"by an inplace operation: [torch.{dt.scalar_type}Tensor "
+            f"[{', '.join(map(str, shape))}]]{which}, is at version {counter[0]}; "
+            f"expected version {version} instead. Hint: enable anomaly detection to "
+            "find the operation that failed to compute its gradient, with "
+            "torch.autograd.set_detect_anomaly(True, check_nan=False)."
+        )
+
+
+def _op_name(node_name: str) -> str:
+    """torch's name of a node's op in messages: ``ExpBackward0`` -> ``Exp``."""
+    return re.sub(r"Backward\d*$", "", node_name)
 
 
 # ---------------------------------------------------------------------------
@@ -183,13 +305,28 @@ def _apply(name, forward, fn, args, static):
         arrays.append(residual)
     if not is_grad_enabled():
         return TensorBase._wrap(out)
-    mask = tuple(isinstance(a, TensorBase) and a.requires_grad_flag for a in args)
+    mask = tuple(
+        isinstance(a, TensorBase)
+        and (a.requires_grad_flag or (a._base is not None and a._stale()))
+        for a in args
+    )
     if not any(mask):
         return TensorBase._wrap(out)
     inputs = tuple(a._node() if m else None for a, m in zip(args, mask, strict=True))
     base = Node if forward is None else ResidualNode
     node = node_class(name, base)(fn, items, arrays, inputs, mask)
-    return TensorBase._wrap(out, requires_grad=True, grad_fn=node)
+    result = TensorBase._wrap(out, requires_grad=True, grad_fn=node)
+    if name in _SAVES:
+        node.checks = _saved_checks(name, args, mask, result)
+    return result
+
+
+def record(name: str, fn: Callable, source: Tensor, **static: Any) -> Node:
+    """The node ``apply(name, fn, source, **static)`` would record, without
+    running ``fn``: for a view's history, whose value is read from storage."""
+    items = tuple(static.items())
+    node = node_class(name)(fn, items, [source._data], (source._node(),), (True,))
+    return node
 
 
 # ---------------------------------------------------------------------------
@@ -260,6 +397,8 @@ class AutogradMixin(TensorBase):
 
     @property
     def requires_grad(self) -> bool:
+        if self._base is not None:
+            return self._stale()
         return self.requires_grad_flag
 
     @requires_grad.setter
@@ -282,18 +421,37 @@ class AutogradMixin(TensorBase):
 
     @property
     def grad_fn(self) -> Node | None:
+        if self._base is not None:
+            self._stale()
         return self._grad_fn
 
     @property
     def is_leaf(self) -> bool:
-        return self._grad_fn is None
+        return self.grad_fn is None
 
     def _node(self) -> Node:
+        if self._base is not None:
+            self._stale()
         if self._grad_fn is not None:
             return self._grad_fn
         if self._acc is None:
             self._acc = AccumulateGrad(self)
         return self._acc
+
+    def _stale(self) -> bool:
+        """For a view: remake its history if its base changed in place since.
+
+        As torch does, the new history reads this view's elements out of the
+        base's (``AsStridedBackward0``). True if the view now requires grad.
+        """
+        base = self._base
+        if self._gv == self._vc[0] or base._grad_fn is None:
+            return self.requires_grad_flag
+        self._grad_fn = record(
+            "AsStridedBackward0", _read_fn, base, layout=self._place()
+        )
+        self.requires_grad_flag, self._gv = True, self._vc[0]
+        return True
 
     def _accumulate(self, g: jax.Array) -> None:
         if self._hooks:
@@ -315,17 +473,20 @@ class AutogradMixin(TensorBase):
 
     @property
     def data(self) -> Tensor:
-        # torch: shares storage, not tracked by autograd.
+        # torch: the same elements, not tracked by autograd, with a version
+        # counter of its own (writes through .data are not checked).
         t = TensorBase._wrap(None)
-        t._s = self._s
+        t._share(self)
         return t
 
     @data.setter
     def data(self, other: Tensor) -> None:
-        self._s = _Storage(other._data)
+        self._share(other)
 
     def detach(self) -> Tensor:
-        return self.data
+        t = self.data
+        t._vc = self._vc  # unlike .data, shares the version counter
+        return t
 
     def detach_(self) -> Tensor:
         self._grad_fn, self.requires_grad_flag = None, False
@@ -333,10 +494,24 @@ class AutogradMixin(TensorBase):
 
     # -- in-place writes ---------------------------------------------------------
     def _check_inplace(self) -> None:
-        if self.requires_grad_flag and self._grad_fn is None and is_grad_enabled():
+        if is_grad_enabled():
+            if self.requires_grad_flag and self._grad_fn is None:
+                raise RuntimeError(
+                    "a leaf Variable that requires grad is being used in an in-place "
+                    "operation."
+                )
+            base = self._base
+            if base is not None and base.requires_grad_flag and base._grad_fn is None:
+                raise RuntimeError(
+                    "a view of a leaf Variable that requires grad is being used in an "
+                    "in-place operation."
+                )
+        view = self._view
+        if view is not None and _layout.has_overlap(view):
             raise RuntimeError(
-                "a leaf Variable that requires grad is being used in an in-place "
-                "operation."
+                "unsupported operation: more than one element of the written-to "
+                "tensor refers to a single memory location. Please clone() the "
+                "tensor before performing the operation."
             )
 
     def _inplace(self, result: Tensor) -> Tensor:
@@ -354,7 +529,73 @@ class AutogradMixin(TensorBase):
                 f"output with shape {list(self.shape)} doesn't match the broadcast "
                 f"shape {list(result.shape)}"
             )
-        self._set_data(result._data)
-        if result._grad_fn is not None:
-            self._grad_fn, self.requires_grad_flag = result._grad_fn, True
+        base = self._base
+        if (
+            base is not None
+            and is_grad_enabled()
+            and (result.requires_grad_flag or base.requires_grad_flag)
+        ):
+            self._inplace_view(base, result)
+        else:
+            self._set_data(result._data)
+            if result._grad_fn is not None:
+                self._grad_fn, self.requires_grad_flag = result._grad_fn, True
+        node = result._grad_fn
+        if node is not None and node.checks:
+            # What this op saved of `self` (its input, or its result, which is now
+            # `self`) is what `self` holds after the write, as for torch's
+            # in-place ops: later writes are checked against that.
+            now, mine = self._vc[0], (self._vc, result._vc)
+            node.checks = tuple(
+                (self._vc, now, *rest) if counter in mine else (counter, v, *rest)
+                for counter, v, *rest in node.checks
+            )
         return self
+
+    def _inplace_view(self, base: Tensor, result: Tensor) -> Tensor:
+        """torch's in-place op on a view under autograd: the base's history becomes
+        ``CopySlices`` (the old base with ``result`` written into this view's
+        elements) and this view's history reads them back out of it."""
+        multi = self.__dict__.get("_multi_view")
+        if multi is not None:
+            raise RuntimeError(
+                f"Output {multi[1]} of {_op_name(multi[0])} is a view and is being "
+                "modified inplace. This view is the output of a function that returns "
+                "multiple views. Such functions do not allow the output views to be "
+                "modified inplace. You should replace the inplace operation by an "
+                "out-of-place one."
+            )
+        if self.__dict__.get("_no_grad_view"):
+            raise RuntimeError(
+                "A view was created in no_grad mode and is being modified inplace "
+                "with grad mode enabled. Given that this use case is ambiguous and "
+                "error-prone, it is forbidden. You can clarify your code by moving "
+                "both the view and the inplace either both inside the no_grad block "
+                "(if you don't want the inplace to be tracked) or both outside (if "
+                "you want the inplace to be tracked)."
+            )
+        if base._view is not None:
+            raise NotImplementedError(
+                "an in-place op with autograd on a view of a tensor whose own layout "
+                "is not row-major (from_numpy of a strided array, or after t_()) is "
+                "not supported; clone() the base first"
+            )
+        old = TensorBase._wrap(
+            base._data, requires_grad=base.requires_grad_flag, grad_fn=base._grad_fn
+        )
+        new = apply("CopySlices", _write_fn, old, result, layout=self._place())
+        base._set_data(new._data)
+        base._grad_fn, base.requires_grad_flag = new._grad_fn, True
+        if base._s.numpy is None:
+            self._cache = (base._s.array, result._data)
+        self._gv = -1  # stale: `_stale` makes the AsStridedBackward0 history
+        self._stale()
+        return self
+
+
+def _read_fn(x, *, layout):
+    return _layout.read(x, layout=layout)
+
+
+def _write_fn(x, value, *, layout):
+    return _layout.write(x, value, layout=layout)

@@ -24,7 +24,7 @@ class Parameter(Tensor):
     def __new__(cls, data: Tensor | None = None, requires_grad: bool = True):
         data = empty(0) if data is None else data
         p = Tensor._wrap(None, cls=cls)
-        p._s = data._s
+        p._share(data)
         p.requires_grad = requires_grad
         return p
 

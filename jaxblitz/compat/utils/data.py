@@ -97,8 +97,7 @@ def _HostTensor(array: np.ndarray) -> Tensor:  # noqa: N802
 
 
 def _host(value: Any) -> np.ndarray:
-    s = value._s
-    return s.numpy if s.numpy is not None else np.asarray(s.array)
+    return value._host()
 
 
 def default_collate(batch: list[Any]) -> Any:

@@ -16,7 +16,7 @@ from jaxblitz.compat.tensor import Tensor
 
 
 def _host(t: Tensor) -> np.ndarray:
-    return t._s.numpy if t._s.numpy is not None else np.asarray(t._data)
+    return t._host()
 
 
 class Compose:
