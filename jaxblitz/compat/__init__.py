@@ -115,16 +115,33 @@ from jaxblitz.compat.ops import (
     where,
 )
 from jaxblitz.compat.serialization import load, save
-from jaxblitz.compat.shape_ops import (
+from jaxblitz.compat.shape_ops import (  # noqa: E402 -- views, as torch.* functions
+    as_strided,
+    broadcast_shapes,
+    broadcast_tensors,
+    broadcast_to,
     cat,
+    chunk,
     concat,
     concatenate,
+    diag,
+    diagonal,
     flatten,
+    moveaxis,
+    movedim,
+    narrow,
     permute,
     reshape,
+    select,
+    split,
     squeeze,
     stack,
+    swapaxes,
+    swapdims,
+    tensor_split,
     transpose,
+    unbind,
+    unflatten,
     unsqueeze,
 )
 from jaxblitz.compat.tensor import Size, Tensor

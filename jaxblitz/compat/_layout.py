@@ -80,6 +80,20 @@ def has_overlap(layout: Layout) -> bool:
     )
 
 
+def dense_order(layout: Layout) -> tuple[int, ...] | None:
+    """For a layout whose elements fill a block with no gaps or overlaps (torch's
+    "non-overlapping and dense"), its dims from the largest stride to the
+    smallest; None for any other layout."""
+    dims = sorted(range(len(layout.shape)), key=lambda d: -layout.stride[d])
+    step = 1
+    for d in reversed(dims):
+        if layout.shape[d] != 1:
+            if layout.stride[d] != step:
+                return None
+            step *= layout.shape[d]
+    return tuple(dims)
+
+
 def view_strides(
     shape: tuple[int, ...], stride: tuple[int, ...], new: tuple[int, ...]
 ) -> tuple[int, ...] | None:

@@ -91,7 +91,7 @@ def _finish(array: Any, dtype: Any, device: Any, requires_grad: bool) -> Tensor:
             array = jax.device_put(array, _dtype.jax_device(_dtype.device(device)))
     t = TensorBase._wrap(array)
     if requires_grad:
-        t.requires_grad = True
+        t._set_requires_grad(True, "Only Tensors of floating point and complex dtype")
     return t
 
 
@@ -115,6 +115,13 @@ def tensor(
 def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
     if isinstance(data, TensorBase) and dtype in (None, data.dtype):
         return data
+    if (
+        isinstance(data, np.ndarray)
+        and dtype in (None, _dtype.to_dtype(data.dtype))
+        and device in (None, "cpu")
+        and data.dtype.kind in "biufc"
+    ):
+        return from_numpy(data)  # torch shares the array's memory
     return tensor(data, dtype=dtype, device=device)
 
 

@@ -22,7 +22,13 @@ import numpy as np
 
 from jaxblitz.compat import _dtype, _layout
 from jaxblitz.compat._layout import Layout
-from jaxblitz.compat._tensor_base import TensorBase, _as_int, sizes, wrap_dim
+from jaxblitz.compat._tensor_base import (
+    TensorBase,
+    UntypedStorage,
+    _as_int,
+    sizes,
+    wrap_dim,
+)
 from jaxblitz.compat.autograd.grad_mode import is_grad_enabled
 from jaxblitz.compat.autograd.graph import AutogradMixin, apply, node_class
 
@@ -593,12 +599,56 @@ def adjoint(self: Tensor) -> Tensor:
     return transpose(self, -2, -1)
 
 
+def _diag_fn(x, *, k):
+    return jnp.diag(x, k)
+
+
+def diag(input: Tensor, diagonal: int = 0) -> Tensor:
+    """torch.diag: a vector's diagonal matrix, or a matrix's diagonal (a copy)."""
+    if input.dim() not in (1, 2):
+        raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.dim()}D")
+    return apply("DiagBackward0", _diag_fn, input, k=diagonal)
+
+
+def broadcast_shapes(*shapes: Any) -> Any:
+    from jaxblitz.compat._tensor_base import Size
+
+    out: list[int] = []
+    for shape in shapes:
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        if len(shape) > len(out):
+            out = [1] * (len(shape) - len(out)) + out
+        for i, d in enumerate(shape):
+            j = len(out) - len(shape) + i
+            if d != out[j] and d != 1 and out[j] != 1:
+                raise RuntimeError(
+                    "Shape mismatch: objects cannot be broadcast to a single shape.  "
+                    "Mismatch is between arg 0 and arg 1."
+                )
+            out[j] = d if out[j] == 1 else out[j]
+    return Size(out)
+
+
+def broadcast_tensors(*tensors: Tensor) -> tuple:
+    shape = broadcast_shapes(*(t.shape for t in tensors))
+    return tuple(expand(t, *shape) for t in tensors)
+
+
 def clone(self: Tensor, *, memory_format: Any = None) -> Tensor:
-    return apply("CloneBackward0", _identity_fn, self)
+    out = apply("CloneBackward0", _identity_fn, self)
+    layout = self._view
+    if memory_format is None and layout is not None and not self.is_contiguous():
+        perm = _layout.dense_order(layout)
+        if perm is not None:  # torch keeps a dense layout's strides
+            out._s.array = jnp.transpose(out._s.array, perm)
+            out._view = Layout(layout.shape, layout.stride, 0)
+    return out
 
 
 def contiguous(self: Tensor, memory_format: Any = None) -> Tensor:
-    return self if self.is_contiguous() else clone(self)
+    if self.is_contiguous():
+        return self
+    return apply("CloneBackward0", _identity_fn, self)  # row-major, unlike clone
 
 
 def _tensor_list(name: str, tensors: Any) -> list[Tensor]:
@@ -976,12 +1026,65 @@ class ShapeMixin(AutogradMixin):
         return transpose(self, -2, -1)
 
     def t_(self) -> Tensor:
-        self._check_inplace()
-        result = t(self)  # a view; this tensor takes its layout and history
-        layout = result._place()
-        self._view = None if layout == _layout.identity(self._s.shape) else layout
-        self._cache, self._vc[0] = result._cache, self._vc[0] + 1
-        if result._grad_fn is not None:
-            result._grad_fn.__class__ = node_class("TBackward1")
-            self._grad_fn = result._grad_fn
-        return self
+        return _restride(self, t(self), "TBackward1")
+
+    def transpose_(self, dim0: int, dim1: int) -> Tensor:
+        return _restride(self, transpose(self, dim0, dim1), "TransposeBackward1")
+
+    def swapdims_(self, dim0: int, dim1: int) -> Tensor:
+        return self.transpose_(dim0, dim1)
+
+    swapaxes_ = swapdims_
+
+    def unsqueeze_(self, dim: int) -> Tensor:
+        return _restride(self, unsqueeze(self, dim), "UnsqueezeBackward1")
+
+    def squeeze_(self, dim: Any = None) -> Tensor:
+        name = (
+            "SqueezeBackward3"
+            if dim is None
+            else "SqueezeBackward5"
+            if isinstance(dim, tuple | list)
+            else "SqueezeBackward4"
+        )
+        return _restride(self, squeeze(self, dim), name)
+
+    def storage(self) -> TypedStorage:
+        warnings.warn(
+            "TypedStorage is deprecated. It will be removed in the future and "
+            "UntypedStorage will be the only storage class. This should only matter "
+            "to you if you are using storages directly.  To access UntypedStorage "
+            "directly, use tensor.untyped_storage() instead of tensor.storage()",
+            UserWarning,
+            stacklevel=2,
+        )
+        return TypedStorage(self._s, self.dtype)
+
+
+def _restride(self: Tensor, view: Tensor, name: str) -> Tensor:
+    """torch's ``t_``/``transpose_``/``unsqueeze_``...: ``self`` takes the layout
+    of ``view`` (``self`` viewed) and its history, renamed ``name``."""
+    self._check_inplace()
+    layout = view._place()
+    self._view = None if layout == _layout.identity(self._s.shape) else layout
+    self._cache, self._vc[0] = view._cache, self._vc[0] + 1
+    if view._grad_fn is not None:
+        view._grad_fn.__class__ = node_class(name)
+        self._grad_fn = view._grad_fn
+    return self
+
+
+class TypedStorage(UntypedStorage):
+    """What the deprecated ``Tensor.storage()`` returns: counts elements."""
+
+    def __init__(self, storage: Any, dtype: Any) -> None:
+        super().__init__(storage)
+        self.dtype = dtype
+
+    def size(self) -> int:
+        return self.nbytes() // self.dtype.itemsize
+
+    __len__ = size
+
+
+swapdims, moveaxis = swapaxes, movedim

@@ -59,12 +59,14 @@ class Node:
         "mask",
         "retained",
         "checks",
+        "hooks",
         "__weakref__",
     )
 
     def __init__(self, fn, static, saved, inputs, mask):
         self.retained = None  # a tensor that called retain_grad()
         self.checks = ()  # what torch would have saved: see `_saved_checks`
+        self.hooks = None  # hooks registered on the tensor this node made
         self.fn = fn  # the pure JAX function of the forward, or a vjp callable
         self.static = static  # hashable keyword arguments of fn
         self.saved = saved  # the input arrays (None once freed)
@@ -370,6 +372,8 @@ def run_backward(
                     continue
                 node.variable._accumulate(g)
                 continue
+            if node.hooks:
+                g = _run_hooks(node.hooks, g)
             if collect is not None and id(node) in collect:
                 collect[id(node)] = g
             if node.retained is not None and collect is None:
@@ -382,6 +386,30 @@ def run_backward(
             if not retain_graph:
                 node.release()
     return collect or {}
+
+
+def _run_hooks(hooks: list, g: jax.Array) -> jax.Array:
+    for hook in list(hooks):
+        out = hook(TensorBase._wrap(g))
+        g = g if out is None else out._data
+    return g
+
+
+class RemovableHandle:
+    """What ``register_hook`` returns: ``remove()`` takes the hook out again."""
+
+    def __init__(self, hooks: list, hook: Callable) -> None:
+        self._hooks, self._hook = hooks, hook
+
+    def remove(self) -> None:
+        if self._hook in self._hooks:
+            self._hooks.remove(self._hook)
+
+    def __enter__(self) -> RemovableHandle:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.remove()
 
 
 # ---------------------------------------------------------------------------
@@ -403,10 +431,13 @@ class AutogradMixin(TensorBase):
 
     @requires_grad.setter
     def requires_grad(self, flag: bool) -> None:
+        self._set_requires_grad(
+            flag, "only Tensors of floating point and complex dtype"
+        )
+
+    def _set_requires_grad(self, flag: bool, who: str) -> None:
         if flag and not self.dtype.is_floating_point:
-            raise RuntimeError(
-                "only Tensors of floating point and complex dtype can require gradients"
-            )
+            raise RuntimeError(f"{who} can require gradients")
         if not flag and self._grad_fn is not None:
             raise RuntimeError(
                 "you can only change requires_grad flags of leaf variables. If you "
@@ -416,7 +447,7 @@ class AutogradMixin(TensorBase):
         self.requires_grad_flag = bool(flag)
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
-        self.requires_grad = requires_grad
+        self._set_requires_grad(requires_grad, "Only Tensors of floating point dtype")
         return self
 
     @property
@@ -455,9 +486,7 @@ class AutogradMixin(TensorBase):
 
     def _accumulate(self, g: jax.Array) -> None:
         if self._hooks:
-            for hook in self._hooks:
-                out = hook(TensorBase._wrap(g))
-                g = g if out is None else out._data
+            g = _run_hooks(self._hooks, g)
         if self.grad is None:
             self.grad = TensorBase._wrap(g)
         else:
@@ -465,11 +494,32 @@ class AutogradMixin(TensorBase):
                 self.grad = TensorBase._wrap(self.grad._data + g)
 
     def retain_grad(self) -> None:
+        if not self.requires_grad:
+            raise RuntimeError(
+                "can't retain_grad on Tensor that has requires_grad=False"
+            )
         if self._grad_fn is not None:
             self._grad_fn.retained = self
 
-    def register_hook(self, hook) -> None:
-        self._hooks = [*(self._hooks or []), hook]
+    @property
+    def retains_grad(self) -> bool:
+        node = self.grad_fn
+        return node is not None and node.retained is self
+
+    def register_hook(self, hook) -> RemovableHandle:
+        """Call ``hook(grad)`` with this tensor's gradient during backward; what it
+        returns (if not None) replaces the gradient. ``handle.remove()`` undoes."""
+        if not self.requires_grad:
+            raise RuntimeError(
+                "cannot register a hook on a tensor that doesn't require gradient"
+            )
+        node = self.grad_fn
+        if node is None:  # a leaf: run before accumulating into .grad
+            self._hooks = hooks = self._hooks or []
+        else:
+            node.hooks = hooks = node.hooks or []
+        hooks.append(hook)
+        return RemovableHandle(hooks, hook)
 
     @property
     def data(self) -> Tensor:
