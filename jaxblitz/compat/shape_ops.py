@@ -26,6 +26,7 @@ from jaxblitz.compat._tensor_base import (
     TensorBase,
     UntypedStorage,
     _as_int,
+    _type_name,
     sizes,
     wrap_dim,
 )
@@ -774,9 +775,31 @@ def _index_array(item: Any) -> Any:
     return array.astype(np.int64) if not array.size else array
 
 
+def _sequence_as_tuple(index: list) -> bool:
+    """torch's rule for ``x[[...]]``: a short list holding slices, Ellipsis, None,
+    sequences or tensors is read as a tuple of indices (deprecated in torch)."""
+    return len(index) < 32 and any(
+        item is None
+        or item is Ellipsis
+        or isinstance(item, slice | list | tuple | TensorBase | np.ndarray)
+        for item in index
+    )
+
+
 def _parts(index: Any) -> list[tuple[str, Any, int]]:
     """``index`` as ``(kind, value, dims it consumes)``; refuses what torch does."""
     parts = []
+    if isinstance(index, list) and _sequence_as_tuple(index):
+        warnings.warn(
+            "Using a non-tuple sequence for multidimensional indexing is deprecated "
+            "and will be changed in pytorch 2.9; use x[tuple(seq)] instead of x[seq]. "
+            "In pytorch 2.9 this will be interpreted as tensor index, "
+            "x[torch.tensor(seq)], which will result either in an error or a "
+            "different result",
+            UserWarning,
+            stacklevel=4,
+        )
+        index = tuple(index)
     for item in index if isinstance(index, tuple) else (index,):
         if isinstance(item, TensorBase | list | np.ndarray):
             item = _index_array(item)
@@ -937,11 +960,12 @@ def _fit_value(value: Any, spec: tuple, arrays: list, x: Tensor) -> Any:
     ``m[0] = torch.ones(1, 4)``); anything else must broadcast.
     """
     numbers = int | float | complex | np.number | np.bool_
-    if not isinstance(value, TensorBase | np.ndarray | list | tuple | numbers):
+    if not isinstance(value, TensorBase | numbers):
         raise TypeError(
-            f"can't assign a {type(value).__name__} to a "
-            f"torch.{x.dtype.scalar_type}Tensor"
+            f"can't assign a {_type_name(value)} to a torch.{x.dtype.scalar_type}Tensor"
         )
+    if not isinstance(value, TensorBase):
+        checked_scalar(value, x.dtype)
     concrete = [_concrete(a) for a in arrays]
     if any(a is None for a in concrete):
         return value  # traced indices: JAX checks what it can
@@ -967,6 +991,41 @@ def _fit_value(value: Any, spec: tuple, arrays: list, x: Tensor) -> Any:
     )
 
 
+_C_NAMES = {
+    "int8": "int8_t",
+    "int16": "int16_t",
+    "int32": "int",
+    "int64": "int64_t",
+    "uint8": "uint8_t",
+    "float16": "at::Half",
+    "bfloat16": "at::BFloat16",
+    "float32": "float",
+    "float64": "double",
+}
+
+
+def checked_scalar(value: Any, dt: Any) -> None:
+    """torch's check when a Python number is written into a tensor of ``dt``:
+    a value outside the dtype's range (nan or inf into an integer) is an error."""
+    if dt is _dtype.bool or isinstance(value, complex) or dt.name not in _C_NAMES:
+        return
+    value = value.item() if isinstance(value, np.generic) else value
+    if dt.is_floating_point:
+        limit = float(jnp.finfo(dt.np).max)
+        bad = math.isfinite(value) and abs(value) > limit
+    elif isinstance(value, float):
+        info = np.iinfo(dt.np)
+        bad = not math.isfinite(value) or not info.min <= value <= info.max
+    else:
+        info = np.iinfo(dt.np)
+        low = -info.max if info.min == 0 else info.min  # unsigned: negatives wrap
+        bad = not low <= int(value) <= info.max
+    if bad:
+        raise RuntimeError(
+            f"value cannot be converted to type {_C_NAMES[dt.name]} without overflow"
+        )
+
+
 def setitem(self: Tensor, index: Any, value: Any) -> None:
     parts = _parts(index)
     spec, arrays, _ = _spec(index, tuple(self.shape), parts)
@@ -977,6 +1036,12 @@ def setitem(self: Tensor, index: Any, value: Any) -> None:
         _basic_view(self, parts).copy_(value)
         return
     self._check_inplace()
+    if isinstance(value, TensorBase) and value.dtype is not self.dtype:
+        raise RuntimeError(
+            "Index put requires the source and destination dtypes match, got "
+            f"{self.dtype.scalar_type} for the destination and "
+            f"{value.dtype.scalar_type} for the source."
+        )
     result = apply("IndexPutBackward0", _set_fn, self, value, *arrays, spec=spec)
     self._inplace(result)
 
