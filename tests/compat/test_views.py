@@ -1,0 +1,378 @@
+"""Views, storage, version counters, autograd through in-place ops on views, and
+indexing: each case run on compat and on real PyTorch (skipped without it), the
+results compared (values, dtypes, shapes; errors by type and message start)."""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+import jaxblitz.compat
+
+pt = pytest.importorskip("torch")
+
+
+def view_cases(torch):
+    out = {}
+
+    def rec(k, f):
+        try:
+            v = f()
+            if hasattr(v, "detach"):
+                v = (np.asarray(v.detach().numpy()).round(4).tolist(), str(v.dtype))
+            out[k] = v
+        except Exception as e:
+            out[k] = ("error", type(e).__name__, str(e)[:90])
+
+    def c1():
+        x = torch.tensor([1.0, 2, 3, 4], requires_grad=True)
+        y = x * 1
+        y[0:2].mul_(3)
+        y.sum().backward()
+        return x.grad
+
+    rec("inplace_view_grad", c1)
+
+    def c2():
+        x = torch.tensor([1.0, 2, 3, 4], requires_grad=True)
+        y = x * 1
+        v = y.view(2, 2)
+        v[0].mul_(x[:2])
+        (y * torch.tensor([1.0, 2, 3, 4])).sum().backward()
+        return x.grad
+
+    rec("inplace_view_grad2", c2)
+
+    def c3():
+        x = torch.tensor([1.0, 2, 3, 4], requires_grad=True)
+        y = x.exp()
+        y.add_(1)
+        y.sum().backward()
+
+    rec("version_exp", c3)
+
+    def c4():
+        x = torch.tensor([1.0, 2, 3, 4], requires_grad=True)
+        y = x * 1
+        z = y * y
+        y.add_(1)
+        z.sum().backward()
+
+    rec("version_mul", c4)
+
+    def c5():
+        x = torch.tensor([1.0, 2, 3, 4], requires_grad=True)
+        y = x * 1
+        z = y + y
+        y.add_(1)
+        z.sum().backward()
+        return x.grad
+
+    rec("version_add_ok", c5)
+
+    def c6():
+        x = torch.tensor([1.0, 2, 3, 4], requires_grad=True)
+        y = x * 1
+        w = y[1:]
+        y.mul_(2)
+        (w * 3).sum().backward()
+        return x.grad, w.grad_fn.name()
+
+    rec("base_modified_view_grad", lambda: c6()[0])
+    rec("base_modified_view_name", lambda: c6()[1])
+
+    def c7():
+        b = torch.zeros(4)
+        w = torch.tensor([1.0, 2.0], requires_grad=True)
+        b[1:3] = w * 2
+        (b * torch.tensor([1.0, 2, 3, 4])).sum().backward()
+        return w.grad
+
+    rec("setitem_grad", c7)
+
+    def c8():
+        b = torch.zeros(4)
+        w = torch.tensor([1.0, 2.0], requires_grad=True)
+        v = b[:2]
+        b[2:].copy_(w)
+        return v.requires_grad, b.grad_fn.name()
+
+    rec("view_requires_after", c8)
+
+    def c9():
+        x = torch.randn(4, requires_grad=True) * 1
+        a, b = x.split(2)
+        a.mul_(2)
+
+    rec("split_inplace", c9)
+
+    def c10():
+        x = torch.zeros(3, requires_grad=True)
+        x[0] = 1
+
+    rec("leaf_setitem", c10)
+
+    def c11():
+        x = torch.zeros(3)
+        y = x.expand(2, 3)
+        y.add_(1)
+
+    rec("expand_inplace", c11)
+
+    def c12():
+        x = torch.arange(6.0).view(2, 3)
+        y = x.t()
+        return y.view(6)
+
+    rec("view_noncontig", c12)
+
+    def c13():
+        x = torch.arange(6.0).view(2, 3)
+        y = x.t().reshape(6)
+        y[0] = 100
+        return x
+
+    rec("reshape_copy", c13)
+
+    def c14():
+        x = torch.arange(6.0).view(2, 3)
+        d = x.detach()
+        d[0, 0] = 7
+        return x
+
+    rec("detach_shares", c14)
+
+    def c15():
+        x = torch.arange(6.0).view(2, 3)
+        d = x.data
+        d.mul_(2)
+        return x, x._version, d._version
+
+    rec("data_shares", lambda: c15()[0])
+    rec("data_version", lambda: c15()[1:])
+
+    def c16():
+        x = torch.arange(6.0)
+        x[[0, 2]] = torch.tensor([9.0, 9.0])
+        return x
+
+    rec("index_put", c16)
+
+    def c17():
+        x = torch.arange(6.0)
+        y = x[[0, 2]]
+        y[0] = 100
+        return x
+
+    rec("adv_copy", c17)
+
+    def c18():
+        x = torch.arange(6.0)
+        x[10] = 1
+
+    rec("oob_write", c18)
+
+    def c19():
+        x = torch.arange(6.0)
+        x[torch.tensor([10])] = 1
+
+    rec("oob_write_tensor", c19)
+
+    def c20():
+        w = torch.tensor([1.0, 2, 3], requires_grad=True)
+        opt = torch.optim.SGD([w], lr=0.1)
+        loss = (w * w).sum()
+        opt.step()
+        loss.backward()
+
+    rec("optim_step_then_backward", c20)
+
+    def c21():
+        x = torch.ones(2, 3, requires_grad=True)
+        with torch.no_grad():
+            v = (x * 1)[0]
+        return v.requires_grad
+
+    rec("nograd_view", c21)
+
+    def c22():
+        x = torch.arange(12.0).view(3, 4)
+        return (
+            x.diagonal(),
+            x.diagonal(1),
+            x.unfold(1, 2, 2).stride(),
+            x.unfold(1, 2, 2),
+            x.chunk(2, 1)[1].storage_offset(),
+        )
+
+    rec("diag_unfold", lambda: [str(v) for v in c22()])
+
+    def c23():
+        x = torch.tensor([1.0, 2, 3], requires_grad=True) * 1
+        x.t_()
+        u = torch.ones(2, 3, requires_grad=True) * 1
+        u.t_()
+        return u.shape, u.stride(), u.grad_fn.name()
+
+    rec("t_", c23)
+
+    def c24():
+        x = torch.tensor([[1.0, 2], [3, 4]], requires_grad=True)
+        y = x * 1
+        y.diagonal().zero_()
+        y.sum().backward()
+        return x.grad, y.grad_fn.name()
+
+    rec("diag_zero", lambda: c24()[0])
+    rec("diag_zero_name", lambda: c24()[1])
+
+    def c25():
+        x = torch.tensor([[1.0, 2], [3, 4]], requires_grad=True)
+        y = x * 1
+        y.t()[0].mul_(10)
+        y.sum().backward()
+        return x.grad
+
+    rec("t_row_mul", c25)
+
+    def c26():
+        import numpy as np
+
+        a = np.arange(6.0).reshape(2, 3)
+        t = torch.from_numpy(a.T)
+        t[0, 1] = 100
+        return a.tolist(), t.stride(), t.is_contiguous()
+
+    rec("from_numpy_T", c26)
+    return out
+
+
+def index_cases(torch):
+    out = {}
+
+    def rec(k, f):
+        try:
+            v = f()
+            if hasattr(v, "detach"):
+                v = (
+                    np.asarray(v.detach().numpy()).tolist(),
+                    str(v.dtype).replace("torch.", ""),
+                    tuple(v.shape),
+                )
+            out[k] = v
+        except Exception as e:
+            out[k] = ("error", type(e).__name__, str(e)[:100])
+
+    A = lambda: torch.arange(12).view(3, 4)
+    F = lambda: torch.arange(12.0).view(3, 4)
+    gets = [
+        "[1]",
+        "[-1]",
+        "[3]",
+        "[-4]",
+        "[:, 4]",
+        "[1, 2]",
+        "[..., 1]",
+        "[None, 1]",
+        "[1:, ::2]",
+        "[[0, 2]]",
+        "[[0, 2], [1, 3]]",
+        "[torch.tensor([0, 2])]",
+        "[torch.tensor([[0], [2]]), torch.tensor([1, 3])]",
+        "[torch.tensor([True, False, True])]",
+        "[x > 5]",
+        "[:, [True, False, True, False]]",
+        "[[0, 3]]",
+        "[torch.tensor([-1, -3])]",
+        "[torch.tensor([5])]",
+        "[1:10]",
+        "[10:]",
+        "[-10:2]",
+        "[True]",
+        "[False]",
+        "[0, ..., None]",
+        "[[0, 1], :, None]",
+        "[:, [0, 1]][1]",
+        "[torch.tensor(1)]",
+        "[torch.tensor([1.0])]",
+        "[1.5]",
+        "[torch.tensor([], dtype=torch.long)]",
+        "[[]]",
+        "[(0, 1)]",
+        "[[[0, 1]]]",
+        "[torch.tensor([0, 1], dtype=torch.int32)]",
+        "[torch.tensor([1, 0], dtype=torch.uint8)]",
+        "[::-1]",
+    ]
+    for g in gets:
+        rec("get" + g, lambda g=g: (lambda x: eval("x" + g))(A()))
+    sets = [
+        ("[1]", "7"),
+        ("[1]", "2.7"),
+        ("[:, 1]", "torch.tensor([9, 8, 7])"),
+        ("[:, 1]", "torch.tensor([[9], [8], [7]])"),
+        ("[0]", "torch.ones(1, 4) * 5"),
+        ("[x > 5]", "0"),
+        ("[x > 5]", "torch.tensor([1, 2, 3, 4, 5, 6])"),
+        ("[[0, 2]]", "torch.tensor([1, 2, 3, 4])"),
+        ("[[0, 0]]", "torch.tensor([[1, 1, 1, 1], [2, 2, 2, 2]])"),
+        ("[3]", "1"),
+        ("[torch.tensor([3])]", "1"),
+        ("[:, 4]", "1"),
+        ("[torch.tensor([-4])]", "5"),
+        ("[0]", "torch.ones(2)"),
+        ("[0]", "torch.ones(3, 4)"),
+        ("[..., 0]", "torch.tensor(5.5)"),
+        ("[1:3, 1:3]", "torch.tensor([[1, 2], [3, 4]])"),
+        ("[0]", "'a'"),
+        ("[0]", "None"),
+        ("[0]", "[1, 2, 3, 4]"),
+        ("[0]", "np.ones(4)"),
+        ("[torch.tensor([True, False, True])]", "torch.tensor([0, 0, 0, 0])"),
+        ("[1, [0, 1]]", "torch.tensor([5, 6])"),
+        ("[[0, 1], [1, 2]]", "99"),
+        ("[1]", "True"),
+        ("[1]", "float('nan')"),
+    ]
+    for i, v in sets:
+
+        def f(i=i, v=v):
+            x = A()
+            exec("x" + i + " = " + v, {"torch": torch, "np": np, "x": x})
+            return x
+
+        rec(f"set{i}={v}", f)
+
+        def ff(i=i, v=v):
+            x = F()
+            exec("x" + i + " = " + v, {"torch": torch, "np": np, "x": x})
+            return x
+
+        rec(f"fset{i}={v}", ff)
+    return out
+
+
+def _same(ours, theirs) -> bool:
+    if ours == theirs:
+        return True
+    if isinstance(theirs, tuple) and theirs and theirs[0] == "error":
+        return isinstance(ours, tuple) and ours[:2] == theirs[:2]
+    # nan == nan for values
+    return repr(ours).replace("nan", "N") == repr(theirs).replace("nan", "N") and (
+        "nan" in repr(theirs)
+    )
+
+
+@pytest.mark.parametrize("cases", [view_cases, index_cases])
+def test_matches_pytorch(cases):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        theirs, ours = cases(pt), cases(jaxblitz.compat)
+    diff = [
+        f"{k}\n  torch:  {theirs[k]}\n  compat: {ours.get(k)}"
+        for k in theirs
+        if not _same(ours.get(k), theirs[k])
+    ]
+    assert not diff, "\n".join(diff)
+    assert len(theirs) > 25 and math.isfinite(len(ours))
