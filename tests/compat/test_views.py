@@ -376,3 +376,80 @@ def test_matches_pytorch(cases):
     ]
     assert not diff, "\n".join(diff)
     assert len(theirs) > 25 and math.isfinite(len(ours))
+
+
+# What each op saves for backward, seen from outside: modify an input (or the
+# output) in place between the op and backward; PyTorch raises exactly when it
+# saved that tensor. compat must raise in the same cases and agree otherwise.
+SAVED_OPS = {
+    "mul": lambda m, a, b: a * b,
+    "div": lambda m, a, b: a / b,
+    "add": lambda m, a, b: a + b,
+    "sub": lambda m, a, b: a - b,
+    "pow_scalar": lambda m, a, b: a**2,
+    "pow_tensor": lambda m, a, b: a.abs() ** b,
+    "exp": lambda m, a, b: a.exp(),
+    "log": lambda m, a, b: a.abs().log(),
+    "sqrt": lambda m, a, b: a.abs().sqrt(),
+    "tanh": lambda m, a, b: a.tanh(),
+    "sigmoid": lambda m, a, b: a.sigmoid(),
+    "relu": lambda m, a, b: m.relu(a),
+    "abs": lambda m, a, b: a.abs(),
+    "sin": lambda m, a, b: a.sin(),
+    "neg": lambda m, a, b: -a,
+    "sum": lambda m, a, b: a.sum(),
+    "mean": lambda m, a, b: a.mean(),
+    "matmul": lambda m, a, b: a @ b.t(),
+    "mm": lambda m, a, b: a.mm(b.t()),
+    "clamp": lambda m, a, b: a.clamp(-0.5, 0.5),
+    "softmax": lambda m, a, b: m.nn.functional.softmax(a, dim=1),
+    "log_softmax": lambda m, a, b: m.nn.functional.log_softmax(a, dim=1),
+    "mse": lambda m, a, b: m.nn.functional.mse_loss(a, b),
+    "linear": lambda m, a, b: m.nn.functional.linear(a, b),
+    "maximum": lambda m, a, b: m.maximum(a, b),
+    "view": lambda m, a, b: a.view(-1),
+    "transpose": lambda m, a, b: a.t(),
+    "index": lambda m, a, b: a[[0, 1]],
+    "cat": lambda m, a, b: m.cat([a, b]),
+}
+
+
+def saved_cases(torch):
+    out = {}
+    rng = np.random.default_rng(3)
+    xa = rng.standard_normal((2, 3)).astype(np.float32)
+    xb = rng.standard_normal((2, 3)).astype(np.float32)
+    for name, op in SAVED_OPS.items():
+        for grads in ("ab", "a", "b"):
+            for modified in ("a", "b", "out"):
+                x = torch.tensor(xa, requires_grad="a" in grads)
+                y = torch.tensor(xb, requires_grad="b" in grads)
+                a, b = x * 1, y * 1  # non-leaves: they may be modified in place
+                key = f"{name}[grad {grads}, modify {modified}]"
+                try:
+                    result = op(torch, a, b)
+                    if not result.requires_grad:
+                        continue
+                    target = {"a": a, "b": b, "out": result}[modified]
+                    with torch.no_grad():
+                        target.mul_(1)  # bumps the version, keeps the values
+                    result.sum().backward()
+                    grads_out = [
+                        None if t.grad is None else t.grad.numpy().round(4).tolist()
+                        for t in (x, y)
+                    ]
+                    out[key] = ("ok", grads_out)
+                except RuntimeError as e:
+                    out[key] = ("error", type(e).__name__, str(e)[:60])
+    return out
+
+
+def test_inplace_after_an_op_raises_exactly_when_pytorch_saved_the_tensor():
+    theirs, ours = saved_cases(pt), saved_cases(jaxblitz.compat)
+    diff = [
+        f"{k}\n  torch:  {theirs[k]}\n  compat: {ours.get(k)}"
+        for k in theirs
+        if not _same(ours.get(k), theirs[k])
+    ]
+    assert not diff, "\n".join(diff)
+    assert sum(v[0] == "error" for v in theirs.values()) > 20

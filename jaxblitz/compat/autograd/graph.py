@@ -160,7 +160,7 @@ _SAVES: dict[str, tuple] = {
     "MulBackward0": ((1, 0), (0, 1)),
     "DivBackward0": ((1, 0), (1, 1), (0, 1)),
     "PowBackward0": ((0, None),),
-    "PowBackward1": ((0, None), (1, None), ("result", 1)),
+    "PowBackward1": ((0, None), (1, None), ("result", None)),
     "MmBackward0": ((1, 0), (0, 1)),
     "MvBackward0": ((1, 0), (0, 1)),
     "DotBackward0": ((1, 0), (0, 1)),
