@@ -25,7 +25,7 @@ import jax
 from jaxblitz.compat import _layout
 from jaxblitz.compat._dtype import x64
 from jaxblitz.compat._tensor_base import TensorBase
-from jaxblitz.compat.autograd.grad_mode import is_grad_enabled
+from jaxblitz.compat.autograd.grad_mode import is_grad_enabled, set_grad_enabled
 
 if TYPE_CHECKING:
     from jaxblitz.compat.tensor import Tensor
@@ -95,6 +95,43 @@ class Node:
     def release(self) -> None:
         self.saved = None
 
+    def _vjp_mask(self) -> tuple:
+        return self.mask
+
+    def apply_vjp_graph(self, grad: Tensor) -> list:
+        """:meth:`apply_vjp` recorded on the tape (``create_graph=True``): each
+        input's gradient is a Tensor whose own backward JAX derives from this
+        node's VJP, so gradients can be differentiated again."""
+        if self.saved is None:
+            raise RuntimeError(_FREED)
+        if self.checks:
+            _verify(self)
+        n = len(self.mask)
+        args = [
+            TensorBase._wrap(a, requires_grad=True, grad_fn=node) if m else a
+            for a, m, node in zip(self.saved[:n], self.mask, self.inputs, strict=True)
+        ]
+        args += self.saved[n:]
+        out, k = [], 0
+        for m in self.mask:
+            if not m:
+                out.append(None)
+                continue
+            out.append(
+                apply(
+                    f"{self.name()}Backward",
+                    _vjp_fn,
+                    *args,
+                    grad,
+                    of=self.fn,
+                    of_static=self.static,
+                    mask=self._vjp_mask(),
+                    k=k,
+                )
+            )
+            k += 1
+        return out
+
     def __repr__(self) -> str:
         return f"<{self.name()} object at {hex(id(self))}>"
 
@@ -120,6 +157,9 @@ class ResidualNode(Node):
     """
 
     __slots__ = ()
+
+    def _vjp_mask(self) -> tuple:
+        return (*self.mask, False)
 
     def apply_vjp(self, grad: jax.Array) -> Sequence[jax.Array | None]:
         if self.saved is None:
@@ -268,6 +308,11 @@ def _bwd_impl(*args, grad, fn, static, mask):
     return vjp(grad)
 
 
+def _vjp_fn(*args, of, of_static, mask, k):
+    *saved, grad = args
+    return _bwd_impl(*saved, grad=grad, fn=of, static=of_static, mask=mask)[k]
+
+
 _fwd = jax.jit(_fwd_impl, static_argnames=("fn", "static"))
 _bwd = jax.jit(_bwd_impl, static_argnames=("fn", "static", "mask"))
 
@@ -356,11 +401,18 @@ def run_backward(
     grad: jax.Array,
     retain_graph: bool = False,
     inputs: Sequence[Any] | None = None,
-) -> dict[int, jax.Array]:
-    """Propagate ``grad`` from ``root`` into the leaves (or collect ``inputs``)."""
+    create_graph: bool = False,
+) -> dict[int, Any]:
+    """Propagate ``grad`` from ``root`` into the leaves (or collect ``inputs``).
+
+    With ``create_graph`` the gradients are Tensors recorded on the tape (so they
+    can be differentiated again), else plain arrays.
+    """
     collect = {id(t._node()): None for t in inputs} if inputs is not None else None
-    grads: dict[int, jax.Array] = {id(root): grad}
-    with x64(True):
+    if create_graph and not isinstance(grad, TensorBase):
+        grad = TensorBase._wrap(grad)
+    grads: dict[int, Any] = {id(root): grad}
+    with x64(True), set_grad_enabled(create_graph):
         for node in _topological(root):
             g = grads.pop(id(node), None)
             if g is None:
@@ -378,20 +430,32 @@ def run_backward(
                 collect[id(node)] = g
             if node.retained is not None and collect is None:
                 node.retained._accumulate(g)
-            for child, cg in zip(node.inputs, node.apply_vjp(g), strict=True):
+            if create_graph:
+                if not hasattr(node, "apply_vjp_graph"):
+                    raise NotImplementedError(
+                        f"create_graph=True through {node.name()} (a custom "
+                        "autograd.Function) is not supported by jaxblitz.compat"
+                    )
+                vjps = node.apply_vjp_graph(g)
+            else:
+                vjps = node.apply_vjp(g)
+            for child, cg in zip(node.inputs, vjps, strict=True):
                 if child is None or cg is None:
                     continue
                 prev = grads.get(id(child))
                 grads[id(child)] = cg if prev is None else prev + cg
-            if not retain_graph:
+            if not (retain_graph or create_graph):  # torch's default for both
                 node.release()
     return collect or {}
 
 
-def _run_hooks(hooks: list, g: jax.Array) -> jax.Array:
+def _run_hooks(hooks: list, g: Any) -> Any:
+    """Each hook sees the gradient as a Tensor; one it returns replaces it."""
+    tensor = isinstance(g, TensorBase)
     for hook in list(hooks):
-        out = hook(TensorBase._wrap(g))
-        g = g if out is None else out._data
+        out = hook(g if tensor else TensorBase._wrap(g))
+        if out is not None:
+            g = out if tensor else out._data
     return g
 
 
@@ -484,9 +548,12 @@ class AutogradMixin(TensorBase):
         self.requires_grad_flag, self._gv = True, self._vc[0]
         return True
 
-    def _accumulate(self, g: jax.Array) -> None:
+    def _accumulate(self, g: Any) -> None:
         if self._hooks:
             g = _run_hooks(self._hooks, g)
+        if isinstance(g, TensorBase):  # create_graph: .grad keeps its history
+            self.grad = g if self.grad is None else self.grad + g
+            return
         if self.grad is None:
             self.grad = TensorBase._wrap(g)
         else:
