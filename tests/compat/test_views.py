@@ -353,6 +353,69 @@ def index_cases(torch):
     return out
 
 
+# `.data` edits between forward and backward reach what backward reads (no
+# version bump), in-place ones raise.
+def data_cases(torch):
+    out = {}
+
+    def rec(k, f):
+        try:
+            v = f()
+            out[k] = np.asarray(v.detach().numpy()).round(4).tolist()
+        except Exception as e:
+            out[k] = ("error", type(e).__name__, str(e)[:60])
+
+    def c1():
+        a = torch.tensor([1.0, 2.0], requires_grad=True)
+        b = torch.tensor([3.0, 4.0], requires_grad=True)
+        y = a * b
+        b.data.mul_(2)
+        y.sum().backward()
+        return a.grad
+
+    rec("mul_data_edit", c1)
+
+    def c2():
+        a = torch.tensor([1.0, 2.0], requires_grad=True)
+        b = torch.tensor([3.0, 4.0])
+        y = a * b
+        b.data[0] = 10
+        y.sum().backward()
+        return a.grad
+
+    rec("mul_data_setitem", c2)
+
+    def c3():
+        a = torch.tensor([1.0, 2.0], requires_grad=True)
+        w = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        y = w @ a
+        w.data = w.data * 0 + 1
+        y.sum().backward()
+        return a.grad
+
+    rec("mm_data_assign", c3)
+
+    def c4():
+        a = torch.tensor([1.0, 2.0], requires_grad=True)
+        b = torch.tensor([3.0, 4.0])
+        y = a * b
+        b.mul_(2)
+        y.sum().backward()
+        return a.grad
+
+    rec("mul_inplace_error", c4)
+
+    def c5():
+        a = torch.tensor([1.0, 2.0], requires_grad=True)
+        y = a * 1
+        y.mul_(y.detach())
+        y.sum().backward()
+        return a.grad
+
+    rec("mul_self", c5)
+    return out
+
+
 def _same(ours, theirs) -> bool:
     if ours == theirs:
         return True
@@ -364,7 +427,7 @@ def _same(ours, theirs) -> bool:
     )
 
 
-@pytest.mark.parametrize("cases", [view_cases, index_cases])
+@pytest.mark.parametrize("cases", [view_cases, index_cases, data_cases])
 def test_matches_pytorch(cases):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)

@@ -84,11 +84,11 @@ class Node:
     def apply_vjp(self, grad: jax.Array) -> Sequence[jax.Array | None]:
         if self.saved is None:
             raise RuntimeError(_FREED)
+        saved = self.saved
         if self.checks:
             _verify(self)
-        grads = _bwd(
-            *self.saved, grad=grad, fn=self.fn, static=self.static, mask=self.mask
-        )
+            saved = _current(self)
+        grads = _bwd(*saved, grad=grad, fn=self.fn, static=self.static, mask=self.mask)
         it = iter(grads)
         return [next(it) if m else None for m in self.mask]
 
@@ -104,14 +104,16 @@ class Node:
         node's VJP, so gradients can be differentiated again."""
         if self.saved is None:
             raise RuntimeError(_FREED)
+        saved = self.saved
         if self.checks:
             _verify(self)
+            saved = _current(self)
         n = len(self.mask)
         args = [
             TensorBase._wrap(a, requires_grad=True, grad_fn=node) if m else a
-            for a, m, node in zip(self.saved[:n], self.mask, self.inputs, strict=True)
+            for a, m, node in zip(saved[:n], self.mask, self.inputs, strict=True)
         ]
-        args += self.saved[n:]
+        args += saved[n:]
         out, k = [], 0
         for m in self.mask:
             if not m:
@@ -164,10 +166,12 @@ class ResidualNode(Node):
     def apply_vjp(self, grad: jax.Array) -> Sequence[jax.Array | None]:
         if self.saved is None:
             raise RuntimeError(_FREED)
+        saved = self.saved
         if self.checks:
             _verify(self)
+            saved = _current(self)
         grads = _bwd(
-            *self.saved,
+            *saved,
             grad=grad,
             fn=self.fn,
             static=self.static,
@@ -250,19 +254,42 @@ def _saved_checks(name, args, mask, out) -> tuple:
         if needs is not None and not mask[needs]:
             continue
         if position == "result":
-            checks.append((out._vc, 0, None, name, tuple(out.shape), out.dtype))
+            checks.append(
+                (out._vc, 0, None, name, tuple(out.shape), out.dtype, None, None)
+            )
             continue
         t = args[position]
         if isinstance(t, TensorBase):
             fn = t._grad_fn.name() if t._grad_fn is not None else None
+            # Where to look at backward time (torch reads a saved tensor's storage
+            # then, so an edit through `.data`, which the version misses, shows).
+            where = (position, t._s, t._s.array, t._view)
             checks.append(
-                (t._vc, t._vc[0], weakref.ref(t), fn, tuple(t.shape), t.dtype)
+                (t._vc, t._vc[0], weakref.ref(t), fn, tuple(t.shape), t.dtype, where)
             )
     return tuple(checks)
 
 
+def _current(node: Node) -> list:
+    """The node's saved arrays, with any saved input whose storage was written
+    without a version bump (through ``.data``) read again, as torch would."""
+    saved = node.saved
+    for check in node.checks:
+        where, owner = check[6], check[2] and check[2]()
+        if where is not None and owner is not None and owner._s is not where[1]:
+            where = (where[0], owner._s, None, owner._view)  # `.data = other`
+        if where is None or where[1].array is where[2] or where[1].array is None:
+            continue
+        position, storage, _, view = where
+        t = TensorBase._wrap(None)
+        t._s, t._view = storage, view
+        saved = list(saved)
+        saved[position] = t._data
+    return saved
+
+
 def _verify(node: Node) -> None:
-    for counter, version, ref, fn, shape, dt in node.checks:
+    for counter, version, ref, fn, shape, dt, *_ in node.checks:
         if counter[0] == version:
             continue
         if ref is not None:  # an input: torch names its current grad_fn
@@ -662,9 +689,11 @@ class AutogradMixin(TensorBase):
             # What this op saved of `self` (its input, or its result, which is now
             # `self`) is what `self` holds after the write, as for torch's
             # in-place ops: later writes are checked against that.
-            now, mine = self._vc[0], (self._vc, result._vc)
+            now = self._vc[0]
             node.checks = tuple(
-                (self._vc, now, *rest) if counter in mine else (counter, v, *rest)
+                (self._vc, now, *rest[:4], _resaved(rest[4]))
+                if counter is result._vc or (rest[4] is not None and rest[4][0] == 0)
+                else (counter, v, *rest)
                 for counter, v, *rest in node.checks
             )
         return self
@@ -708,6 +737,11 @@ class AutogradMixin(TensorBase):
         self._gv = -1  # stale: `_stale` makes the AsStridedBackward0 history
         self._stale()
         return self
+
+
+def _resaved(where: tuple | None) -> tuple | None:
+    # An in-place op's node keeps what it read before its own write.
+    return None if where is None else (*where[:2], where[1].array, where[3])
 
 
 def _read_fn(x, *, layout):
