@@ -2,7 +2,6 @@
 indexing: each case run on compat and on real PyTorch (skipped without it), the
 results compared (values, dtypes, shapes; errors by type and message start)."""
 
-import math
 import warnings
 
 import numpy as np
@@ -438,7 +437,7 @@ def test_matches_pytorch(cases):
         if not _same(ours.get(k), theirs[k])
     ]
     assert not diff, "\n".join(diff)
-    assert len(theirs) > 25 and math.isfinite(len(ours))
+    assert len(theirs) >= 5 and len(ours) == len(theirs)
 
 
 # What each op saves for backward, seen from outside: modify an input (or the
