@@ -2,8 +2,10 @@
 
 ``torch.float32`` is a :class:`dtype` wrapping a NumPy dtype; ``torch.device`` wraps
 a JAX platform name. The type-promotion rules here are torch's, not NumPy's:
-``int64 tensor * 2.5`` is float32 (the default dtype), and a 0-dim tensor or Python
-number only wins when it is of a higher kind (bool < int < float).
+``int64 tensor * 2.5`` is float32 (the default dtype), ``int64 + float16`` is float16,
+and a 0-dim tensor or Python number only wins when it is of a higher category
+(bool < integer < floating): :func:`result_type`, :func:`promote_types`,
+:func:`can_cast`.
 
 Every op runs inside :data:`x64` (``jax.enable_x64(True)``): torch's int64/float64
 are real, while the rest of the process (the functional core) keeps JAX's 32-bit
@@ -12,6 +14,7 @@ defaults.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import jax
@@ -106,7 +109,9 @@ def to_dtype(d: Any) -> dtype:
         raise TypeError(f"cannot interpret {d!r} as a torch dtype") from None
 
 
-def _kind(d: dtype) -> int:
+def category(d: dtype) -> int:
+    """torch's promotion category: 0 bool, 1 integer, 2 floating (3 would be complex,
+    which compat does not have)."""
     return 2 if d.is_floating_point else (0 if d is bool else 1)
 
 
@@ -119,30 +124,62 @@ def scalar_dtype(value: Any) -> dtype:
     return _default_float
 
 
-def promote(a: dtype, b: dtype) -> dtype:
-    if a is b:
-        return a
-    return _FROM_NP[np.promote_types(a.np, b.np)]
+def promote_types(type1: dtype, type2: dtype) -> dtype:
+    """``torch.promote_types``: the smallest dtype both fit in, by torch's table.
 
-
-def result_type(operands: list[tuple[dtype, int]]) -> dtype:
-    """torch's promotion over ``(dtype, priority)`` pairs.
-
-    priority 2: a tensor with dims, 1: a 0-dim tensor, 0: a Python number.
+    Unlike NumPy's, a float absorbs any integer (``int64 + float16 -> float16``),
+    ``uint8 + int8 -> int16`` and ``float16 + bfloat16 -> float32``.
     """
-    best: dtype | None = None
-    best_priority = -1
-    for d, priority in sorted(operands, key=lambda o: -o[1]):
-        if best is None:
-            best, best_priority = d, priority
-        elif _kind(d) > _kind(best):
-            best = _default_float if priority == 0 and d.is_floating_point else d
-            best = int64 if priority == 0 and _kind(d) == 1 else best
-            best_priority = priority
-        elif priority == best_priority:
-            best = promote(best, d)
-    assert best is not None
+    if type1 is type2:
+        return type1
+    c1, c2 = category(type1), category(type2)
+    if c1 != c2:
+        return type1 if c1 > c2 else type2
+    if c1 == 1 and uint8 in (type1, type2):
+        other = type2 if type1 is uint8 else type1
+        return int16 if other is int8 else other
+    if {type1, type2} == {float16, bfloat16}:
+        return float32
+    return type1 if type1.itemsize >= type2.itemsize else type2
+
+
+promote = promote_types  # cat/stack fold their tensors' dtypes with this
+
+
+def _combine(higher: dtype | None, lower: dtype | None) -> dtype | None:
+    # torch's combine_categories: a lower-priority operand only counts if it is of a
+    # higher category (a float 0-dim tensor lifts an int tensor to its float dtype).
+    if higher is None or lower is None:
+        return lower if higher is None else higher
+    if higher.is_floating_point:
+        return higher
+    if higher is bool or lower.is_floating_point:
+        return promote_types(higher, lower)
+    return higher
+
+
+def result_type(operands: Iterable[tuple[dtype, int]]) -> dtype:
+    """torch's promotion over ``(dtype, priority)`` pairs (``torch.result_type``).
+
+    priority 2: a tensor with dims, 1: a 0-dim tensor, 0: a Python number (whose
+    dtype is :func:`scalar_dtype`'s). Each priority class is folded with
+    :func:`promote_types`; a lower class wins only with a higher category.
+    """
+    slots: list[dtype | None] = [None, None, None]
+    for d, priority in operands:
+        held = slots[priority]
+        slots[priority] = d if held is None else promote_types(held, d)
+    best = _combine(slots[2], _combine(slots[1], slots[0]))
+    if best is None:
+        raise ValueError("result_type needs at least one operand")
     return best
+
+
+def can_cast(from_: dtype, to: dtype) -> bool:
+    """``torch.can_cast``: may an op's result of dtype ``from_`` be written into a
+    tensor of dtype ``to`` (``x += y``, ``out=``)? Refused only into a lower
+    category: float into an integer or bool tensor, integer into a bool tensor."""
+    return category(from_) <= category(to)
 
 
 class device:  # noqa: N801 -- torch's name
