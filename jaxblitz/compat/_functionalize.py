@@ -94,7 +94,7 @@ def _with_hyper(state: Any, hyper: Any) -> Any:
 def _spec(t: Tensor) -> tuple:
     s = t._s
     a = s.array if s.numpy is None else s.numpy
-    return a.shape, a.dtype, t.requires_grad_flag, t._view
+    return a.shape, a.dtype, t.requires_grad_flag, t._view, t._as
 
 
 class Frame:

@@ -134,6 +134,10 @@ class _Storage:
     def shape(self) -> tuple[int, ...]:
         return (self.array if self.numpy is None else self.numpy).shape
 
+    @property
+    def dtype(self) -> np.dtype:
+        return np.dtype((self.array if self.numpy is None else self.numpy).dtype)
+
     def nbytes(self) -> int:
         a = self.array if self.numpy is None else self.numpy
         return math.prod(a.shape) * np.dtype(a.dtype).itemsize
@@ -171,6 +175,16 @@ class UntypedStorage:
 
     def __hash__(self) -> int:
         return id(self._storage)
+
+
+def _bitcast(array: Any, dt: Any) -> jax.Array:
+    """The same bits as another dtype of the same size (``view(dtype)``)."""
+    with x64(True):
+        if array.dtype == np.bool_:  # JAX bitcasts no bools: they are 0/1 bytes
+            return array.astype(dt)
+        if np.dtype(dt) == np.bool_:
+            return array != 0
+        return jax.lax.bitcast_convert_type(array, dt)
 
 
 def _from_numpy_copy(n: np.ndarray) -> jax.Array:
@@ -216,6 +230,7 @@ class TensorBase:
     __slots__ = (
         "_s",
         "_view",
+        "_as",
         "_base",
         "_cache",
         "_vc",
@@ -232,6 +247,7 @@ class TensorBase:
 
     _s: _Storage
     _view: _layout.Layout | None  # None: the storage's own row-major layout
+    _as: np.dtype | None  # view(dtype): the storage's bits read as this dtype
     _base: Tensor | None  # the tensor this is a view of (views of views: the root)
     _cache: tuple | None  # (storage array read, this layout's elements of it)
     _vc: list[int]  # the version counter, shared with views (not with .data)
@@ -252,7 +268,7 @@ class TensorBase:
         """A new :class:`~jaxblitz.compat.tensor.Tensor` (or ``cls``) on ``array``."""
         t = object.__new__(cls or _tensor_class)
         t._s = _Storage(array)
-        t._view = t._base = t._cache = None
+        t._view = t._as = t._base = t._cache = None
         t._vc = [0]
         t._gv = 0
         t.requires_grad_flag = requires_grad
@@ -265,6 +281,11 @@ class TensorBase:
     # -- storage ---------------------------------------------------------------
     @property
     def _data(self) -> jax.Array:
+        if self._as is not None:
+            return _bitcast(self._bits(), self._as)
+        return self._bits()
+
+    def _bits(self) -> jax.Array:
         s, view = self._s, self._view
         if view is None:
             if s.numpy is not None:
@@ -284,6 +305,8 @@ class TensorBase:
     def _set_data(self, array: jax.Array) -> None:
         """Write ``array`` (this tensor's shape and dtype) into the storage."""
         self._vc[0] += 1
+        if self._as is not None:
+            array = _bitcast(array, self._s.dtype)
         s, view = self._s, self._view
         if view is not None:
             if s.numpy is not None:
@@ -308,11 +331,13 @@ class TensorBase:
         s, view = self._s, self._view
         if s.numpy is None:
             return np.asarray(self._data)
-        return s.numpy if view is None else _layout.numpy_view(s.numpy, view)
+        out = s.numpy if view is None else _layout.numpy_view(s.numpy, view)
+        return out if self._as is None else out.view(self._as)
 
     def _share(self, other: TensorBase) -> None:
         """Make this handle another name for ``other``'s elements (``.data``)."""
         self._s, self._view, self._cache = other._s, other._view, other._cache
+        self._as = other._as
 
     def _place(self) -> _layout.Layout:
         view = self._view
@@ -376,8 +401,9 @@ class TensorBase:
 
     @property
     def dtype(self) -> dtype:
-        s = self._s
-        return _dtype.to_dtype((s.array if s.numpy is None else s.numpy).dtype)
+        if self._as is not None:
+            return _dtype.to_dtype(self._as)
+        return _dtype.to_dtype(self._s.dtype)
 
     @property
     def device(self) -> device:
@@ -426,9 +452,8 @@ class TensorBase:
         s = self._s
         if s.numpy is None:
             s.numpy, s.array = np.array(s.array), None  # a writeable host copy
-        return (
-            s.numpy if self._view is None else _layout.numpy_view(s.numpy, self._view)
-        )
+        out = s.numpy if self._view is None else _layout.numpy_view(s.numpy, self._view)
+        return out if self._as is None else out.view(self._as)
 
     def __array__(self, dtype=None, copy=None):
         self._needs_value("np.asarray(tensor)")

@@ -102,6 +102,11 @@ class _Writer:
         index = self._tensor_ids.get(id(t))
         if index is not None:
             return index
+        if t._as is not None:
+            raise NotImplementedError(
+                f"torch.save of a view(dtype) tensor ({_where(where)}) is not "
+                "supported by jaxblitz.compat; save t.clone() instead"
+            )
         name = self._storage_names.get(id(t._s))
         if name is None:
             name = self._name(where)

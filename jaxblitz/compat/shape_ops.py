@@ -88,6 +88,7 @@ def _as_view(
     out._view = None if layout == _layout.identity(s.shape) else layout
     out._base = self if self._base is None else self._base
     out._vc, out._gv = self._vc, self._vc[0]
+    out._as = self._as
     out._cache = (s.array, array) if s.numpy is None else None
     if multi is not None:
         out.__dict__["_multi_view"] = multi
@@ -150,9 +151,24 @@ def _view_as_shape(self: Tensor, target: tuple[int, ...]) -> Tensor | None:
     )
 
 
+def _view_dtype(self: Tensor, dt: Any) -> Tensor:
+    """``view(dtype)``: the same elements' bits read as ``dt``, sharing storage
+    (not differentiable, not a view for autograd, as in torch)."""
+    if dt.itemsize != self.element_size():
+        raise NotImplementedError(
+            f"view(dtype) between dtypes of different sizes ({self.dtype} -> {dt}) "
+            "is not supported by jaxblitz.compat"
+        )
+    out = TensorBase._wrap(None)
+    out._share(self)
+    out._as = None if np.dtype(dt.np) == self._s.dtype else np.dtype(dt.np)
+    out._vc = self._vc
+    return out
+
+
 def view(self: Tensor, *shape: Any) -> Tensor:
     if len(shape) == 1 and isinstance(shape[0], _dtype.dtype):
-        raise NotImplementedError("view(dtype) is not supported; use .to(dtype)")
+        return _view_dtype(self, shape[0])
     target = _resolve(sizes("view", shape), self.numel())
     out = _view_as_shape(self, target)
     if out is None:
