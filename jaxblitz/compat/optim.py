@@ -17,6 +17,7 @@ import jax.numpy as jnp
 import optax
 
 from jaxblitz import optimizers
+from jaxblitz.compat import _optim_state
 from jaxblitz.compat._dtype import x64
 from jaxblitz.compat.autograd.grad_mode import enable_grad, no_grad
 from jaxblitz.compat.tensor import Tensor
@@ -170,6 +171,14 @@ class Optimizer:
                 self.state[p] = s
         return loss
 
+    def state_dict(self) -> dict[str, Any]:
+        """torch's structure: ``{"state": {0: {...}}, "param_groups": [...]}``
+        (see :mod:`jaxblitz.compat._optim_state`)."""
+        return _optim_state.state_dict(self)
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        _optim_state.load_state_dict(self, state_dict)
+
     def __repr__(self) -> str:
         lines = [f"{type(self).__name__} ("]
         for i, group in enumerate(self.param_groups):
@@ -237,12 +246,16 @@ class SGD(Optimizer):
         )
         super().__init__(
             params,
-            dict(
+            dict(  # torch's keys, in torch's order
                 lr=lr,
                 momentum=momentum,
                 dampening=dampening,
                 weight_decay=weight_decay,
                 nesterov=nesterov,
+                maximize=maximize,
+                foreach=foreach,
+                differentiable=differentiable,
+                fused=fused,
             ),
         )
 
@@ -286,8 +299,18 @@ class Adam(Optimizer):
         )
         super().__init__(
             params,
-            dict(
-                lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad
+            dict(  # torch's keys, in torch's order
+                lr=lr,
+                betas=betas,
+                eps=eps,
+                weight_decay=weight_decay,
+                amsgrad=amsgrad,
+                maximize=maximize,
+                foreach=foreach,
+                capturable=capturable,
+                differentiable=differentiable,
+                fused=fused,
+                decoupled_weight_decay=decoupled_weight_decay,
             ),
         )
 
@@ -330,12 +353,16 @@ class RMSprop(Optimizer):
         _unsupported("RMSprop", maximize=maximize, differentiable=differentiable)
         super().__init__(
             params,
-            dict(
+            dict(  # torch's keys, in torch's order
                 lr=lr,
+                momentum=momentum,
                 alpha=alpha,
                 eps=eps,
-                weight_decay=weight_decay,
-                momentum=momentum,
                 centered=centered,
+                weight_decay=weight_decay,
+                capturable=capturable,
+                foreach=foreach,
+                maximize=maximize,
+                differentiable=differentiable,
             ),
         )

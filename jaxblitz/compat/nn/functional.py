@@ -1,8 +1,9 @@
 """Blitz 3, "Neural Networks": ``torch.nn.functional`` over the core's layers.
 
 Each function is one recorded op whose JAX function calls :mod:`jaxblitz.models`
-(``conv2d``, ``linear``, ``max_pool2d``, ``relu``, ``cross_entropy``,
-``mse_loss``) or :mod:`jaxblitz.kernels`. A stride-1, unpadded convolution uses
+(``conv2d``, ``linear``, ``max_pool2d``, ``relu``) or :mod:`jaxblitz.kernels`; the
+losses (``cross_entropy``, ``mse_loss`` ...) are :mod:`.losses`'s, with torch's
+reductions, weights and checks. A stride-1, unpadded convolution uses
 the kernels' im2col formulation (channel-major ``kernels.window_stack`` patches
 and one matmul, ``weight @ patches``), faster on CPU than ``lax.conv``, and keeps
 its patches for the backward (:func:`~jaxblitz.compat.autograd.graph.apply_saving`);
@@ -15,13 +16,22 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from jaxblitz import kernels, models
 from jaxblitz.compat import ops
 from jaxblitz.compat._tensor_base import _as_int, wrap_dim
 from jaxblitz.compat.autograd.graph import apply, apply_saving
 from jaxblitz.compat.creation import rand
+from jaxblitz.compat.nn.losses import (  # noqa: F401 -- torch.nn.functional's losses
+    binary_cross_entropy,
+    binary_cross_entropy_with_logits,
+    cross_entropy,
+    huber_loss,
+    l1_loss,
+    mse_loss,
+    nll_loss,
+    smooth_l1_loss,
+)
 from jaxblitz.compat.tensor import Tensor
 
 # -- pure JAX functions --------------------------------------------------------
@@ -90,18 +100,6 @@ def _pool_fn(x, *, kernel_size, stride):
 
 def _relu_fn(x):
     return models.relu(x)
-
-
-def _cross_entropy_fn(logits, labels):
-    return models.cross_entropy(logits, labels)
-
-
-def _nll_fn(log_probs, labels):
-    return -jnp.mean(jnp.take_along_axis(log_probs, labels[:, None], axis=-1))
-
-
-def _mse_fn(prediction, target):
-    return models.mse_loss(prediction, target.astype(prediction.dtype))
 
 
 def _softmax_fn(x, *, axis, log):
@@ -350,55 +348,6 @@ def softmax(input: Tensor, dim: int | None = None, dtype: Any = None) -> Tensor:
 def log_softmax(input: Tensor, dim: int | None = None, dtype: Any = None) -> Tensor:
     dim = dim if dim is None else wrap_dim(dim, input.dim())
     return apply("LogSoftmaxBackward0", _softmax_fn, input, axis=dim, log=True)
-
-
-def _check_target(input: Tensor, target: Tensor) -> None:
-    """torch's checks on class-index targets (values only when they are concrete)."""
-    if target.dtype.is_floating_point:
-        raise RuntimeError(
-            "expected target dtype to be Long or Byte, but got "
-            f"{target.dtype.scalar_type} (class indices; "
-            "probability targets are not supported)"
-        )
-    if target.dim() != 1 or target.shape[0] != input.shape[0]:
-        raise ValueError(
-            f"Expected input batch_size ({input.shape[0]}) to match target "
-            f"batch_size ({target.shape[0] if target.dim() else 0})."
-        )
-    if isinstance(target._data, jax.core.Tracer) or not target.numel():
-        return  # traced (compile): values are unknown here
-    values = np.asarray(target._data)
-    bad = values[(values < 0) | (values >= input.shape[1])]
-    if bad.size:
-        raise IndexError(f"Target {bad[0]} is out of bounds.")
-
-
-def nll_loss(input: Tensor, target: Tensor) -> Tensor:
-    _check_target(input, target)
-    return apply("NllLossBackward0", _nll_fn, input, target)
-
-
-def cross_entropy(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
-    """Logits ``(N, C)`` and class indices ``(N,)`` (the Blitz's use)."""
-    if reduction != "mean" or input.dim() != 2:
-        raise NotImplementedError(
-            "cross_entropy supports (N, C) logits, (N,) class indices and "
-            "reduction='mean'"
-        )
-    _check_target(input, target)
-    return apply("NllLossBackward0", _cross_entropy_fn, input, target)
-
-
-def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
-    if reduction != "mean":
-        raise NotImplementedError("mse_loss supports reduction='mean'")
-    if tuple(input.shape) != tuple(target.shape):
-        raise ValueError(  # torch warns and broadcasts; the core refuses
-            f"Using a target size ({target.shape}) that is different to the input "
-            f"size ({input.shape}). This will likely lead to incorrect results due "
-            "to broadcasting. Please ensure they have the same size."
-        )
-    return apply("MseLossBackward0", _mse_fn, input, target)
 
 
 def dropout(

@@ -18,6 +18,7 @@ from jaxblitz import models
 from jaxblitz.compat import _dtype, creation
 from jaxblitz.compat._dtype import x64
 from jaxblitz.compat.nn import functional as F
+from jaxblitz.compat.nn.losses import CrossEntropyLoss, MSELoss  # noqa: F401
 from jaxblitz.compat.nn.module import Module, Parameter
 from jaxblitz.compat.tensor import Tensor
 
@@ -291,16 +292,6 @@ class Sequential(Module):
 
     def __iter__(self):
         return iter(self._modules.values())
-
-
-class MSELoss(Module):
-    def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.mse_loss(input, target)
-
-
-class CrossEntropyLoss(Module):
-    def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return F.cross_entropy(input, target)
 
 
 class Softmax(Module):

@@ -15,6 +15,7 @@ from jaxblitz.compat import _dtype
 from jaxblitz.compat.autograd.grad_mode import no_grad
 from jaxblitz.compat.bridge import load_params
 from jaxblitz.compat.creation import empty
+from jaxblitz.compat.nn import hooks as _hooks
 from jaxblitz.compat.tensor import Tensor
 
 
@@ -49,20 +50,49 @@ class Module:
 
     # -- registration ------------------------------------------------------------
     def __setattr__(self, name: str, value: Any) -> None:
-        if "_parameters" not in self.__dict__:
+        # torch's nn.Module.__setattr__: a registered name keeps its kind.
+        d = self.__dict__
+        if "_parameters" not in d:
             raise AttributeError(
                 "cannot assign module attributes before Module.__init__() call"
             )
-        for store in (self._parameters, self._buffers, self._modules):
-            store.pop(name, None)
+        params, modules, buffers = d["_parameters"], d["_modules"], d["_buffers"]
+
+        def remove_from(*stores: Any) -> None:
+            for store in stores:
+                if name in store:
+                    if isinstance(store, dict):
+                        del store[name]
+                    else:
+                        store.discard(name)
+
         if isinstance(value, Parameter):
-            self._parameters[name] = value
+            remove_from(d, buffers, modules, d["_non_persistent"])
+            self.register_parameter(name, value)
+        elif name in params:
+            if value is not None:
+                raise TypeError(
+                    f"cannot assign '{_typename(value)}' as parameter '{name}' "
+                    "(torch.nn.Parameter or None expected)"
+                )
+            self.register_parameter(name, value)
         elif isinstance(value, Module):
-            self._modules[name] = value
-        elif name in self.__dict__.get("_buffer_names", ()) and isinstance(
-            value, Tensor
-        ):
-            self._buffers[name] = value
+            remove_from(d, params, buffers, d["_non_persistent"])
+            modules[name] = value
+        elif name in modules:
+            if value is not None:
+                raise TypeError(
+                    f"cannot assign '{_typename(value)}' as child module '{name}' "
+                    "(torch.nn.Module or None expected)"
+                )
+            modules[name] = value
+        elif name in buffers:
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(
+                    f"cannot assign '{_typename(value)}' as buffer '{name}' "
+                    "(torch.nn.Buffer, torch.Tensor or None expected)"
+                )
+            self.register_buffer(name, value, name not in d["_non_persistent"])
         else:
             object.__setattr__(self, name, value)
 
@@ -101,29 +131,30 @@ class Module:
                 "cannot assign parameter before Module.__init__() call"
             )
         self._check_name(name, "parameter")
+        if hasattr(self, name) and name not in self._parameters:
+            raise KeyError(f"attribute '{name}' already exists")
         if param is not None and not isinstance(param, Parameter):
             raise TypeError(
                 f"cannot assign '{_typename(param)}' object to parameter '{name}' "
                 "(torch.nn.Parameter or None required)"
             )
-        if param is None:
-            self._parameters[name] = None
-        else:
-            setattr(self, name, param)
+        self._parameters[name] = param
 
     def register_buffer(
         self, name: str, tensor: Tensor | None, persistent: bool = True
     ) -> None:
         self._check_name(name, "buffer")
+        if hasattr(self, name) and name not in self._buffers:
+            raise KeyError(f"attribute '{name}' already exists")
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(
                 f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
                 "(torch Tensor or None required)"
             )
-        self.__dict__.setdefault("_buffer_names", set()).add(name)
-        self.__dict__.pop(name, None)
         self._buffers[name] = tensor
-        if not persistent:
+        if persistent:
+            self._non_persistent.discard(name)
+        else:
             self._non_persistent.add(name)
 
     def add_module(self, name: str, module: Module | None) -> None:
@@ -261,31 +292,64 @@ class Module:
             elif p.grad is not None:
                 p.grad = p.grad.detach().zero_()
 
-    def _apply_to_tensors(self, convert) -> Module:
-        for tensor in [*self.parameters(), *self.buffers()]:
-            tensor.data = convert(tensor)
+    def _apply(self, fn, recurse: bool = True) -> Module:
+        """torch's ``Module._apply``: a Parameter keeps its identity (``p.data``
+        and ``p.grad.data`` are replaced); a buffer is replaced by ``fn(buffer)``."""
+        if recurse:
+            for module in self.children():
+                module._apply(fn)
+        for param in self._parameters.values():
+            if param is None:
+                continue
+            with no_grad():
+                applied = fn(param)
+            grad = param.grad
+            param.data = applied
+            if grad is not None:
+                with no_grad():
+                    grad.data = fn(grad)
+        for key, buf in self._buffers.items():
+            if buf is not None:
+                self._buffers[key] = fn(buf)
         return self
 
     def to(self, *args: Any, **kwargs: Any) -> Module:
-        return self._apply_to_tensors(
-            lambda t: (
-                t.detach().to(*args, **kwargs)
-                if t.is_floating_point() or not _has_dtype(args, kwargs)
-                else t.detach().to(*[a for a in args if not _is_dtype(a)])
+        device, dtype = _parse_to(args, kwargs)
+        if dtype is not None and not dtype.is_floating_point:
+            raise TypeError(
+                "nn.Module.to only accepts floating point or complex dtypes, but got "
+                f"desired dtype={dtype}"
             )
-        )
+
+        def convert(t: Tensor) -> Tensor:
+            target = [device, dtype if t.is_floating_point() else None]
+            return t.to(*[a for a in target if a is not None])
+
+        return self._apply(convert)
 
     def cuda(self, device: Any = None) -> Module:
-        return self.to("cuda")
+        return self._apply(lambda t: t.cuda(device))
 
     def cpu(self) -> Module:
-        return self.to("cpu")
+        return self._apply(lambda t: t.cpu())
+
+    def type(self, dst_type: Any) -> Module:
+        return self._apply(lambda t: t.type(dst_type))
+
+    def _float_to(self, dt: _dtype.dtype) -> Module:
+        return self._apply(lambda t: t.to(dt) if t.is_floating_point() else t)
 
     def double(self) -> Module:
-        return self.to(_dtype.float64)
+        return self._float_to(_dtype.float64)
 
     def float(self) -> Module:
-        return self.to(_dtype.float32)
+        return self._float_to(_dtype.float32)
+
+    def half(self) -> Module:
+        return self._float_to(_dtype.float16)
+
+    def bfloat16(self) -> Module:
+        return self._float_to(_dtype.bfloat16)
 
     def apply(self, fn) -> Module:
         for module in self.children():
@@ -305,7 +369,57 @@ class Module:
         )
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if _hooks.has_hooks(self):
+            return _hooks.call(self, args, kwargs)
         return self.forward(*args, **kwargs)
+
+    # -- hooks (see nn/hooks.py) ------------------------------------------------------
+    def register_forward_pre_hook(
+        self, hook, *, prepend: bool = False, with_kwargs: bool = False
+    ) -> _hooks.RemovableHandle:
+        return _hooks.register(
+            self,
+            "_forward_pre_hooks",
+            hook,
+            prepend,
+            {"_forward_pre_hooks_with_kwargs": with_kwargs},
+        )
+
+    def register_forward_hook(
+        self,
+        hook,
+        *,
+        prepend: bool = False,
+        with_kwargs: bool = False,
+        always_call: bool = False,
+    ) -> _hooks.RemovableHandle:
+        return _hooks.register(
+            self,
+            "_forward_hooks",
+            hook,
+            prepend,
+            {
+                "_forward_hooks_with_kwargs": with_kwargs,
+                "_forward_hooks_always_called": always_call,
+            },
+        )
+
+    def register_full_backward_hook(
+        self, hook, prepend: bool = False
+    ) -> _hooks.RemovableHandle:
+        return _hooks.register(self, "_backward_hooks", hook, prepend, {})
+
+    def register_full_backward_pre_hook(
+        self, hook, prepend: bool = False
+    ) -> _hooks.RemovableHandle:
+        return _hooks.register(self, "_backward_pre_hooks", hook, prepend, {})
+
+    def register_backward_hook(self, hook) -> Any:
+        raise NotImplementedError(
+            "Module.register_backward_hook (torch's deprecated non-full backward "
+            "hook) is not supported by jaxblitz.compat; use "
+            "register_full_backward_hook"
+        )
 
     def extra_repr(self) -> str:
         return ""
@@ -336,12 +450,18 @@ def _typename(value: Any) -> str:
     return type(value).__name__
 
 
-def _is_dtype(arg: Any) -> bool:
-    return isinstance(arg, _dtype.dtype)
-
-
-def _has_dtype(args: tuple, kwargs: dict) -> bool:
-    return any(_is_dtype(a) for a in args) or "dtype" in kwargs
+def _parse_to(args: tuple, kwargs: dict) -> tuple[Any, _dtype.dtype | None]:
+    """torch's ``_parse_to`` for ``Module.to``: (device, dtype); ``non_blocking``
+    and ``memory_format`` only choose torch's kernels."""
+    device, dtype = kwargs.get("device"), kwargs.get("dtype")
+    for arg in args:
+        if isinstance(arg, _dtype.dtype):
+            dtype = arg
+        elif isinstance(arg, Tensor):
+            device, dtype = arg.device, arg.dtype
+        elif isinstance(arg, str | _dtype.device):
+            device = arg
+    return device, None if dtype is None else _dtype.to_dtype(dtype)
 
 
 class _IncompatibleKeys(tuple):
