@@ -1,13 +1,21 @@
 """Blitz 2, "autograd": ``backward``, ``grad``, ``Function`` and ``gradcheck``.
 
 ``from jaxblitz.compat.autograd import Function, gradcheck`` as in torch. The tape
-is :mod:`.graph`; a :class:`Function` is the one place a derivative is written by
-hand, by the user.
+is :mod:`.graph`; a :class:`Function` (:mod:`.function`) is the one place a
+derivative is written by hand, by the user; grad modes (``no_grad``,
+``inference_mode`` ...) are :mod:`.grad_mode`.
+
+``backward`` and ``grad`` check their arguments as torch's do (``_make_grads``,
+then the engine's own checks, with torch's messages), run one pass of
+:func:`.graph.run_backward` from all outputs at once (:class:`_GraphRoot`), and,
+when ``inputs`` are given, only the nodes torch's engine would run for them
+(:func:`_run_for_inputs`).
 """
 
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping
 from typing import Any
 
 import jax.numpy as jnp
@@ -15,15 +23,23 @@ import numpy as np
 
 from jaxblitz.compat._dtype import x64
 from jaxblitz.compat._tensor_base import TensorBase
+from jaxblitz.compat.autograd import function
 from jaxblitz.compat.autograd.function import Function, FunctionCtx
 from jaxblitz.compat.autograd.grad_mode import (
     enable_grad,
+    inference_mode,
     is_grad_enabled,
     no_grad,
     set_grad_enabled,
 )
-from jaxblitz.compat.autograd.graph import AccumulateGrad, Node, run_backward
-from jaxblitz.compat.creation import tensor
+from jaxblitz.compat.autograd.graph import (
+    AccumulateGrad,
+    Node,
+    _run_hooks,
+    _topological,
+    run_backward,
+)
+from jaxblitz.compat.creation import ones_like, zeros_like
 from jaxblitz.grad import (
     GradcheckError,
     check_jacobians,
@@ -38,92 +54,355 @@ __all__ = [
     "Node",
     "backward",
     "enable_grad",
+    "function",
     "grad",
     "gradcheck",
+    "inference_mode",
     "is_grad_enabled",
     "no_grad",
     "set_grad_enabled",
 ]
 
 
-def _root_grad(output, gradient: Any):
-    if gradient is None:
-        if output.numel() != 1:
-            raise RuntimeError("grad can be implicitly created only for scalar outputs")
-        with x64(True):
-            return jnp.ones(output.shape, output.dtype.np)
-    if not isinstance(gradient, TensorBase):
-        gradient = tensor(gradient, dtype=output.dtype)
-    if tuple(gradient.shape) != tuple(output.shape):
-        raise RuntimeError(
-            f"Mismatch in shape: grad_output[0] has a shape of {gradient.shape} and "
-            f"output[0] has a shape of {output.shape}."
-        )
-    with x64(True):
-        return gradient._data.astype(output.dtype.np)
+class _GraphRoot(Node):
+    """torch's ``GraphRoot``: hands each output's gradient to that output's node,
+    so that one pass of the engine runs backward from several outputs."""
+
+    __slots__ = ("grads",)
+
+    def __init__(self, nodes: list[Node], grads: list[Any]):
+        super().__init__(None, (), (), tuple(nodes), tuple(True for _ in nodes))
+        self.grads = grads  # Tensors, of the outputs' dtypes
+
+    def apply_vjp(self, grad: Any) -> list[Any]:
+        return [g._data for g in self.grads]
+
+    def apply_vjp_graph(self, grad: Any) -> list[Any]:
+        return list(self.grads)  # create_graph: as given, history and all
+
+    def release(self) -> None:
+        pass
 
 
-def _check_root(output) -> None:
-    if not output.requires_grad:
-        raise RuntimeError(
-            "element 0 of tensors does not require grad and does not have a grad_fn"
+_START = object()  # the "gradient" the engine hands the root
+_warned_cycle: list[bool] = []
+
+
+def _as_tuple(tensors: Any) -> tuple:
+    return (tensors,) if isinstance(tensors, TensorBase) else tuple(tensors)
+
+
+def _inputs_tuple(inputs: Any, who: str) -> tuple:
+    if isinstance(inputs, TensorBase):
+        return (inputs,)
+    if type(inputs) is dict:
+        return tuple(inputs.values())
+    if isinstance(inputs, Mapping):
+        raise TypeError(
+            f"`inputs` argument to `{who}()` must be a dict, not "
+            f"{type(inputs).__name__}. Other Mapping types are not supported."
         )
+    return tuple(inputs)
+
+
+def _tensor_or_tensors_to_tuple(tensors: Any, length: int) -> tuple:
+    if tensors is None:
+        return (None,) * length
+    if isinstance(tensors, TensorBase):
+        return (tensors,)
+    return tuple(tensors)
+
+
+def _make_grads(outputs: tuple, grads: tuple) -> tuple:
+    """torch's ``_make_grads``: each output's gradient, checked, or ones for a
+    scalar output that requires grad."""
+    new_grads = []
+    for out, grad in zip(outputs, grads):  # noqa: B905 -- torch does not check
+        if not isinstance(out, TensorBase):
+            raise AssertionError("Expected output to be a torch.Tensor")
+        if isinstance(grad, TensorBase):
+            if tuple(grad.shape) != tuple(out.shape):
+                raise RuntimeError(
+                    f"Mismatch in shape: grad_output[{grads.index(grad)}] has a shape "
+                    f"of {grad.shape} and output[{outputs.index(out)}] has a shape "
+                    f"of {out.shape}."
+                )
+            new_grads.append(grad)
+        elif grad is None:
+            if not out.requires_grad:
+                new_grads.append(None)
+                continue
+            if out.numel() != 1:
+                raise RuntimeError(
+                    "grad can be implicitly created only for scalar outputs"
+                )
+            if not out.dtype.is_floating_point:
+                raise RuntimeError(
+                    "grad can be implicitly created only for real scalar outputs but "
+                    f"got {out.dtype}"
+                )
+            new_grads.append(ones_like(out))
+        else:
+            raise TypeError(
+                "gradients can be either Tensors or None, but got "
+                + type(grad).__name__
+            )
+    return tuple(new_grads)
+
+
+def _run_engine(
+    outputs: tuple,
+    grads: tuple,
+    retain_graph: bool,
+    create_graph: bool,
+    inputs: tuple,
+    allow_unreachable: bool,
+    accumulate_grad: bool,
+) -> tuple:
+    """torch's engine entry (``_engine_run_backward``): its checks, then one pass
+    of :func:`.graph.run_backward` from all ``outputs``. With ``inputs``, returns
+    their gradients (arrays, or Tensors with ``create_graph``; None where none
+    reached them)."""
+    if len(outputs) != len(grads):
+        raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
+    nodes, arrays = [], []
+    for i, (out, g) in enumerate(zip(outputs, grads, strict=True)):
+        if not out.requires_grad:
+            raise RuntimeError(
+                f"element {i} of tensors does not require grad and does not have a "
+                "grad_fn"
+            )
+        if g is None:
+            raise RuntimeError(
+                f"element {i} of gradients tuple is None, but the corresponding "
+                "Tensor requires grad"
+            )
+        nodes.append(out._node())
+        # the engine casts a root's gradient to the output's dtype
+        arrays.append(g if g.dtype == out.dtype else g.to(out.dtype))
+    for t in inputs:
+        if accumulate_grad:
+            t.retain_grad()
+        if not t.requires_grad:
+            raise RuntimeError(
+                "One of the differentiated Tensors does not require grad"
+            )
+    root = _GraphRoot(nodes, arrays)
+    if not inputs:
+        run_backward(root, _START, retain_graph, create_graph=create_graph)
+        return ()
+    result = _run_for_inputs(root, inputs, retain_graph, create_graph, accumulate_grad)
+    if accumulate_grad:
+        for t, g in zip(inputs, result, strict=True):
+            if g is not None:
+                t._accumulate(g)
+        return ()
+    for i, g in enumerate(result):
+        if g is None and not allow_unreachable:
+            raise RuntimeError(
+                f"The differentiated Tensor at index {i} appears to not have been "
+                "used in the graph. Set allow_unused=True if this is the desired "
+                "behavior."
+            )
+    return result
+
+
+class _Capture(AccumulateGrad):
+    """Where the engine stops for an input that is not a leaf when no other input
+    needs its node run: the gradient is taken there and the node is not run."""
+
+    __slots__ = ()
+
+    def __init__(self) -> None:
+        super().__init__(None)
+
+
+class _At:
+    """An input as :func:`.graph.run_backward` takes it: the node to collect at."""
+
+    __slots__ = ("node",)
+
+    def __init__(self, node: Node) -> None:
+        self.node = node
+
+    def _node(self) -> Node:
+        return self.node
+
+
+def _run_for_inputs(
+    root: Node,
+    inputs: tuple,
+    retain_graph: bool,
+    create_graph: bool,
+    accumulate_grad: bool,
+) -> tuple:
+    """The gradients reaching ``inputs`` (arrays, or None), running only the nodes
+    torch's engine runs for them: those with an input below them. A node that
+    leads to no input is not run (nor freed, nor its hooks called), and neither is
+    the node of a non-leaf input that no other input needs (in ``grad``; torch's
+    ``backward(inputs=...)`` runs it).
+
+    :func:`.graph.run_backward` walks every node below the root, so for this one
+    pass the graph is cut to those nodes: each one's ``inputs`` lose the edges to
+    nodes that are not needed, and the edge to a non-leaf input's node goes to a
+    :class:`_Capture` instead. The edges are put back afterwards.
+    """
+    targets = {id(t._node()): t._node() for t in inputs}
+    order = _topological(root)  # parents before children
+    leads: set[int] = set()  # nodes with an input at or below them
+    runs: set[int] = set()  # nodes with an input strictly below them
+    for node in reversed(order):
+        below = any(c is not None and id(c) in leads for c in node.inputs)
+        if below or (accumulate_grad and id(node) in targets):
+            # backward(inputs=...) runs a non-leaf input's node too (documented)
+            runs.add(id(node))
+        if below or id(node) in targets:
+            leads.add(id(node))
+    captures: dict[int, _Capture] = {}
+
+    def edge(child: Node | None) -> Node | None:
+        if child is None or id(child) not in leads:
+            return None
+        if id(child) in runs or isinstance(child, AccumulateGrad):
+            return child
+        return captures.setdefault(id(child), _Capture())
+
+    cut = [(node, node.inputs) for node in order if id(node) in runs and node.inputs]
+    try:
+        for node, edges in cut:
+            node.inputs = tuple(edge(child) for child in edges)
+        at = [_At(captures.get(id(t._node()), t._node())) for t in inputs]
+        found = run_backward(root, _START, retain_graph, at, create_graph)
+    finally:
+        for node, edges in cut:
+            node.inputs = edges
+    result = []
+    for t, where in zip(inputs, at, strict=True):
+        g = found.get(id(where.node))
+        # A tensor's hooks run before its gradient is taken where its node is not
+        # run (an executed node's ran in the engine; a leaf's run in .grad's
+        # accumulation when there is one).
+        if isinstance(where.node, _Capture):
+            hooks = targets[id(t._node())].hooks
+        elif isinstance(where.node, AccumulateGrad) and not accumulate_grad:
+            hooks = t._hooks
+        else:
+            hooks = None
+        if g is not None and hooks:
+            g = _run_hooks(hooks, g)
+        result.append(g)
+    return tuple(result)
 
 
 def backward(
-    tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None
+    tensors: Any,
+    grad_tensors: Any = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    inputs: Any = None,
+    *,
+    grad_variables: Any = None,
 ) -> None:
-    """``torch.autograd.backward`` / ``tensor.backward()``."""
-    if create_graph:
-        raise NotImplementedError(
-            "create_graph=True (higher-order gradients) is not supported by "
-            "jaxblitz.compat; use jax.grad on the functional core for that"
+    """``torch.autograd.backward`` / ``tensor.backward()``: accumulate the
+    gradients of ``tensors`` into the leaves' ``.grad`` (or only ``inputs``')."""
+    if grad_variables is not None:
+        warnings.warn(
+            "`grad_variables` is deprecated. Use `grad_tensors` instead.",
+            FutureWarning,
+            stacklevel=2,
         )
-    _check_root(tensors)
-    g = _root_grad(tensors, grad_tensors)
-    if inputs is not None:
-        inputs = [inputs] if not isinstance(inputs, list | tuple) else inputs
-        found = run_backward(tensors._node(), g, bool(retain_graph), inputs)
-        for t in inputs:
-            got = found.get(id(t._node()))
-            if got is not None:
-                t._accumulate(got)
-        return
-    run_backward(tensors._node(), g, bool(retain_graph))
+        if grad_tensors is not None:
+            raise RuntimeError(
+                "`grad_tensors` and `grad_variables` (deprecated) arguments both "
+                "passed to `backward()`. Please only use `grad_tensors`."
+            )
+        grad_tensors = grad_variables
+    inputs_tuple = () if inputs is None else _inputs_tuple(inputs, "backward")
+    if inputs is not None and not inputs_tuple:
+        raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+    tensors = _as_tuple(tensors)
+    grads = _make_grads(
+        tensors, _tensor_or_tensors_to_tuple(grad_tensors, len(tensors))
+    )
+    if retain_graph is None:
+        retain_graph = create_graph
+    if create_graph and not _warned_cycle:
+        _warned_cycle.append(True)  # torch warns once
+        warnings.warn(
+            "Using backward() with create_graph=True will create a reference cycle "
+            "between the parameter and its gradient which can cause a memory leak. "
+            "We recommend using autograd.grad when creating the graph to avoid this. "
+            "If you have to use this function, make sure to reset the .grad fields "
+            "of your parameters to None after use to break the cycle and avoid the "
+            "leak.",
+            UserWarning,
+            stacklevel=2,
+        )
+    _run_engine(
+        tensors, grads, bool(retain_graph), create_graph, inputs_tuple, True, True
+    )
 
 
 def grad(
-    outputs,
-    inputs,
-    grad_outputs=None,
-    retain_graph=None,
-    create_graph=False,
-    allow_unused=False,
-):
-    """``torch.autograd.grad``: gradients of ``outputs`` w.r.t. ``inputs``."""
-    if create_graph:
-        raise NotImplementedError("create_graph=True is not supported")
-    if isinstance(outputs, list | tuple):
-        (outputs,) = outputs
-    if isinstance(grad_outputs, list | tuple):
-        (grad_outputs,) = grad_outputs
-    single = isinstance(inputs, TensorBase)
-    inputs = [inputs] if single else list(inputs)
-    _check_root(outputs)
-    found = run_backward(
-        outputs._node(), _root_grad(outputs, grad_outputs), bool(retain_graph), inputs
+    outputs: Any,
+    inputs: Any,
+    grad_outputs: Any = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    only_inputs: bool = True,
+    allow_unused: bool | None = None,
+    is_grads_batched: bool = False,
+    materialize_grads: bool = False,
+) -> Any:
+    """``torch.autograd.grad``: the gradients of ``outputs`` with respect to
+    ``inputs``, returned (``.grad`` is left alone)."""
+    if materialize_grads and allow_unused is False:
+        raise ValueError(
+            "Expected allow_unused to be True or not passed when "
+            "materialize_grads=True, but got: allow_unused=False."
+        )
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    outputs = _as_tuple(outputs)
+    inputs_tuple = _inputs_tuple(inputs, "grad")
+    if not inputs_tuple:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
+    if not only_inputs:
+        warnings.warn(
+            "only_inputs argument is deprecated and is ignored now (defaults to "
+            "True). To accumulate gradient for other parts of the graph, please use "
+            "torch.autograd.backward.",
+            FutureWarning,
+            stacklevel=2,
+        )
+    grads = _make_grads(
+        outputs, _tensor_or_tensors_to_tuple(grad_outputs, len(outputs))
     )
-    result = []
-    for i, t in enumerate(inputs):
-        g = found.get(id(t._node()))
-        if g is None and not allow_unused:
-            raise RuntimeError(
-                f"One of the differentiated Tensors (input {i}) appears to not have "
-                "been used in the graph. Set allow_unused=True if this is the "
-                "desired behavior."
-            )
-        result.append(None if g is None else TensorBase._wrap(g))
-    return tuple(result)
+    if is_grads_batched:
+        raise NotImplementedError(
+            "is_grads_batched=True (vmap over grad_outputs) is not supported by "
+            "jaxblitz.compat; call grad once per row"
+        )
+    if retain_graph is None:
+        retain_graph = create_graph
+    found = _run_engine(
+        outputs,
+        grads,
+        bool(retain_graph),
+        create_graph,
+        inputs_tuple,
+        allow_unused,
+        False,
+    )
+    result = tuple(
+        (g if isinstance(g, TensorBase) else TensorBase._wrap(g))
+        if g is not None
+        else (zeros_like(t, requires_grad=create_graph) if materialize_grads else None)
+        for g, t in zip(found, inputs_tuple, strict=True)
+    )
+    if type(inputs) is dict:
+        return dict(zip(inputs.keys(), result, strict=True))
+    return result
 
 
 def gradcheck(
@@ -197,10 +476,12 @@ def _tape_jacobian(func, inputs: tuple, o: int, i: int) -> np.ndarray:
     for j in range(out.numel()):
         onehot = np.zeros(out.numel(), out.dtype.np)
         onehot[j] = 1
+        with x64(True):
+            onehot = TensorBase._wrap(jnp.asarray(onehot.reshape(out.shape)))
         (g,) = grad(
             out,
             inputs[i],
-            onehot.reshape(out.shape),
+            onehot,
             retain_graph=True,
             allow_unused=True,
         )

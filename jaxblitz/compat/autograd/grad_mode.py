@@ -1,10 +1,16 @@
-"""Blitz 2, "autograd": grad mode -- ``torch.no_grad``, ``enable_grad`` and
-``set_grad_enabled``. While it is off, ops record nothing for ``backward()``."""
+"""Blitz 2, "autograd": grad mode -- ``torch.no_grad``, ``enable_grad``,
+``set_grad_enabled`` and ``inference_mode``. While grad mode is off, ops record
+nothing for ``backward()``.
+
+Each is a context manager and a decorator, as in torch; the state is per thread.
+"""
 
 from __future__ import annotations
 
-import contextlib
+import functools
+import inspect
 import threading
+from typing import Any
 
 _mode = threading.local()
 
@@ -13,33 +19,119 @@ def is_grad_enabled() -> bool:
     return getattr(_mode, "enabled", True)
 
 
-class set_grad_enabled(contextlib.ContextDecorator):  # noqa: N801 -- torch's name
-    """``torch.set_grad_enabled(mode)``: a call, context manager or decorator."""
-
-    def __init__(self, mode: bool):
-        self.prev = is_grad_enabled()
-        self.mode = bool(mode)
-        _mode.enabled = self.mode
-
-    def __enter__(self):
-        _mode.enabled = self.mode
-
-    def __exit__(self, *exc):
-        _mode.enabled = self.prev
+def is_inference_mode_enabled() -> bool:
+    return getattr(_mode, "inference", False)
 
 
-class no_grad(contextlib.ContextDecorator):  # noqa: N801
+def _set_enabled(mode: bool) -> None:
+    if mode and is_inference_mode_enabled():
+        # torch keeps recording nothing in inference mode even with grad mode on
+        # (is_grad_enabled() says True there); compat's ops would record.
+        raise NotImplementedError(
+            "turning grad mode on inside torch.inference_mode() (enable_grad / "
+            "set_grad_enabled(True)) is not supported by jaxblitz.compat; leave "
+            "inference mode first (inference_mode(False))"
+        )
+    _mode.enabled = mode
+
+
+class _Mode:
+    """A context manager that is also a decorator (a fresh one per call, as
+    torch's ``clone``), entered as often as needed."""
+
+    def __init__(self) -> None:
+        self._saved: list = []
+
+    def clone(self) -> _Mode:
+        return type(self)()
+
+    def __call__(self, func: Any) -> Any:
+        if inspect.isclass(func):
+            raise RuntimeError(
+                "Cannot decorate classes; it is ambiguous whether or not only the "
+                "constructor or all methods should have the context manager "
+                "applied; additionally, decorating a class at definition-site will "
+                "prevent use of the identifier as a conventional type.  To specify "
+                "which methods to decorate, decorate each of them individually."
+            )
+
+        @functools.wraps(func)
+        def decorated(*args: Any, **kwargs: Any) -> Any:
+            with self.clone():
+                return func(*args, **kwargs)
+
+        return decorated
+
+    def __enter__(self) -> None:
+        self._saved.append((is_grad_enabled(), is_inference_mode_enabled()))
+        self._switch()
+
+    def __exit__(self, *exc: Any) -> None:
+        _mode.enabled, _mode.inference = self._saved.pop()
+
+    def _switch(self) -> None:
+        raise NotImplementedError
+
+
+class no_grad(_Mode):  # noqa: N801 -- torch's name
     """``with torch.no_grad():`` -- ops record nothing."""
 
-    def __enter__(self):
-        self.prev = is_grad_enabled()
+    def _switch(self) -> None:
         _mode.enabled = False
 
-    def __exit__(self, *exc):
-        _mode.enabled = self.prev
+
+class enable_grad(_Mode):  # noqa: N801
+    """``with torch.enable_grad():`` -- grad mode back on (inside ``no_grad``)."""
+
+    def _switch(self) -> None:
+        _set_enabled(True)
 
 
-class enable_grad(no_grad):  # noqa: N801
-    def __enter__(self):
+class set_grad_enabled(_Mode):  # noqa: N801
+    """``torch.set_grad_enabled(mode)``: a call (switches at once), a context
+    manager or a decorator."""
+
+    def __init__(self, mode: bool) -> None:
+        super().__init__()
         self.prev = is_grad_enabled()
-        _mode.enabled = True
+        self.mode = bool(mode)
+        _set_enabled(self.mode)
+
+    def clone(self) -> set_grad_enabled:
+        return type(self)(self.mode)
+
+    def __enter__(self) -> None:
+        # the constructor switched already; what to restore is what came before
+        self._saved.append((self.prev, is_inference_mode_enabled()))
+        _set_enabled(self.mode)
+
+    def __call__(self, func: Any) -> Any:
+        _mode.enabled = self.prev  # used as a decorator: nothing switches now
+        return super().__call__(func)
+
+
+class inference_mode(_Mode):  # noqa: N801
+    """``torch.inference_mode(mode=True)``: grad mode off (and, with
+    ``mode=False``, inference mode off and grad mode on), as a context manager or
+    a decorator (``@torch.inference_mode`` or ``@torch.inference_mode()``).
+
+    Tensors made inside do not require grad. torch also makes them *inference
+    tensors* -- refused later by autograd and by in-place ops outside inference
+    mode, ``is_inference()`` True, no version counter; compat tensors carry no
+    such mark, so those checks are not made.
+    """
+
+    def __new__(cls, mode: Any = True) -> Any:
+        if isinstance(mode, bool):
+            return super().__new__(cls)
+        return cls()(mode)  # used bare as a decorator
+
+    def __init__(self, mode: bool = True) -> None:
+        super().__init__()
+        self.mode = mode
+
+    def clone(self) -> inference_mode:
+        return type(self)(self.mode)
+
+    def _switch(self) -> None:
+        _mode.enabled, _mode.inference = not self.mode, bool(self.mode)
