@@ -19,6 +19,7 @@ that own each kind of method (``ops``: math, ``shape_ops``: views and indexing,
 
 from __future__ import annotations
 
+import copy
 import linecache
 import math
 import traceback
@@ -518,6 +519,34 @@ class TensorBase:
         if self.dim() == 0 and spec:
             return self.item().__format__(spec)
         return repr(self)
+
+    def __deepcopy__(self, memo: dict) -> Tensor:
+        """``copy.deepcopy``: a leaf with its own copy of the storage (tensors
+        copied together that shared a storage share the new one), its grad too."""
+        if id(self) in memo:
+            return memo[id(self)]
+        if self._grad_fn is not None:
+            raise RuntimeError(
+                "Only Tensors created explicitly by the user (graph leaves) support "
+                "the deepcopy protocol at the moment.  If you were attempting to "
+                "deepcopy a module, this may be because of a torch.nn.utils."
+                "weight_norm usage, see https://github.com/pytorch/pytorch/pull/103001"
+            )
+        s = self._s
+        storage = memo.get(id(s))
+        if storage is None:
+            copied = np.array(s.numpy) if s.numpy is not None else None
+            storage = memo[id(s)] = _Storage(None if copied is not None else s.array)
+            storage.numpy = copied
+        new = TensorBase._wrap(None, self.requires_grad_flag, cls=type(self))
+        new._s, new._view, new._as = storage, self._view, self._as
+        memo[id(self)] = new
+        if self.grad is not None:
+            new.grad = self.grad.__deepcopy__(memo)
+        for key, value in self.__dict__.items():
+            if not key.startswith("_"):
+                new.__dict__[key] = copy.deepcopy(value, memo)
+        return new
 
     def __reduce__(self):
         raise TypeError(

@@ -150,7 +150,9 @@ def test_recompiles_only_on_shape_dtype_module_set_and_mode_changes():
     step(net, optimizer, x8, y8)  # a new batch shape
     step(net, optimizer, x4, y4)  # back to a known one
     assert step.compilations == 2
-    step(net, optimizer, x4, y4.to(torch.int32))  # a new label dtype
+    step(
+        net, optimizer, x4, y4.to(torch.uint8)
+    )  # a new label dtype (torch takes Long or Byte)
     assert step.compilations == 3
     optimizer.param_groups[0]["lr"] = 0.0  # an input, not a recompile ...
     before = params_of(net)

@@ -583,9 +583,9 @@ class AutogradMixin(TensorBase):
             return
         if self.grad is None:
             self.grad = TensorBase._wrap(g)
-        else:
+        else:  # into the same tensor, as torch: references to .grad see it
             with x64(True):
-                self.grad = TensorBase._wrap(self.grad._data + g)
+                self.grad._set_data(self.grad._data + g)
 
     def retain_grad(self) -> None:
         if not self.requires_grad:
