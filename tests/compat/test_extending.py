@@ -1387,6 +1387,55 @@ def gradcheck_custom_functions(torch):
     )
 
 
+@case
+def gradcheck_checks_as_torch(torch):
+    def fn(backward, materialize=True):
+        class C(F(torch)):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.set_materialize_grads(materialize)
+                ctx.save_for_backward(x)
+                return x * x
+
+            @staticmethod
+            def backward(ctx, g):
+                (x,) = ctx.saved_tensors
+                return backward(g, x)
+
+        return C.apply
+
+    def refuse_none(g, x):
+        if g is None:
+            raise RuntimeError("no gradient")
+        return 2 * x * g
+
+    x = torch.tensor([0.5, 1.5], dtype=torch.float64, requires_grad=True)
+    gradcheck = torch.autograd.gradcheck
+    checks = {
+        "good": lambda t: gradcheck(fn(lambda g, x: 2 * x * g), (x,)),
+        "list_inputs": lambda t: gradcheck(fn(lambda g, x: 2 * x * g), [x]),
+        "no_input_requires_grad": lambda t: gradcheck(
+            fn(lambda g, x: 2 * x * g), (x.detach(),)
+        ),
+        "float32_input": lambda t: gradcheck(
+            fn(lambda g, x: 2 * x * g), (t.ones(2, requires_grad=True),), atol=1e-2
+        ),
+        "undefined_refused": lambda t: gradcheck(fn(refuse_none, False), (x,)),
+        "undefined_refused_quietly": lambda t: gradcheck(
+            fn(refuse_none, False), (x,), raise_exception=False
+        ),
+        "undefined_not_checked": lambda t: gradcheck(
+            fn(refuse_none, False), (x,), check_undefined_grad=False
+        ),
+        "undefined_materialized": lambda t: gradcheck(fn(refuse_none), (x,)),
+        "expanded_input": lambda t: gradcheck(
+            fn(lambda g, x: 2 * x * g),
+            (t.ones(1, dtype=t.float64, requires_grad=True).expand(3),),
+        ),
+    }
+    return {k: outcome(torch, c) for k, c in checks.items()}
+
+
 # ---------------------------------------------------------------------------
 # create_graph through custom Functions
 # ---------------------------------------------------------------------------

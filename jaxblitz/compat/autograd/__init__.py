@@ -40,11 +40,7 @@ from jaxblitz.compat.autograd.graph import (
     run_backward,
 )
 from jaxblitz.compat.creation import ones_like, zeros_like
-from jaxblitz.grad import (
-    GradcheckError,
-    check_jacobians,
-    numerical_jacobian,
-)
+from jaxblitz.grad import GradcheckError, numerical_jacobian
 
 __all__ = [
     "AccumulateGrad",
@@ -406,40 +402,74 @@ def grad(
 
 
 def gradcheck(
-    func,
+    func: Any,
     inputs: Any,
     *,
     eps: float = 1e-6,
     atol: float = 1e-5,
     rtol: float = 1e-3,
     raise_exception: bool = True,
-    **_: Any,
+    nondet_tol: float = 0.0,
+    check_undefined_grad: bool = True,
+    check_grad_dtypes: bool = False,
+    check_batched_grad: bool = False,
+    check_batched_forward_grad: bool = False,
+    check_forward_ad: bool = False,
+    check_backward_ad: bool = True,
+    fast_mode: bool = False,
+    masked: bool | None = None,
 ) -> bool:
     """``torch.autograd.gradcheck``: the Jacobian ``backward`` computes (through the
-    tape, including user ``Function``s) against central finite differences.
+    tape, including user ``Function``s) against central finite differences; then,
+    as torch, that zero output gradients give zero input gradients, and that each
+    custom Function's backward takes undefined output gradients.
 
-    torch's defaults; use float64 inputs, as with torch. The finite differences and
-    the verdict are the core's (:func:`jaxblitz.grad.check_jacobians`), and so is
-    the :class:`GradcheckError` a mismatch raises.
+    torch's defaults; use float64 inputs, as with torch. The finite differences are
+    the core's (:func:`jaxblitz.grad.numerical_jacobian`), and so is the
+    :class:`GradcheckError` a failed check raises (torch's messages). ``fast_mode``
+    runs the full check (torch's fast mode checks random projections of it);
+    ``nondet_tol`` and ``check_grad_dtypes`` can change nothing here (compat's
+    backward is deterministic and gives each input's dtype). vmap, forward-mode AD
+    and masked tensors are not supported.
     """
-    inputs = inputs if isinstance(inputs, tuple) else (inputs,)
-    diff = [
-        i for i, x in enumerate(inputs) if isinstance(x, TensorBase) and x.requires_grad
-    ]
-    for i in diff:
-        if inputs[i].dtype.name != "float64":
-            warnings.warn(
-                f"Input #{i} requires gradient and is not a double precision floating "
-                "point. The check will likely fail if all the inputs are not of "
-                "double precision floating point. ",
-                stacklevel=2,
+    for option, value in (
+        ("check_batched_grad", check_batched_grad),
+        ("check_batched_forward_grad", check_batched_forward_grad),
+        ("check_forward_ad", check_forward_ad),
+        ("masked", masked),
+    ):
+        if value:
+            raise NotImplementedError(
+                f"gradcheck({option}=True) is not supported by jaxblitz.compat (it "
+                "has no vmap, forward-mode AD or masked tensors)"
             )
-    outputs = _outputs(func, inputs)
-    checked = [  # torch checks the floating-point tensor outputs
-        o
-        for o, out in enumerate(outputs)
-        if isinstance(out, TensorBase) and out.dtype.is_floating_point
-    ]
+    try:
+        return _gradcheck(
+            func, inputs, eps, atol, rtol, check_undefined_grad, check_backward_ad
+        )
+    except GradcheckError:
+        if raise_exception:
+            raise
+        return False
+
+
+def _gradcheck(
+    func: Any,
+    inputs: Any,
+    eps: float,
+    atol: float,
+    rtol: float,
+    check_undefined_grad: bool,
+    check_backward_ad: bool,
+) -> bool:
+    if not isinstance(inputs, tuple):
+        inputs = tuple(inputs) if isinstance(inputs, list) else (inputs,)
+    diff = _check_inputs(inputs)
+    func_out = _outputs(func, inputs)
+    checked = [o for o, out in enumerate(func_out) if out.requires_grad]
+    outputs = [func_out[o] for o in checked]
+    if not check_backward_ad:
+        return True
     xs = [np.asarray(inputs[i].detach()) for i in diff]
 
     def f(*arrays):  # the differentiated inputs -> the checked outputs, as arrays
@@ -452,16 +482,51 @@ def gradcheck(
 
     with x64(True):
         numerical = numerical_jacobian(f, xs, f(*xs), eps)
-    analytical = [[_tape_jacobian(func, inputs, o, i) for i in diff] for o in checked]
-    return check_jacobians(
-        analytical,
-        numerical,
-        [tuple(outputs[o].shape) for o in checked],
-        [x.shape for x in xs],
-        atol=atol,
-        rtol=rtol,
-        raise_exception=raise_exception,
-    )
+    analytical = [_tape_jacobian(out, [inputs[i] for i in diff]) for out in outputs]
+    for o, out in enumerate(outputs):  # torch's verdict and message
+        for i in range(len(diff)):
+            a, n = analytical[o][i], numerical[o][i]
+            if not np.allclose(a, n, rtol=rtol, atol=atol):
+                raise GradcheckError(
+                    f"Jacobian mismatch for output {o:d} with respect to input {i:d},\n"
+                    f"numerical:{_jacobian_tensor(n, out)}\n"
+                    f"analytical:{_jacobian_tensor(a, out)}\n"
+                )
+    _check_backward_mul_by_grad_output(outputs, [inputs[i] for i in diff])
+    if check_undefined_grad:
+        _check_undefined_grads(func, inputs)
+    return True
+
+
+def _check_inputs(inputs: tuple) -> list[int]:
+    """torch's checks of gradcheck's inputs; the positions that require grad."""
+    diff = []
+    for i, x in enumerate(inputs):
+        if not (isinstance(x, TensorBase) and x.requires_grad):
+            continue
+        if x.dtype.name != "float64":
+            warnings.warn(
+                f"Input #{i} requires gradient and is not a double precision floating "
+                "point or complex. This check will likely fail if all the inputs are "
+                "not of double precision floating point or complex. ",
+                stacklevel=3,
+            )
+        if not all(
+            st > 0 or sz <= 1 for st, sz in zip(x.stride(), x.shape, strict=True)
+        ):
+            raise RuntimeError(
+                f"The {i}th input has a dimension with stride 0. gradcheck only "
+                "supports inputs that are non-overlapping to be able to compute the "
+                "numerical gradients correctly. You should call .contiguous on the "
+                "input before passing it to gradcheck."
+            )
+        diff.append(i)
+    if not diff:
+        raise ValueError(
+            "gradcheck expects at least one input tensor to require gradient, but "
+            "none of them have requires_grad=True."
+        )
+    return diff
 
 
 def _outputs(func, args) -> tuple:
@@ -469,22 +534,91 @@ def _outputs(func, args) -> tuple:
     return out if isinstance(out, tuple) else (out,)
 
 
-def _tape_jacobian(func, inputs: tuple, o: int, i: int) -> np.ndarray:
-    """d(output o)/d(input i) by ``backward``, one row per output element."""
-    out = _outputs(func, inputs)[o]
-    jacobian = np.zeros((out.numel(), inputs[i].numel()))
+def _tape_jacobian(out: Any, inputs: list) -> list[np.ndarray]:
+    """d(out)/d(each input) by ``backward``, one row per element of ``out``."""
+    jacobians = [np.zeros((out.numel(), x.numel())) for x in inputs]
     for j in range(out.numel()):
         onehot = np.zeros(out.numel(), out.dtype.np)
         onehot[j] = 1
         with x64(True):
             onehot = TensorBase._wrap(jnp.asarray(onehot.reshape(out.shape)))
-        (g,) = grad(
-            out,
-            inputs[i],
-            onehot,
-            retain_graph=True,
-            allow_unused=True,
-        )
-        if g is not None:
-            jacobian[j] = np.asarray(g._data, np.float64).reshape(-1)
-    return jacobian
+        grads = grad(out, inputs, onehot, retain_graph=True, allow_unused=True)
+        for jacobian, g in zip(jacobians, grads, strict=True):
+            if g is not None:
+                jacobian[j] = np.asarray(g._data, np.float64).reshape(-1)
+    return jacobians
+
+
+def _jacobian_tensor(jacobian: np.ndarray, out: Any) -> Any:
+    """A Jacobian as torch shows it: (input elements, output elements), in the
+    output's dtype."""
+    with x64(True):
+        return TensorBase._wrap(jnp.asarray(jacobian.T, out.dtype.np))
+
+
+def _check_backward_mul_by_grad_output(outputs: list, inputs: list) -> None:
+    grads = grad(outputs, inputs, [zeros_like(o) for o in outputs], allow_unused=True)
+    for gi, di in zip(grads, inputs, strict=True):
+        if gi is None:
+            continue
+        if not bool((gi == 0).all()):
+            raise GradcheckError("backward not multiplied by grad_output")
+        if gi.dtype != di.dtype:
+            raise GradcheckError("grad is incorrect type")
+        if tuple(gi.shape) != tuple(di.shape):
+            raise GradcheckError("grad is incorrect size")
+
+
+def _check_undefined_grads(func: Any, inputs: tuple) -> None:
+    """torch's check that backward takes undefined output gradients: every custom
+    Function below the outputs is called with all its output gradients undefined
+    (and, with several outputs, each one undefined and the others zero); what it
+    returns must be None or zeros."""
+    outs = [
+        o
+        for o in _outputs(func, inputs)
+        if isinstance(o, TensorBase) and o.requires_grad
+    ]
+    root = _GraphRoot([o._node() for o in outs], [])
+    for node in _topological(root):
+        if not isinstance(node, function.BackwardCFunction):
+            continue
+        n = len(node._outputs)
+        cases = [function._OutputGrads()]
+        with x64(True):
+            for undefined in range(n if n > 1 else 0):
+                cases.append(
+                    function._OutputGrads(
+                        (i, jnp.zeros(meta[0], meta[1].np))
+                        for i, meta in enumerate(node._outputs)
+                        if i != undefined and meta is not None
+                    )
+                )
+        for grads in cases:
+            try:
+                with x64(True):
+                    result = node.apply_vjp(grads)
+            except RuntimeError as error:
+                _warn_undefined_check()
+                raise GradcheckError(
+                    "Expected backward function to handle undefined output grads. "
+                    'Please look at "Notes about undefined output gradients" in '
+                    '"tools/autograd/derivatives.yaml"'
+                ) from error
+            if any(g is not None and np.any(np.asarray(g) != 0) for g in result):
+                _warn_undefined_check()
+                raise GradcheckError(
+                    "Expected all input grads to be undefined or zero when all output "
+                    'grads are undefined or zero. Please look at "Notes about '
+                    'undefined output gradients" in "tools/autograd/derivatives.yaml"'
+                )
+
+
+def _warn_undefined_check() -> None:
+    warnings.warn(
+        "Backwards compatibility: New undefined gradient support checking feature is "
+        "enabled by default, but it may break existing callers of this function. If "
+        'this is true for you, you can call this function with "check_undefined_grad'
+        '=False" to disable the feature',
+        stacklevel=4,
+    )
