@@ -10,10 +10,11 @@ as ``dt``; the function casts its inputs to it, as torch's TensorIterator does, 
 JAX's own promotion never decides a dtype. Ops without a derivative (comparisons,
 logic, ``isnan``) go through :func:`graph.run` and record nothing.
 
-Where this differs from torch: integer division by zero raises torch's
-``RuntimeError: ZeroDivisionError`` only where the divisor has a value; inside
-``torch.compile`` it is traced and cannot be checked. Complex numbers are refused
-with ``NotImplementedError`` (compat has no complex dtypes).
+Integer division (``//``, ``%``, ``fmod``, rounded ``div``) reads the divisor, as
+torch's CPU kernels do, to raise ``RuntimeError: ZeroDivisionError``; inside
+``torch.compile`` an integer tensor divisor is therefore a value the step needs
+(a ``CompileError``). Complex numbers are refused with ``NotImplementedError``:
+compat has no complex dtypes.
 """
 
 from __future__ import annotations
@@ -388,12 +389,14 @@ def _require_tensors(what: str, input: Any, other: Any = None) -> None:
 
 
 def _check_divisor(divisor: Any, dt: _dtype.dtype) -> None:
-    """torch raises on integer division by zero; a traced divisor cannot be read."""
+    """torch raises on integer division by zero, so the divisor's values are read
+    (inside ``torch.compile``, a :class:`TracedValueError` says so)."""
     if isinstance(divisor, TensorBase):
-        data = divisor._data
-        if isinstance(data, jax.core.Tracer):
-            return
-        zero = builtins.bool(run(_has_zero_fn, data, dt=dt.np.name))
+        divisor._needs_value(
+            "integer division by a tensor (torch checks it for zeros)",
+            "divide by a Python int, or divide floats",
+        )
+        zero = builtins.bool(run(_has_zero_fn, divisor._data, dt=dt.np.name))
     else:
         zero = np.asarray(divisor).astype(dt.np) == 0
     if zero:
@@ -557,14 +560,12 @@ def pow(input: Any, exponent: Any) -> Tensor:  # noqa: A001 -- torch's name
     input, exponent = _value(input), _value(exponent)
     dt = _promote(input, exponent)
     if not isinstance(exponent, TensorBase):
-        if dt.is_floating_point or dt is _dtype.bool:
-            pass
-        elif exponent < 0:
+        if _dtype.category(dt) == 1 and exponent < 0:
             raise RuntimeError("Integers to negative integer powers are not allowed.")
         name = "PowBackward0"
+    elif dt is _dtype.bool:  # x ** True is a copy, but no bool kernel takes tensors
+        raise _not_implemented("pow", dt)
     else:
-        if dt is _dtype.bool:
-            raise _not_implemented("pow", dt)
         name = "PowBackward1" if isinstance(input, TensorBase) else "PowBackward2"
     return _elementwise(name, _pow_fn, input, exponent, dt=dt)
 
@@ -834,7 +835,7 @@ def _floating_unary(name: str, op):
         dt = _default_float(input.dtype)
         return apply(name, _unary_fn, input, op=op, dt=dt.np.name)
 
-    fn.__name__ = op.__name__
+    fn.__name__ = name.removesuffix("Backward0").lower()  # ExpBackward0: exp
     return fn
 
 
@@ -874,12 +875,12 @@ def _same_unary(name: str, op, *, ints: bool = True, bools: Any = None):
                 raise _not_implemented(bools, dt)
             raise RuntimeError(bools[0])
         if not dt.is_floating_point and not ints:
-            raise _not_implemented(f"{op.__name__}_cpu", dt)
+            raise _not_implemented(f"{fn.__name__}_cpu", dt)
         if dt is _dtype.bool or (not dt.is_floating_point and op in _IDENTITY_ON_INTS):
             return apply(name, _cast_fn, input, dt=dt.np.name)
         return apply(name, _unary_fn, input, op=op, dt=dt.np.name)
 
-    fn.__name__ = op.__name__.lstrip("_")
+    fn.__name__ = name.removesuffix("Backward0").lower()  # NegBackward0: neg
     return fn
 
 
@@ -1341,13 +1342,13 @@ def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False):
 # ---------------------------------------------------------------------------
 
 
-def _operator(fn, *, reflected: bool = False):
+def _operator(fn, *, reflected: bool = False, numbers: bool = True):
     """``x + y`` is ``add(x, y)``, ``2 + x`` is ``x.__radd__(2)``; an operand that
-    is not a number gives NotImplemented, so Python raises its TypeError (and
-    ``x == None`` is False), as torch."""
+    is not a number (``numbers=False``: not an array) gives NotImplemented, so
+    Python raises its TypeError (and ``x == None`` is False), as torch."""
 
     def method(self: Tensor, other: Any) -> Any:
-        if not _is_operand(other):
+        if not _is_operand(other) or not (numbers or hasattr(other, "shape")):
             return NotImplemented
         return fn(other, self) if reflected else fn(self, other)
 
@@ -1385,8 +1386,8 @@ class MathMixin(AutogradMixin):
     __rfloordiv__ = _operator(floor_divide, reflected=True)
     __mod__, __rmod__ = _operator(remainder), _operator(remainder, reflected=True)
     __pow__, __rpow__ = _operator(pow), _operator(pow, reflected=True)
-    __matmul__ = _operator(matmul)
-    __rmatmul__ = _operator(matmul, reflected=True)
+    __matmul__ = _operator(matmul, numbers=False)
+    __rmatmul__ = _operator(matmul, reflected=True, numbers=False)
     __and__ = __rand__ = _operator(bitwise_and)
     __or__ = __ror__ = _operator(bitwise_or)
     __xor__ = __rxor__ = _operator(bitwise_xor)

@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import jaxblitz.compat as torch
+from jaxblitz.compat.compile import CompileError
 
 pt = pytest.importorskip("torch")
 
@@ -328,8 +329,20 @@ def test_bool_subtraction_and_negation_are_refused_with_torchs_messages():
         ~torch.ones(1)
 
 
+def test_integer_division_by_a_tensor_inside_compile_names_the_cause():
+    def step(x, n):
+        return x // n
+
+    with pytest.raises(CompileError, match="integer division by a tensor"):
+        torch.compile(step)(torch.tensor([5]), torch.tensor([2]))
+    floats = torch.compile(step)(torch.tensor([5.0]), torch.tensor([2.0]))
+    assert floats.tolist() == [2.0]
+
+
 def test_operands_that_are_not_numbers_give_pythons_answers():
     x = torch.ones(2)
+    with pytest.raises(TypeError):
+        assert x @ 2
     assert (x == None) is False  # noqa: E711 -- the operator is what is tested
     assert (x != "a") is True
     with pytest.raises(TypeError):
