@@ -137,7 +137,7 @@ def tensor_repr(t, prefix: str = "tensor(") -> str:
             suffixes.append(f"dtype={t.dtype}")
         body = tensor_str(values, t.dtype.is_floating_point, indent)
     if t.grad_fn is not None:
-        suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
+        suffixes.append(f"grad_fn=<{type(t.grad_fn).__name__}>")
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
     return prefix + _add_suffixes(body, suffixes, indent)

@@ -90,9 +90,16 @@ def _as_view(
     out._vc, out._gv = self._vc, self._vc[0]
     out._as = self._as
     out._cache = (s.array, array) if s.numpy is None else None
+    # How the view was made decides what in-place ops on it may do; a view of
+    # such a view inherits it, as torch's creation_meta does.
+    if multi is None and "_multi_view" in self.__dict__:
+        node = out._grad_fn
+        multi = (type(node).__name__ if node is not None else "View", 0)
     if multi is not None:
         out.__dict__["_multi_view"] = multi
-    if self.requires_grad_flag and not is_grad_enabled():
+    if self.__dict__.get("_no_grad_view") or (
+        self.requires_grad_flag and not is_grad_enabled()
+    ):
         out.__dict__["_no_grad_view"] = True
     return out
 

@@ -1534,12 +1534,7 @@ def test_extending_matches_pytorch(name):
     assert agree(ours, theirs), f"\ntorch:  {theirs}\ncompat: {ours}"
 
 
-KNOWN = {  # differences that need a change outside autograd/function.py & co.
-    "saved_leaf_modified_in_place": "graph._verify writes ', is at version' for a "
-    "saved leaf; torch writes ' is at version'",
-    "create_graph_gradient_of_a_sum": "graph's apply_vjp_graph records every VJP "
-    "as a function of the node's inputs: SumBackward0's gradient requires grad",
-}
+KNOWN: dict[str, str] = {}  # differences still to fix elsewhere: none now
 
 EXPECTED_ERRORS = {  # cases whose result under PyTorch is itself an error
     "too_many_gradients",

@@ -109,9 +109,12 @@ class Node:
             _verify(self)
             saved = _current(self)
         n = len(self.mask)
+        uses = _vjp_uses(self, saved, grad)
         args = [
-            TensorBase._wrap(a, requires_grad=True, grad_fn=node) if m else a
-            for a, m, node in zip(saved[:n], self.mask, self.inputs, strict=True)
+            TensorBase._wrap(a, requires_grad=True, grad_fn=node) if m and u else a
+            for a, m, u, node in zip(
+                saved[:n], self.mask, uses, self.inputs, strict=True
+            )
         ]
         args += saved[n:]
         out, k = [], 0
@@ -297,11 +300,11 @@ def _verify(node: Node) -> None:
             fn = (
                 fn if t is None else (None if t._grad_fn is None else t._grad_fn.name())
             )
-        which = "" if fn is None else f", which is output 0 of {_op_name(fn)}"
+        which = "" if fn is None else f", which is output 0 of {_op_name(fn)},"
         raise RuntimeError(
             "one of the variables needed for gradient computation has been modified "
             f"by an inplace operation: [torch.{dt.scalar_type}Tensor "
-            f"[{', '.join(map(str, shape))}]]{which}, is at version {counter[0]}; "
+            f"[{', '.join(map(str, shape))}]]{which} is at version {counter[0]}; "
             f"expected version {version} instead. Hint: enable anomaly detection to "
             "find the operation that failed to compute its gradient, with "
             "torch.autograd.set_detect_anomaly(True, check_nan=False)."
@@ -333,6 +336,34 @@ def _bwd_impl(*args, grad, fn, static, mask):
     diff_args = [a for a, m in zip(args, mask, strict=True) if m]
     _, vjp = jax.vjp(partial_fn, *diff_args)
     return vjp(grad)
+
+
+_USES: dict[tuple, tuple[bool, ...]] = {}
+
+
+def _vjp_uses(node: Node, saved: Sequence[Any], grad: Tensor) -> tuple[bool, ...]:
+    """Which of ``node``'s inputs its VJP reads (so the gradient depends on them):
+    found once per op and shapes by walking the VJP's jaxpr back from its outputs.
+    A sum's gradient reads no input, so it does not require grad, as in torch."""
+    mask = node._vjp_mask()
+    shapes = tuple((jax.numpy.shape(a), jax.numpy.result_type(a)) for a in saved)
+    key = (node.fn, node.static, mask, shapes, tuple(grad.shape), grad.dtype.name)
+    uses = _USES.get(key)
+    if uses is None:
+
+        def vjp(*args):
+            return _bwd_impl(
+                *args[:-1], grad=args[-1], fn=node.fn, static=node.static, mask=mask
+            )
+
+        with x64(True):
+            jaxpr = jax.make_jaxpr(vjp)(*saved, grad._data).jaxpr
+        needed = {v for v in jaxpr.outvars if type(v).__name__ != "Literal"}
+        for eqn in reversed(jaxpr.eqns):
+            if any(v in needed for v in eqn.outvars):
+                needed.update(v for v in eqn.invars if type(v).__name__ != "Literal")
+        uses = _USES[key] = tuple(v in needed for v in jaxpr.invars[: len(node.mask)])
+    return uses
 
 
 def _vjp_fn(*args, of, of_static, mask, k):
