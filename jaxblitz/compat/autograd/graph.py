@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import jax
 
-from jaxblitz.compat import _layout
+from jaxblitz.compat import _dtype, _layout
 from jaxblitz.compat._dtype import x64
 from jaxblitz.compat._tensor_base import TensorBase
 from jaxblitz.compat.autograd.grad_mode import is_grad_enabled, set_grad_enabled
@@ -693,7 +693,7 @@ class AutogradMixin(TensorBase):
         """Make ``result`` (computed from ``self``) this tensor's value and history."""
         own = self.dtype
         if result.dtype is not own:
-            if result.dtype.is_floating_point and not own.is_floating_point:
+            if not _dtype.can_cast(result.dtype, own):
                 raise RuntimeError(
                     f"result type {result.dtype.scalar_type} can't be cast to the "
                     f"desired output type {own.scalar_type}"
