@@ -57,7 +57,8 @@ def _unsqueeze_fn(x, *, axis):
     return jnp.expand_dims(x, axis)
 
 
-def _cat_fn(*xs, axis, dt):
+def _cat_fn(*xs, axis, dt, keep=None):
+    xs = xs if keep is None else [x for x, k in zip(xs, keep, strict=True) if k]
     return jnp.concatenate([x.astype(dt) for x in xs], axis=axis)
 
 
@@ -265,6 +266,11 @@ def t(self: Tensor) -> Tensor:
 
 
 def transpose(self: Tensor, dim0: int, dim1: int) -> Tensor:
+    if not self.dim():  # dims 0/-1 of a 0-d tensor: itself, as a view
+        wrap_dim(dim0, 0), wrap_dim(dim1, 0)
+        return _view_apply(
+            self, "TransposeBackward0", _layout.permute, (), fn=_permute_fn, axes=()
+        )
     axes = list(range(self.dim()))
     dim0, dim1 = wrap_dim(dim0, self.dim()), wrap_dim(dim1, self.dim())
     axes[dim0], axes[dim1] = axes[dim1], axes[dim0]
@@ -423,6 +429,10 @@ def narrow(self: Tensor, dim: int, start: Any, length: int) -> Tensor:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     dim = wrap_dim(dim, self.dim())
     size = self.shape[dim]
+    if isinstance(start, TensorBase) and (
+        start.dim() or start.dtype.is_floating_point or start.dtype is _dtype.bool
+    ):
+        raise RuntimeError("start must be an 0-dim integral Tensor.")
     start = _as_int(start)
     if length < 0:
         raise RuntimeError("narrow(): length must be non-negative.")
@@ -492,6 +502,21 @@ def chunk(self: Tensor, chunks: int, dim: int = 0) -> tuple:
 def tensor_split(self: Tensor, indices_or_sections: Any, dim: int = 0) -> tuple:
     dim = wrap_dim(dim, self.dim())
     size = self.shape[dim]
+    if isinstance(indices_or_sections, TensorBase):
+        if indices_or_sections.dtype.is_floating_point or indices_or_sections.dim() > 1:
+            raise RuntimeError(
+                "tensor_split expected tensor_indices_or_sections to have integral "
+                "dtype, but got "
+                f"{indices_or_sections.dtype}"
+                if indices_or_sections.dtype.is_floating_point
+                else "tensor_split expected tensor_indices_or_sections to be a "
+                "zero-dimensional or one-dimensional tensor, but got a tensor with "
+                f"{indices_or_sections.dim()} dims"
+            )
+        if indices_or_sections.dim() == 1:
+            indices_or_sections = indices_or_sections.tolist()
+        else:
+            indices_or_sections = indices_or_sections.item()
     if isinstance(indices_or_sections, list | tuple):
         bounds = [int(i) for i in indices_or_sections]
     else:
@@ -605,6 +630,12 @@ def movedim(self: Tensor, source: Any, destination: Any) -> Tensor:
     n = self.dim()
     src = [wrap_dim(d, n) for d in src]
     dst = [wrap_dim(d, n) for d in dst]
+    for name, dims, given in (
+        ("source", src, source),
+        ("destination", dst, destination),
+    ):
+        if len(set(dims)) != len(dims):
+            raise RuntimeError(f"movedim: repeated dim in `{name}` ({list(given)})")
     order = [None] * n
     for s_, d_ in zip(src, dst, strict=True):
         order[d_] = s_
@@ -691,10 +722,25 @@ def _tensor_list(name: str, tensors: Any) -> list[Tensor]:
     return tensors
 
 
-def cat(tensors: Any, dim: int = 0) -> Tensor:
+def cat(tensors: Any, dim: int = 0, *, out: Any = None) -> Tensor:
+    if out is not None:
+        raise NotImplementedError("cat(out=...) is not supported by jaxblitz.compat")
     tensors = _tensor_list("cat", tensors)
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+    dt = tensors[0].dtype
+    for other in tensors[1:]:
+        dt = _dtype.promote(dt, other.dtype)
+    # torch's legacy rule: 1-D empty tensors are left out (their dtype counts).
+    keep = tuple(tuple(t.shape) != (0,) for t in tensors)
+    if not any(keep):
+        return apply("CatBackward0", _cat_fn, *tensors, axis=0, dt=dt.np.name)
+    everything, tensors = tensors, [t for t, k in zip(tensors, keep, strict=True) if k]
+    for i, t in enumerate(tensors):
+        if not t.dim():
+            raise RuntimeError(
+                f"zero-dimensional tensor (at position {i}) cannot be concatenated"
+            )
     dim = wrap_dim(dim, tensors[0].dim())
     first = tensors[0].shape
     for i, other in enumerate(tensors[1:], 1):
@@ -710,10 +756,14 @@ def cat(tensors: Any, dim: int = 0) -> Tensor:
                     f"Expected size {a} but got size {b} for tensor number {i} in "
                     "the list."
                 )
-    dt = tensors[0].dtype
-    for other in tensors[1:]:
-        dt = _dtype.promote(dt, other.dtype)
-    return apply("CatBackward0", _cat_fn, *tensors, axis=dim, dt=dt.np.name)
+    return apply(
+        "CatBackward0",
+        _cat_fn,
+        *everything,
+        axis=dim,
+        dt=dt.np.name,
+        keep=None if all(keep) else keep,
+    )
 
 
 concat = concatenate = cat
