@@ -412,6 +412,16 @@ def data_cases(torch):
         return a.grad
 
     rec("mul_self", c5)
+    for op in ("exp", "tanh", "sigmoid", "sqrt", "relu"):
+
+        def edited(op=op):
+            x = torch.tensor([0.5, 2.0], requires_grad=True)
+            y = torch.relu(x) if op == "relu" else getattr(x, op)()
+            y.data.mul_(3)  # backward reads the edited result, as torch's does
+            y.sum().backward()
+            return x.grad
+
+        rec(f"{op}_result_edited_through_data", edited)
     return out
 
 

@@ -88,6 +88,10 @@ class Node:
         if self.checks:
             _verify(self)
             saved = _current(self)
+            result = _edited_result(self)
+            if result is not None:  # its output edited through .data: as torch
+                with x64(True):
+                    return [_RESULT_VJPS[type(self).__name__](result, grad)]
         grads = _bwd(*saved, grad=grad, fn=self.fn, static=self.static, mask=self.mask)
         it = iter(grads)
         return [next(it) if m else None for m in self.mask]
@@ -257,9 +261,8 @@ def _saved_checks(name, args, mask, out) -> tuple:
         if needs is not None and not mask[needs]:
             continue
         if position == "result":
-            checks.append(
-                (out._vc, 0, None, name, tuple(out.shape), out.dtype, None, None)
-            )
+            where = ("result", out._s, out._s.array, out._view)
+            checks.append((out._vc, 0, None, name, tuple(out.shape), out.dtype, where))
             continue
         t = args[position]
         if isinstance(t, TensorBase):
@@ -279,6 +282,8 @@ def _current(node: Node) -> list:
     saved = node.saved
     for check in node.checks:
         where, owner = check[6], check[2] and check[2]()
+        if where is not None and where[0] == "result":
+            continue
         if where is not None and owner is not None and owner._s is not where[1]:
             where = (where[0], owner._s, None, owner._view)  # `.data = other`
         if where is None or where[1].array is where[2] or where[1].array is None:
@@ -289,6 +294,42 @@ def _current(node: Node) -> list:
         saved = list(saved)
         saved[position] = t._data
     return saved
+
+
+# The VJPs of the ops whose backward torch computes from their result, written
+# in the result: used only when that result was edited through `.data` (no
+# version bump) before backward, where torch's gradient reads the edited values.
+_RESULT_VJPS = {
+    "ExpBackward0": lambda r, g: g * r,
+    "Expm1Backward0": lambda r, g: g * (r + 1),
+    "TanhBackward0": lambda r, g: g * (1 - r * r),
+    "SigmoidBackward0": lambda r, g: g * r * (1 - r),
+    "SqrtBackward0": lambda r, g: g / (2 * r),
+    "RsqrtBackward0": lambda r, g: -0.5 * g * r**3,
+    "ReluBackward0": lambda r, g: g * (r > 0),
+}
+
+
+def _edited_result(node: Node) -> jax.Array | None:
+    """The node's output as it is now, if it was written since the forward
+    without a version bump (through ``.data``); else None."""
+    for check in node.checks:
+        where = check[6]
+        if where is None or where[0] != "result":
+            continue
+        storage = where[1]
+        if storage.array is where[2] or storage.array is None:
+            return None
+        name = type(node).__name__
+        if name not in _RESULT_VJPS:
+            raise NotImplementedError(
+                f"backward through {name} after its output was edited through "
+                ".data is not supported by jaxblitz.compat"
+            )
+        t = TensorBase._wrap(None)
+        t._s, t._view = storage, where[3]
+        return t._data
+    return None
 
 
 def _verify(node: Node) -> None:
