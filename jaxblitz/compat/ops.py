@@ -90,7 +90,7 @@ def _without_derivative(name: str, fn, *args):
 
 def _floor_divide_float(a, b):
     # torch's div_floor_floating: Python's float floor division, a / b where b == 0.
-    mod = lax.rem(a, b)
+    mod = jnp.fmod(a, b)
     div = (a - mod) / b
     div = jnp.where((mod != 0) & ((b < 0) != (mod < 0)), div - 1, div)
     floor = jnp.floor(div)
@@ -104,7 +104,8 @@ def _div_fn(x, y, *, mode, dt):
     if mode is None:
         return x / y
     if _is_int(x):
-        return lax.div(x, y) if mode == "trunc" else jnp.floor_divide(x, y)
+        trunc = lax.div(*jnp.broadcast_arrays(x, y))  # C's integer division
+        return trunc if mode == "trunc" else jnp.floor_divide(x, y)
     q = jnp.trunc(x / y) if mode == "trunc" else _floor_divide_float(x, y)
     return lax.stop_gradient(q)  # torch: a rounded quotient has zero gradient
 
@@ -118,7 +119,7 @@ def _remainder_fn(x, y, *, dt):
     x, y = _cast(x, dt), _cast(y, dt)
     if _is_int(x):
         return jnp.remainder(x, y)
-    mod = lax.rem(x, y)  # torch: the remainder takes the divisor's sign
+    mod = jnp.fmod(x, y)  # torch: the remainder takes the divisor's sign
     return jnp.where((mod != 0) & ((y < 0) != (mod < 0)), mod + y, mod)
 
 
@@ -246,13 +247,15 @@ def _addmm_fn(bias, x, y, *, beta, alpha):
 
 
 def _reduce_fn(x, *, op, axis, keepdims, dt):
-    x = x if dt is None else x.astype(dt)
-    return op(x, axis=axis, keepdims=keepdims)
+    if dt is None:
+        return op(x, axis=axis, keepdims=keepdims)
+    # cast after as well: JAX sums and multiplies bools as ints, torch as bools
+    return op(x.astype(dt), axis=axis, keepdims=keepdims).astype(dt)
 
 
 def _scan_fn(x, *, op, axis, dt):
-    x = x if dt is None else x.astype(dt)
-    return op(x.reshape(x.shape or (1,)), axis=axis).reshape(x.shape)
+    x = x.astype(dt)
+    return op(x.reshape(x.shape or (1,)), axis=axis).reshape(x.shape).astype(dt)
 
 
 def _var_fn(x, *, axis, correction, keepdims, root):
@@ -388,6 +391,15 @@ def _require_tensors(what: str, input: Any, other: Any = None) -> None:
             )
 
 
+def _require_a_tensor(what: str, *values: Any) -> None:
+    if not builtins.any(isinstance(v, TensorBase) for v in values):
+        kinds = ", ".join(type(v).__name__ for v in values)
+        raise TypeError(
+            f"{what}() received an invalid combination of arguments - got ({kinds}), "
+            "but expected at least one Tensor"
+        )
+
+
 def _check_divisor(divisor: Any, dt: _dtype.dtype) -> None:
     """torch raises on integer division by zero, so the divisor's values are read
     (inside ``torch.compile``, a :class:`TracedValueError` says so)."""
@@ -473,6 +485,7 @@ def sub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
 
 def rsub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     """``other - alpha * input`` (``2 - x``; torch: RsubBackward1)."""
+    _require_tensors("rsub", input)
     input, other = _value(input), _value(other)
     _check_sub(input, other)
     dt = _promote(input, other)
@@ -529,6 +542,7 @@ def floor_divide(input: Any, other: Any) -> Tensor:
 
 def remainder(input: Any, other: Any) -> Tensor:
     """``input % other``: Python's modulus, the sign of the divisor."""
+    _require_a_tensor("remainder", input, other)
     input, other = _value(input), _value(other)
     dt = _promote(input, other)
     if dt is _dtype.bool:
@@ -552,11 +566,12 @@ def fmod(input: Any, other: Any) -> Tensor:
     if not dt.is_floating_point:
         _check_divisor(other, dt)
     name = "FmodBackward1" if isinstance(other, TensorBase) else "FmodBackward0"
-    return _elementwise(name, _binary_fn, input, other, op=lax.rem, dt=dt)
+    return _elementwise(name, _binary_fn, input, other, op=jnp.fmod, dt=dt)
 
 
 def pow(input: Any, exponent: Any) -> Tensor:  # noqa: A001 -- torch's name
     """``input ** exponent``; either may be a number (``torch.pow(2, x)``)."""
+    _require_a_tensor("pow", input, exponent)
     input, exponent = _value(input), _value(exponent)
     dt = _promote(input, exponent)
     if not isinstance(exponent, TensorBase):
@@ -584,6 +599,7 @@ multiply, divide, subtract = mul, div, sub
 
 def _bitwise(kernel: str, op):
     def fn(input: Any, other: Any) -> Tensor:
+        _require_a_tensor(fn.__name__, input, other)
         input, other = _value(input), _value(other)
         dt = _promote(input, other)
         if dt.is_floating_point:
@@ -601,6 +617,7 @@ bitwise_xor = _bitwise("xor", jnp.bitwise_xor)
 
 def _shift(kernel: str, left: bool):
     def fn(input: Any, other: Any) -> Tensor:
+        _require_a_tensor(fn.__name__, input, other)
         input, other = _value(input), _value(other)
         dt = _promote(input, other)
         if dt.is_floating_point or dt is _dtype.bool:
@@ -939,8 +956,9 @@ def _check_fits(value: Any, dt: _dtype.dtype) -> None:
         raise RuntimeError(f"value cannot be converted to type {name} without overflow")
 
 
-def _clamp(names: tuple[str, str], input: Tensor, lo: Any, hi: Any) -> Tensor:
-    """``names``: the grad_fn with Tensor bounds, and with number bounds."""
+def _clamp(what: str, input: Tensor, lo: Any, hi: Any) -> Tensor:
+    """``torch.<what>(input, lo, hi)``."""
+    _require_tensors(what, input)
     lo, hi = (None if b is None else _value(b) for b in (lo, hi))
     bounds = [b for b in (lo, hi) if b is not None]
     if not bounds:
@@ -961,21 +979,26 @@ def _clamp(names: tuple[str, str], input: Tensor, lo: Any, hi: Any) -> Tensor:
             raise _not_implemented("clamp_scalar_cpu", dt)
         for b in bounds:
             _check_fits(b, dt)
+    # torch's grad_fn: ClampBackward1 for number bounds, ClampMinBackward0 ...
+    names = {"clamp": ("ClampBackward0", "ClampBackward1")}.get(what)
+    if names is None:
+        kind = "ClampMin" if what == "clamp_min" else "ClampMax"
+        names = (f"{kind}Backward1", f"{kind}Backward0")
     name = names[0] if builtins.any(tensors) else names[1]
     return _elementwise(name, _clamp_fn, input, lo, hi, dt=dt)
 
 
 def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
     """``torch.clamp``: bounds are numbers or Tensors; the dtype is promoted."""
-    return _clamp(("ClampBackward0", "ClampBackward1"), input, min, max)
+    return _clamp("clamp", input, min, max)
 
 
 def clamp_min(input: Tensor, min: Any) -> Tensor:  # noqa: A002
-    return _clamp(("ClampMinBackward1", "ClampMinBackward0"), input, min, None)
+    return _clamp("clamp_min", input, min, None)
 
 
 def clamp_max(input: Tensor, max: Any) -> Tensor:  # noqa: A002
-    return _clamp(("ClampMaxBackward1", "ClampMaxBackward0"), input, None, max)
+    return _clamp("clamp_max", input, None, max)
 
 
 clip = clamp
@@ -1156,7 +1179,13 @@ def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype=None):
             "mean(): could not infer output dtype. Input dtype must be either a "
             f"floating point or complex dtype. Got: {input.dtype.scalar_type}"
         )
-    dt = None if dtype is None else _dtype.to_dtype(dtype).np.name
+    dtype = None if dtype is None else _dtype.to_dtype(dtype)
+    if dtype is not None and not dtype.is_floating_point:
+        raise RuntimeError(
+            "mean(): could not infer output dtype. Optional dtype must be either a "
+            f"floating point or complex dtype. Got: {dtype.scalar_type}"
+        )
+    dt = None if dtype is None else dtype.np.name
     name = "MeanBackward0" if dim is None else "MeanBackward1"
     return apply(
         name,
@@ -1251,35 +1280,38 @@ class _ReturnType(tuple):
         )
 
 
+def _check_reducible(what: str, input: Tensor, axis: Any) -> None:
+    """max/argmax-like reductions have no value over nothing: torch's errors."""
+    if input.numel():
+        return
+    if axis is None:
+        raise RuntimeError(
+            f"{what}(): Expected reduction dim to be specified for input.numel() == "
+            "0. Specify the reduction dim with the 'dim' argument."
+        )
+    for a in axis if isinstance(axis, tuple) else (axis,):
+        if input.shape[a] == 0:
+            raise IndexError(
+                f"{what}(): Expected reduction dim {a} to have non-zero size."
+            )
+
+
 def _extreme(name: str, op, arg_op):
     result_type = type(name, (_ReturnType,), {"name": name})
 
     def reduce(input: Tensor, dim: Any = None, keepdim: bool = False):
+        _require_tensors(name, input)
         if isinstance(dim, TensorBase):  # torch.max(a, b): elementwise
             return (maximum if name == "max" else minimum)(input, dim)
+        axis = None if dim is None else _dim(wrap_dim(dim, input.dim()), input.dim())
+        _check_reducible(name, input, axis)
+        grad_fn = f"{name.title()}Backward{1 if dim is None else 0}"
+        keepdim = keepdim and dim is not None
+        static = dict(op=op, axis=axis, keepdims=keepdim, dt=None)
+        values = apply(grad_fn, _reduce_fn, input, **static)
         if dim is None:
-            return apply(
-                f"{name.title()}Backward1",
-                _reduce_fn,
-                input,
-                op=op,
-                axis=None,
-                keepdims=False,
-                dt=None,
-            )
-        dim = _dim(wrap_dim(dim, input.dim()), input.dim())
-        values = apply(
-            f"{name.title()}Backward0",
-            _reduce_fn,
-            input,
-            op=op,
-            axis=dim,
-            keepdims=keepdim,
-            dt=None,
-        )
-        indices = TensorBase._wrap(
-            run(_argmax_fn, input._data, axis=dim, keepdims=keepdim, op=arg_op)
-        )
+            return values
+        indices = _no_grad(_argmax_fn, input, axis=axis, keepdims=keepdim, op=arg_op)
         return result_type(values, indices)
 
     reduce.__name__ = name
@@ -1293,11 +1325,12 @@ min = _extreme("min", jnp.min, jnp.argmin)  # noqa: A001
 def _amax(name: str, op):
     def fn(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
         axis = _dim(dim, input.dim())
+        _check_reducible(fn.__name__, input, axis)
         return apply(
             name, _reduce_fn, input, op=op, axis=axis, keepdims=keepdim, dt=None
         )
 
-    fn.__name__ = op.__name__.replace("max", "amax").replace("min", "amin")
+    fn.__name__ = name.removesuffix("Backward0").lower()  # AmaxBackward0: amax
     return fn
 
 
@@ -1310,6 +1343,7 @@ def _arg(op):
         if input.dtype is _dtype.bool:
             raise RuntimeError(f"{op.__name__}(): does not support bool input")
         axis = None if dim is None else _dim(wrap_dim(dim, input.dim()), input.dim())
+        _check_reducible(op.__name__, input, axis)
         return _no_grad(_argmax_fn, input, axis=axis, keepdims=keepdim, op=op)
 
     fn.__name__ = op.__name__
@@ -1348,6 +1382,11 @@ def _operator(fn, *, reflected: bool = False, numbers: bool = True):
     Python raises its TypeError (and ``x == None`` is False), as torch."""
 
     def method(self: Tensor, other: Any) -> Any:
+        if not isinstance(self, TensorBase):  # Tensor.__radd__(2, x), unbound
+            raise TypeError(
+                f"descriptor for 'Tensor' objects doesn't apply to a "
+                f"'{type(self).__name__}' object"
+            )
         if not _is_operand(other) or not (numbers or hasattr(other, "shape")):
             return NotImplemented
         return fn(other, self) if reflected else fn(self, other)

@@ -253,9 +253,18 @@ def _binary_cases(name):
         yield from _pairs(("number", "numpy"), ("dim",))
 
 
+BROADCAST = {  # (2, 1) with (3,): every binary op broadcasts as torch
+    d: (_pair(d, values=[[-2], [3]]), _pair(d, values=[1, -3, 2])) for d in DTYPES
+}
+
+
 @pytest.mark.parametrize("name", sorted(BINARY))
 def test_binary_op_matches_torch_over_the_dtype_grid(name):
-    _check_grid(BINARY[name], _binary_cases(name))
+    cases = list(_binary_cases(name))
+    for d in ("uint8", "int64", "float32"):
+        (a, ta), (b, tb) = BROADCAST[d]
+        cases.append((f"broadcast {d}", (a, b), (ta, tb)))
+    _check_grid(BINARY[name], cases)
 
 
 @pytest.mark.parametrize("name", ["truediv", "pow", "lt"])
@@ -398,9 +407,11 @@ REDUCTIONS = {
     "sum": lambda m, a: a.sum(),
     "sum(0)": lambda m, a: a.sum(0),
     "sum(dtype)": lambda m, a: a.sum(dtype=m.float64),
+    "prod(dtype=bool)": lambda m, a: a.prod(0, dtype=m.bool),
     "prod": lambda m, a: a.prod(),
     "prod(0, keepdim)": lambda m, a: a.prod(0, keepdim=True),
     "mean": lambda m, a: a.mean(),
+    "mean(dtype=int64)": lambda m, a: a.mean(dtype=m.int64),
     "cumsum": lambda m, a: a.cumsum(0),
     "cumprod": lambda m, a: a.cumprod(0),
     "std": lambda m, a: a.std(),
@@ -422,6 +433,39 @@ REDUCTIONS = {
 @pytest.mark.parametrize("name", sorted(REDUCTIONS))
 def test_reduction_matches_torch_over_the_dtypes(name):
     _check_grid(REDUCTIONS[name], _singles(zero_dim=("bool", "int8", "bfloat16")))
+
+
+def test_max_like_reductions_over_nothing_raise_torchs_errors():
+    empty = _pair("float32", values=np.zeros((2, 0)).tolist())
+    cases = [("(2, 0) float32", (empty[0],), (empty[1],))]
+    for op in (
+        lambda m, a: a.amax(),
+        lambda m, a: a.amin(1),
+        lambda m, a: a.max(),
+        lambda m, a: a.max(1),
+        lambda m, a: a.argmax(),
+        lambda m, a: a.argmin(1),
+    ):
+        _check_grid(op, cases)
+    assert torch.amax(empty[0], 0).shape == (0,)
+
+
+def test_functions_refuse_numbers_where_torch_wants_a_tensor():
+    x = torch.tensor([1, 2])
+    for call in (
+        lambda: torch.remainder(2, 3),
+        lambda: torch.pow(2, 3),
+        lambda: torch.bitwise_and(2, 3),
+        lambda: torch.fmod(2, x),
+        lambda: torch.rsub(2, x),
+        lambda: torch.clamp_min(2, x),
+        lambda: torch.maximum(x, 2),
+        lambda: torch.eq(2, x),
+    ):
+        with pytest.raises(TypeError):
+            call()
+    assert torch.pow(2, x).tolist() == [2, 4]  # a number base is torch's too
+    assert torch.remainder(5, x).tolist() == [0, 1]
 
 
 # ---------------------------------------------------------------------------
