@@ -1,0 +1,61 @@
+"""compat against real PyTorch on PyTorch's own test inputs (OpInfo, ModuleInfo,
+OptimizerInfo): no silent differences, and docs/compat_coverage.md is current.
+
+The engine is tests/compat/differential.py; every sample runs once per session (a
+module-scoped fixture). An op whose silent differences the committed page records
+is an expected failure (strict: fixing one fails until the page is rewritten), so
+``-rx`` lists what is still open; a new difference fails its op's test.
+"""
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("expecttest")  # torch.testing._internal imports it
+
+from tests.compat import differential  # noqa: E402
+
+pytestmark = pytest.mark.slow
+REGENERATE = "run `python -m tests.compat.differential --write`"
+SHOWN = 8  # failing samples printed per op
+
+
+def _recorded() -> dict[str, int]:
+    page = differential.PAGE
+    return differential.silent_rows(page.read_text()) if page.exists() else {}
+
+
+def _param(row: str, recorded: dict[str, int]):
+    n = recorded.get(row, 0)
+    reason = f"{n} silent differences recorded in docs/compat_coverage.md"
+    marks = [pytest.mark.xfail(strict=True, reason=reason)] if n else []
+    return pytest.param(row, marks=marks, id=row)
+
+
+ROWS = [_param(row, _recorded()) for row in differential.rows()]
+
+
+@pytest.fixture(scope="module")
+def outcomes() -> list:
+    return differential.run_all()
+
+
+@pytest.mark.parametrize("row", ROWS)
+def test_compat_has_no_silent_difference_from_pytorch(outcomes, row):
+    mine = [o for o in outcomes if o.row == row]
+    if not mine:
+        pytest.skip(f"compat offers the name {row}, but none of its variants")
+    silent = [o for o in mine if o.status == differential.SILENT]
+    shown = "\n".join(f"  {o.case}\n    -> {o.detail}" for o in silent[:SHOWN])
+    more = f"\n  ... and {len(silent) - SHOWN} more" if len(silent) > SHOWN else ""
+    assert not silent, (
+        f"{row}: {len(silent)} samples differ from PyTorch "
+        f"(python -m tests.compat.differential --op {row}):\n{shown}{more}"
+    )
+
+
+def test_coverage_page_is_current(outcomes):
+    page = differential.PAGE
+    assert page.exists(), f"docs/compat_coverage.md is missing: {REGENERATE}"
+    assert page.read_text() == differential.render(outcomes), (
+        f"docs/compat_coverage.md is stale: {REGENERATE}"
+    )
