@@ -425,6 +425,50 @@ def data_cases(torch):
     return out
 
 
+# What a grad_fn saved (_saved_self, _saved_result...) and its hooks.
+def node_cases(torch):
+    out = {}
+
+    def rec(k, f):
+        try:
+            v = f()
+            out[k] = v
+        except Exception as e:
+            out[k] = ("error", type(e).__name__, str(e)[:60])
+
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    w = torch.tensor([3.0, 4.0], requires_grad=True)
+    y = x * w
+    rec("saved_self_is_x", lambda: y.grad_fn._saved_self is x)
+    rec("saved_other_is_w", lambda: y.grad_fn._saved_other is w)
+    e = x.exp()
+    rec("saved_result", lambda: e.grad_fn._saved_result.tolist())
+    m = torch.ones(2, 2, requires_grad=True)
+    rec("saved_mat2", lambda: (m @ m).grad_fn._saved_mat2 is m)
+    rec("add_saves_nothing", lambda: (x + w).grad_fn._saved_self)
+    seen = []
+
+    def go():
+        z = (x * 2).sum()
+        z.grad_fn.register_prehook(
+            lambda g: seen.append(("pre", [t.tolist() for t in g]))
+        )
+        h = z.grad_fn.register_hook(
+            lambda gi, g: seen.append(
+                ("post", [t.tolist() for t in gi], [t.tolist() for t in g])
+            )
+        )
+        m2 = x * 3
+        m2.grad_fn.register_hook(lambda gi, g: (gi[0] * 10, None))
+        m2.grad_fn.register_prehook(lambda g: (g[0] * 2,))
+        x.grad = None
+        (z + m2.sum()).backward()
+        return seen, x.grad.tolist()
+
+    rec("node_hooks", go)
+    return out
+
+
 def _same(ours, theirs) -> bool:
     if ours == theirs:
         return True
@@ -436,7 +480,7 @@ def _same(ours, theirs) -> bool:
     )
 
 
-@pytest.mark.parametrize("cases", [view_cases, index_cases, data_cases])
+@pytest.mark.parametrize("cases", [view_cases, index_cases, data_cases, node_cases])
 def test_matches_pytorch(cases):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)

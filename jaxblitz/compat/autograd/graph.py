@@ -60,6 +60,8 @@ class Node:
         "retained",
         "checks",
         "hooks",
+        "prehooks",
+        "posthooks",
         "__weakref__",
     )
 
@@ -67,6 +69,7 @@ class Node:
         self.retained = None  # a tensor that called retain_grad()
         self.checks = ()  # what torch would have saved: see `_saved_checks`
         self.hooks = None  # hooks registered on the tensor this node made
+        self.prehooks = self.posthooks = None  # grad_fn.register_(pre)hook
         self.fn = fn  # the pure JAX function of the forward, or a vjp callable
         self.static = static  # hashable keyword arguments of fn
         self.saved = saved  # the input arrays (None once freed)
@@ -76,6 +79,37 @@ class Node:
     def name(self) -> str:
         name = type(self).__name__
         return _QUALIFIED.get(name, name)
+
+    def register_prehook(self, hook: Callable) -> RemovableHandle:
+        """``hook(grad_outputs) -> new grad_outputs or None``, before this node."""
+        self.prehooks = hooks = self.prehooks or []
+        hooks.append(hook)
+        return RemovableHandle(hooks, hook)
+
+    def register_hook(self, hook: Callable) -> RemovableHandle:
+        """``hook(grad_inputs, grad_outputs) -> new grad_inputs or None``, after."""
+        self.posthooks = hooks = self.posthooks or []
+        hooks.append(hook)
+        return RemovableHandle(hooks, hook)
+
+    def __getattr__(self, name: str) -> Any:
+        # torch's view of what a node saved: grad_fn._saved_self, _saved_other,
+        # _saved_result (and _saved_mat2, _saved_exponent where torch names so).
+        if name.startswith("_saved_"):
+            role = name.removeprefix("_saved_")
+            for check in getattr(self, "checks", ()):
+                where = check[6]
+                if where is None or _role(type(self).__name__, where[0]) != role:
+                    continue
+                owner = check[2]() if check[2] is not None else None
+                if owner is not None:
+                    return owner
+                t = TensorBase._wrap(None)
+                t._s, t._view = where[1], where[3]
+                return t
+        raise AttributeError(
+            f"'{type(self).__name__}' object has no attribute '{name}'"
+        )
 
     @property
     def next_functions(self) -> tuple[tuple[Node | None, int], ...]:
@@ -525,6 +559,8 @@ def run_backward(
                 continue
             if node.hooks:
                 g = _run_hooks(node.hooks, g)
+            if node.prehooks:
+                g = _run_node_hooks(node.prehooks, g, None)
             if collect is not None and id(node) in collect:
                 collect[id(node)] = g
             if node.retained is not None and collect is None:
@@ -538,6 +574,8 @@ def run_backward(
                 vjps = node.apply_vjp_graph(g)
             else:
                 vjps = node.apply_vjp(g)
+            if node.posthooks:
+                vjps = _run_node_hooks(node.posthooks, vjps, g)
             for child, cg in zip(node.inputs, vjps, strict=True):
                 if child is None or cg is None:
                     continue
@@ -546,6 +584,35 @@ def run_backward(
             if not (retain_graph or create_graph):  # torch's default for both
                 node.release()
     return collect or {}
+
+
+def _role(node_name: str, position: Any) -> str:
+    """torch's name for what a node saved at ``position`` (``_saved_<role>``)."""
+    if position == "result":
+        return "result"
+    if position == 0:
+        return "self"
+    return {"MmBackward0": "mat2", "PowBackward1": "exponent"}.get(node_name, "other")
+
+
+def _run_node_hooks(hooks: list, grads: Any, outputs: Any) -> Any:
+    """grad_fn hooks: prehooks see ``(grad_output,)`` (``outputs`` None); hooks
+    see ``(grad_inputs, (grad_output,))``. A tuple returned replaces the grads."""
+    tensor = lambda a: (
+        a if a is None or isinstance(a, TensorBase) else TensorBase._wrap(a)
+    )  # noqa: E731
+    array = lambda a: a if a is None or not isinstance(a, TensorBase) else a._data  # noqa: E731
+    single = outputs is None
+    seen = (tensor(grads),) if single else tuple(tensor(g) for g in grads)
+    for hook in list(hooks):
+        out = hook(seen) if single else hook(seen, (tensor(outputs),))
+        if out is not None:
+            seen = tuple(out)
+    keep = isinstance(
+        grads if single else next((g for g in grads if g is not None), None), TensorBase
+    )
+    result = [g if keep else array(g) for g in seen]
+    return result[0] if single else result
 
 
 def _run_hooks(hooks: list, g: Any) -> Any:
