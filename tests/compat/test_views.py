@@ -453,7 +453,7 @@ def node_cases(torch):
         z.grad_fn.register_prehook(
             lambda g: seen.append(("pre", [t.tolist() for t in g]))
         )
-        h = z.grad_fn.register_hook(
+        z.grad_fn.register_hook(
             lambda gi, g: seen.append(
                 ("post", [t.tolist() for t in gi], [t.tolist() for t in g])
             )
