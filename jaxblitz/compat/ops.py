@@ -275,6 +275,17 @@ def _truth_fn(x, *, op, axis, keepdims, dt):
 
 
 def _norm_fn(x, *, p, axis, keepdims):
+    if p == "nuc":  # sum of singular values over the two axes
+        m = jnp.moveaxis(x, axis, (-2, -1))
+        s = jnp.sum(jnp.linalg.svd(m, compute_uv=False), axis=-1)
+        if keepdims:
+            s = jnp.expand_dims(s, tuple(sorted(a % x.ndim for a in axis)))
+        return s
+    if p in (math.inf, -math.inf):
+        op = jnp.max if p > 0 else jnp.min
+        return op(jnp.abs(x), axis=axis, keepdims=keepdims)
+    if p == 0:
+        return jnp.sum(x != 0, axis=axis, keepdims=keepdims).astype(x.dtype)
     if p == 2:
         return jnp.sqrt(jnp.sum(jnp.square(x), axis=axis, keepdims=keepdims))
     return jnp.sum(jnp.abs(x) ** p, axis=axis, keepdims=keepdims) ** (1.0 / p)
@@ -704,6 +715,12 @@ def allclose(a: Tensor, b: Tensor, rtol=1e-05, atol=1e-08, equal_nan=False) -> b
 
 
 def isclose(a: Tensor, b: Tensor, rtol=1e-05, atol=1e-08, equal_nan=False) -> Tensor:
+    _require_tensors("isclose", a, b)
+    for name, tol in (("rtol", rtol), ("atol", atol)):
+        if tol < 0:
+            raise RuntimeError(
+                f"{name} must be greater than or equal to zero, but got {tol}"
+            )
     return TensorBase._wrap(
         jnp.asarray(np.isclose(np.asarray(a), np.asarray(b), rtol, atol, equal_nan))
     )
@@ -1323,12 +1340,21 @@ min = _extreme("min", jnp.min, jnp.argmin)  # noqa: A001
 
 
 def _amax(name: str, op):
-    def fn(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
+    def fn(
+        input: Tensor, dim: Any = (), keepdim: bool = False, *, out: Any = None
+    ) -> Tensor:
         axis = _dim(dim, input.dim())
         _check_reducible(fn.__name__, input, axis)
-        return apply(
+        if out is not None and out.dtype is not input.dtype:
+            raise RuntimeError(
+                "Expected the dtype for input and out to match, but got "
+                f"{input.dtype.scalar_type} for input's dtype and "
+                f"{out.dtype.scalar_type} for out's dtype."
+            )
+        result = apply(
             name, _reduce_fn, input, op=op, axis=axis, keepdims=keepdim, dt=None
         )
+        return _to_out(result, out)
 
     fn.__name__ = name.removesuffix("Backward0").lower()  # AmaxBackward0: amax
     return fn
@@ -1361,6 +1387,15 @@ def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False):
             f"input. Got {input.dtype.scalar_type}"
         )
     p = 2 if p in ("fro", None) else p
+    if p == "nuc":
+        dim = (0, 1) if dim is None else dim
+        if input.dim() < 2 or len(tuple(dim)) != 2:
+            raise RuntimeError(
+                f"linalg.matrix_norm: The input tensor A must have at least 2 "
+                f"dimensions, and dim must have 2 entries, got {dim}"
+            )
+    elif isinstance(p, str):
+        raise NotImplementedError(f"compat norm: p={p!r} is not supported")
     return apply(
         "LinalgVectorNormBackward0",
         _norm_fn,
