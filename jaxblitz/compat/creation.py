@@ -257,10 +257,15 @@ def arange(
     end: Any = None,
     step: Any = 1,
     *,
+    out: Any = None,
     dtype: Any = None,
     device: Any = None,
     requires_grad: bool = False,
 ) -> Tensor:
+    if out is not None:
+        raise NotImplementedError(
+            "arange: out= is not supported by jaxblitz.compat; use the returned tensor"
+        )
     if end is None:
         start, end = 0, start
     lo, hi, by = (
@@ -275,9 +280,26 @@ def arange(
     if dtype is None:
         ints = builtins.all(isinstance(v, int) for v in (start, end, step))
         dtype = _dtype.int64 if ints else _dtype.get_default_dtype()
+    dt = _dtype.to_dtype(dtype)
+    if dt.np.kind in "iu":
+        return _finish(_int_arange(lo, hi, by, dt), None, device, requires_grad)
     with x64(True):
-        array = jnp.arange(start, end, step, dtype=_dtype.to_dtype(dtype).np)
+        array = jnp.arange(start, end, step, dtype=dt.np)
     return _finish(array, None, device, requires_grad)
+
+
+def _int_arange(lo: Any, hi: Any, by: Any, dt: _dtype.dtype) -> np.ndarray:
+    """torch's integer arange: bounds and step cast to int64 first (truncated)."""
+    start, end, step = int(lo), int(hi), int(by)
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if dt is _dtype.int64:  # torch counts in int64 arithmetic for int64 only
+        sign = 1 if step > 0 else -1
+        span = end - start + step - sign
+        n = abs(span) // abs(step) * (1 if (span >= 0) == (step > 0) else -1)
+    else:
+        n = int(np.ceil((float(hi) - float(lo)) / float(by)))
+    return (start + step * np.arange(max(n, 0), dtype=np.int64)).astype(dt.np)
 
 
 def linspace(
@@ -292,9 +314,37 @@ def linspace(
     steps = _int("linspace", "steps", 3, steps)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
+    ends = [v for v in (start, end) if isinstance(v, TensorBase)]
+    if builtins.any(v.dim() for v in ends):  # torch's check, in torch's words
+        raise RuntimeError(
+            "linspace only supports 0-dimensional start and end tensors, but got "
+            + " and ".join(
+                f"{name} with {v.dim()} dimension(s)"
+                for name, v in (("start", start), ("end", end))
+                if isinstance(v, TensorBase) and v.dim()
+            )
+            + "."
+        )
+    start, end = (v.item() if isinstance(v, TensorBase) else v for v in (start, end))
+    dt = np.dtype(_float_dtype(dtype))
+    if dt.kind in "iu":
+        array = _int_linspace(start, end, steps, dt)
+        return _finish(array, None, device, requires_grad)
     with x64(True):
-        array = jnp.linspace(start, end, steps, dtype=_float_dtype(dtype))
+        array = jnp.linspace(start, end, steps, dtype=dt)
     return _finish(array, None, device, requires_grad)
+
+
+def _int_linspace(start: Any, end: Any, steps: int, dt: np.dtype) -> np.ndarray:
+    """torch's integer linspace: ends cast to the dtype, a float step, each half
+    counted from its own end, truncated."""
+    first, last = int(start), int(end)
+    if steps == 1:
+        return np.full(1, first, dt)
+    step = (float(last) - float(first)) / (steps - 1)
+    i = np.arange(steps)
+    values = np.where(i < steps // 2, first + step * i, last - step * (steps - i - 1))
+    return np.trunc(values).astype(dt)
 
 
 # ---------------------------------------------------------------------------
@@ -358,8 +408,9 @@ def randint(
             f"to={high}"
         )
     dt = _dtype.to_dtype(dtype or _dtype.int64).np
-    with x64(True):
-        array = jax.random.randint(_key(generator), shape, low, high, dt)
+    with x64(True):  # drawn as int64; torch allows any dtype (floats hold ints)
+        array = jax.random.randint(_key(generator), shape, low, high, np.int64)
+        array = array.astype(dt)
     return _finish(array, None, device, False)
 
 
@@ -389,8 +440,15 @@ def normal(
         )
     else:
         shape = _size("normal", (size,))
-    if not isinstance(std, TensorBase) and np.any(np.asarray(std) < 0):
+    if isinstance(std, TensorBase):
+        concrete = std.numel() and not isinstance(std._data, jax.core.Tracer)
+        if concrete and bool((std < 0).any()):
+            raise RuntimeError("normal expects all elements of std >= 0.0")
+    elif np.any(np.asarray(std) < 0):
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+    if dtype is None:  # a tensor mean or std gives its dtype, as in torch
+        given = [v.dtype for v in (mean, std) if isinstance(v, TensorBase)]
+        dtype = given[0] if given else None
     z = randn(*shape, generator=generator, dtype=dtype, device=device)
     mean = np.asarray(mean, z.dtype.np)
     std = np.asarray(std, z.dtype.np)
