@@ -30,15 +30,101 @@ def _fill_fn(dst, src, *, dt):
     return jnp.broadcast_to(jnp.asarray(src).astype(dt), dst.shape)
 
 
-def _in_place(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
+def _in_place(fn: Callable[..., Tensor], name: str = "") -> Callable[..., Tensor]:
     """``x.fn_(...)``: ``fn(x, ...)`` written into ``x``."""
 
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         self._check_inplace()
         return self._inplace(fn(self, *args, **kwargs))
 
-    method.__name__ = fn.__name__ + "_"
+    method.__name__ = (name or fn.__name__) + "_"
     return method
+
+
+# Every elementwise op of :mod:`.ops` with a torch ``name_`` method (the result is
+# cast back to the tensor's dtype where torch allows it, see ``_inplace``).
+ELEMENTWISE = [
+    "abs",
+    "absolute",
+    "acos",
+    "arccos",
+    "asin",
+    "arcsin",
+    "atan",
+    "arctan",
+    "cos",
+    "cosh",
+    "sin",
+    "sinh",
+    "tan",
+    "tanh",
+    "exp",
+    "exp2",
+    "expm1",
+    "log",
+    "log10",
+    "log1p",
+    "log2",
+    "sqrt",
+    "rsqrt",
+    "square",
+    "reciprocal",
+    "sigmoid",
+    "erf",
+    "relu",
+    "neg",
+    "negative",
+    "sign",
+    "floor",
+    "ceil",
+    "round",
+    "trunc",
+    "fix",
+    "frac",
+    "add",
+    "sub",
+    "subtract",
+    "mul",
+    "multiply",
+    "div",
+    "divide",
+    "true_divide",
+    "floor_divide",
+    "fmod",
+    "remainder",
+    "pow",
+    "clamp",
+    "clip",
+    "clamp_min",
+    "clamp_max",
+    "lerp",
+    "addcmul",
+    "addcdiv",
+    "addmm",
+    "logical_and",
+    "logical_or",
+    "logical_xor",
+    "logical_not",
+    "bitwise_and",
+    "bitwise_or",
+    "bitwise_xor",
+    "bitwise_not",
+    "bitwise_left_shift",
+    "bitwise_right_shift",
+    "eq",
+    "ne",
+    "not_equal",
+    "lt",
+    "less",
+    "le",
+    "less_equal",
+    "gt",
+    "greater",
+    "ge",
+    "greater_equal",
+    "cumsum",
+    "cumprod",
+]
 
 
 def _random_fill(draw: Callable) -> Callable[..., Tensor]:
@@ -63,12 +149,13 @@ class InplaceMixin(AutogradMixin):
 
     __slots__ = ()
 
-    add_, sub_, mul_, div_, pow_, clamp_ = map(
-        _in_place, (ops.add, ops.sub, ops.mul, ops.div, ops.pow, ops.clamp)
-    )
-    neg_, exp_, sqrt_, abs_ = map(_in_place, (ops.neg, ops.exp, ops.sqrt, ops.abs))
-    relu_, sigmoid_, tanh_ = map(_in_place, (ops.relu, ops.sigmoid, ops.tanh))
-    __iadd__, __isub__, __imul__, __itruediv__ = add_, sub_, mul_, div_
+    locals().update({f"{n}_": _in_place(getattr(ops, n), n) for n in ELEMENTWISE})
+    # torch: x += y is x.add_(y), x //= y is x.floor_divide_(y), x <<= y ...
+    __iadd__, __isub__, __imul__, __itruediv__ = add_, sub_, mul_, div_  # noqa: F821
+    __ifloordiv__, __imod__, __ipow__ = floor_divide_, remainder_, pow_  # noqa: F821
+    __iand__, __ior__, __ixor__ = bitwise_and_, bitwise_or_, bitwise_xor_  # noqa: F821
+    __ilshift__ = bitwise_left_shift_  # noqa: F821
+    __irshift__ = bitwise_right_shift_  # noqa: F821
 
     def fill_(self, value: Any) -> Tensor:
         self._check_inplace()
