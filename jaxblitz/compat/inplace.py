@@ -149,14 +149,6 @@ class InplaceMixin(AutogradMixin):
 
     __slots__ = ()
 
-    locals().update({f"{n}_": _in_place(getattr(ops, n), n) for n in ELEMENTWISE})
-    # torch: x += y is x.add_(y), x //= y is x.floor_divide_(y), x <<= y ...
-    __iadd__, __isub__, __imul__, __itruediv__ = add_, sub_, mul_, div_  # noqa: F821
-    __ifloordiv__, __imod__, __ipow__ = floor_divide_, remainder_, pow_  # noqa: F821
-    __iand__, __ior__, __ixor__ = bitwise_and_, bitwise_or_, bitwise_xor_  # noqa: F821
-    __ilshift__ = bitwise_left_shift_  # noqa: F821
-    __irshift__ = bitwise_right_shift_  # noqa: F821
-
     def fill_(self, value: Any) -> Tensor:
         self._check_inplace()
         if isinstance(value, TensorBase):
@@ -195,3 +187,24 @@ class InplaceMixin(AutogradMixin):
     normal_ = _random_fill(
         lambda key, shape, dt, a, b: a + b * jax.random.normal(key, shape, dt)
     )
+
+
+# The `name_` method of every elementwise op, and the augmented operators
+# (torch: x += y is x.add_(y), x //= y is x.floor_divide_(y), x <<= y ...).
+for _name in ELEMENTWISE:
+    setattr(InplaceMixin, f"{_name}_", _in_place(getattr(ops, _name), _name))
+for _op, _name in {
+    "iadd": "add",
+    "isub": "sub",
+    "imul": "mul",
+    "itruediv": "div",
+    "ifloordiv": "floor_divide",
+    "imod": "remainder",
+    "ipow": "pow",
+    "iand": "bitwise_and",
+    "ior": "bitwise_or",
+    "ixor": "bitwise_xor",
+    "ilshift": "bitwise_left_shift",
+    "irshift": "bitwise_right_shift",
+}.items():
+    setattr(InplaceMixin, f"__{_op}__", getattr(InplaceMixin, f"{_name}_"))
