@@ -298,6 +298,57 @@ def _arg(op):
 
 
 argmax = _arg(jnp.argmax)
+
+
+def _order_fn(x, *, axis, descending):
+    # stable either way; torch puts NaN last ascending, first descending
+    return jnp.argsort(x, axis=axis, stable=True, descending=descending)
+
+
+def _sorted_fn(x, *, axis, descending):
+    order = _order_fn(x, axis=axis, descending=descending)
+    return jnp.take_along_axis(x, order, axis=axis)
+
+
+_SortType = type("sort", (_ReturnType,), {"name": "sort"})
+
+
+def sort(
+    input: Tensor,
+    dim: int = -1,
+    descending: bool = False,
+    stable: bool = False,
+    *,
+    out: Any = None,
+):
+    """``torch.sort``: ``(values, indices)`` along ``dim`` (ties keep their order,
+    which torch promises only with ``stable=True``)."""
+    _require_tensors("sort", input)
+    if out is not None:
+        raise NotImplementedError("sort(out=...) is not supported by jaxblitz.compat")
+    axis = 0 if not input.dim() else wrap_dim(dim, input.dim())
+    static = dict(axis=axis if input.dim() else None, descending=bool(descending))
+    if not input.dim():
+        values = apply("SortBackward0", _identity_sort_fn, input)
+        return _SortType(values, _no_grad(_zero_index_fn, input))
+    values = apply("SortBackward0", _sorted_fn, input, **static)
+    return _SortType(values, _no_grad(_order_fn, input, **static))
+
+
+def _identity_sort_fn(x):
+    return x + jnp.zeros((), x.dtype)
+
+
+def _zero_index_fn(x):
+    return jnp.zeros((), jnp.int64)
+
+
+def argsort(
+    input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False
+) -> Tensor:
+    return sort(input, dim, descending, stable)[1]
+
+
 argmin = _arg(jnp.argmin)
 
 

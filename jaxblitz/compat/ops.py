@@ -173,6 +173,9 @@ from jaxblitz.compat._reduce import (
     argmin as argmin,
 )
 from jaxblitz.compat._reduce import (
+    argsort as argsort,
+)
+from jaxblitz.compat._reduce import (
     cumprod as cumprod,
 )
 from jaxblitz.compat._reduce import (
@@ -195,6 +198,9 @@ from jaxblitz.compat._reduce import (
 )
 from jaxblitz.compat._reduce import (
     prod as prod,
+)
+from jaxblitz.compat._reduce import (
+    sort as sort,
 )
 from jaxblitz.compat._reduce import (
     std as std,
@@ -457,7 +463,7 @@ _METHODS = """
     sin cos tan asin acos atan arcsin arccos arctan sinh cosh tanh
     clamp clip clamp_min clamp_max maximum minimum
     sum mean prod cumsum cumprod std var logsumexp max min amax amin norm
-    argmax argmin all any
+    argmax argmin all any sort argsort
     eq ne lt le gt ge greater greater_equal less less_equal not_equal
     equal allclose isclose isnan isinf isfinite isposinf isneginf
     logical_and logical_or logical_xor logical_not
