@@ -212,6 +212,7 @@ from jaxblitz.compat.shape_ops import (  # noqa: E402 -- views, as torch.* funct
     diag,
     diagonal,
     flatten,
+    index_add,
     moveaxis,
     movedim,
     narrow,

@@ -654,6 +654,54 @@ def adjoint(self: Tensor) -> Tensor:
     return transpose(self, -2, -1)
 
 
+def _index_add_fn(x, index, source, *, dim, alpha):
+    shape, dt = x.shape, x.dtype
+    if not x.ndim:  # a 0-d tensor indexes as one of size 1
+        x, source = x.reshape(1), jnp.reshape(source, (-1,))
+    work = jnp.int8 if dt == jnp.bool_ else dt  # bools add as 0/1, then or
+    where = (slice(None),) * dim + (index,)
+    out = x.astype(work).at[where].add((alpha * source).astype(work))
+    return (out != 0 if dt == jnp.bool_ else out).reshape(shape)
+
+
+def _index_tensor(name: str, index: Any, size: int) -> Tensor:
+    if not isinstance(index, TensorBase) or index.dtype.is_floating_point:
+        raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
+    if index.dim() > 1:
+        raise IndexError(f"{name}(): Index is supposed to be a vector")
+    values = np.asarray(index._data)
+    bad = values[(values < -size) | (values >= size)]
+    if bad.size:
+        raise IndexError("index out of range in self")
+    return index
+
+
+def index_add(
+    input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1
+) -> Tensor:
+    dim = wrap_dim(dim, input.dim())
+    _index_tensor("index_add", index, input.shape[dim] if input.dim() else 1)
+    expected = list(input.shape)
+    if expected:
+        expected[dim] = index.numel()
+    if list(source.shape) != expected and not (
+        not input.dim() and source.numel() == index.numel() == 1
+    ):
+        raise RuntimeError(
+            "source tensor shape must match self tensor shape, excluding the "
+            f"specified dimension. Got self.shape = {list(input.shape)} "
+            f"source.shape = {list(source.shape)}"
+        )
+    if source.dtype is not input.dtype:
+        raise RuntimeError(
+            f"index_add_(): self ({input.dtype.scalar_type}) and source "
+            f"({source.dtype.scalar_type}) must have the same scalar type"
+        )
+    return apply(
+        "IndexAddBackward0", _index_add_fn, input, index, source, dim=dim, alpha=alpha
+    )
+
+
 def _diag_fn(x, *, k):
     return jnp.diag(x, k)
 
@@ -1155,6 +1203,14 @@ class ShapeMixin(AutogradMixin):
         movedim,
     )
     swapaxes = swapdims = swapaxes
+    index_add = index_add
+
+    def index_add_(
+        self, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1
+    ) -> Tensor:
+        self._check_inplace()
+        return self._inplace(index_add(self, dim, index, source, alpha=alpha))
+
     adjoint = adjoint
     __getitem__, __setitem__ = getitem, setitem
     T = property(T)
