@@ -109,6 +109,7 @@ def tensor(
         isinstance(v, TensorBase) for v in data
     ):
         data = [np.asarray(v) if isinstance(v, TensorBase) else v for v in data]
+    _check_ragged(data)
     return _finish(np.asarray(data), dtype or _infer(data), device, requires_grad)
 
 
@@ -186,6 +187,34 @@ def _int(name: str, arg: str, position: int, value: Any) -> int:
 
 def _float_dtype(dtype: Any) -> np.dtype:
     return _dtype.to_dtype(dtype or _dtype.get_default_dtype()).np
+
+
+def _draw_dtype(dtype: Any, kernel: str) -> np.dtype:
+    dt = _dtype.to_dtype(dtype or _dtype.get_default_dtype())
+    if not dt.is_floating_point:  # torch's kernels have no integer draws
+        raise NotImplementedError(
+            f"\"{kernel}\" not implemented for '{dt.scalar_type}'"
+        )
+    return dt.np
+
+
+def _check_ragged(data: Any, dim: int = 0) -> None:
+    """torch's error for a ragged nested list: "expected sequence of length 2 at
+    dim 1 (got 1)"; numpy's own message says less."""
+    if not isinstance(data, list | tuple) or not data:
+        return
+    first = data[0]
+    if isinstance(first, list | tuple):
+        for item in data[1:]:
+            if not isinstance(item, list | tuple):
+                raise TypeError("not a sequence")
+            if len(item) != len(first):
+                raise ValueError(
+                    f"expected sequence of length {len(first)} at dim {dim + 1} "
+                    f"(got {len(item)})"
+                )
+        for item in data:
+            _check_ragged(item, dim + 1)
 
 
 def full(
@@ -361,7 +390,8 @@ def rand(
 ) -> Tensor:
     with x64(True):
         shape = _size("rand", size)
-        array = jax.random.uniform(_key(generator), shape, _float_dtype(dtype))
+        dt = _draw_dtype(dtype, "check_uniform_bounds")
+        array = jax.random.uniform(_key(generator), shape, dt)
     return _finish(array, None, device, requires_grad)
 
 
@@ -374,7 +404,8 @@ def randn(
 ) -> Tensor:
     with x64(True):
         shape = _size("randn", size)
-        array = jax.random.normal(_key(generator), shape, _float_dtype(dtype))
+        dt = _draw_dtype(dtype, "normal_kernel_cpu")
+        array = jax.random.normal(_key(generator), shape, dt)
     return _finish(array, None, device, requires_grad)
 
 
