@@ -12,6 +12,7 @@ its patches for the backward (:func:`~jaxblitz.compat.autograd.graph.apply_savin
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import jax
@@ -40,6 +41,20 @@ from jaxblitz.compat.tensor import Tensor
 def _conv_fn(x, weight, bias, *, stride, padding):
     bias = jnp.zeros(weight.shape[:1], x.dtype) if bias is None else bias
     return models.conv2d({"weight": weight, "bias": bias}, x, stride, padding)
+
+
+def _conv_general_fn(x, weight, bias, *, stride, padding, dilation, groups):
+    # Dilated, grouped, asymmetric or non-square: lax's convolution as it is.
+    y = jax.lax.conv_general_dilated(
+        x,
+        weight,
+        window_strides=stride,
+        padding=padding,
+        rhs_dilation=dilation,
+        feature_group_count=groups,
+        dimension_numbers=("NCHW", "OIHW", "NCHW"),
+    )
+    return y if bias is None else y + bias[None, :, None, None]
 
 
 # A stride-1 unpadded convolution runs the kernels' im2col formulation (channel-major
@@ -98,12 +113,56 @@ def _pool_fn(x, *, kernel_size, stride):
     return x.reshape(*x.shape[:-2], h // k, k, w // k, k).max(axis=(-3, -1))
 
 
+def _pool_windows(x, fill, *, window, stride, padding, dilation):
+    """(..., K, Ho, Wo): the K = kh*kw strided slices of the padded input, one per
+    window element, so that [..., k, i, j] is element k of output (i, j)'s window."""
+    xp = jnp.pad(x, ((0, 0),) * (x.ndim - 2) + padding, constant_values=fill)
+    (kh, kw), (sh, sw), (dh, dw) = window, stride, dilation
+    oh = (xp.shape[-2] - dh * (kh - 1) - 1) // sh + 1
+    ow = (xp.shape[-1] - dw * (kw - 1) - 1) // sw + 1
+    return jnp.stack(
+        [
+            xp[
+                ...,
+                i * dh : i * dh + sh * (oh - 1) + 1 : sh,
+                j * dw : j * dw + sw * (ow - 1) + 1 : sw,
+            ]  # fmt: skip
+            for i in range(kh)
+            for j in range(kw)
+        ],
+        axis=-3,
+    )
+
+
+def _lowest(dtype):
+    floating = jnp.issubdtype(dtype, jnp.floating)
+    return -float("inf") if floating else int(jnp.iinfo(dtype).min)
+
+
+def _pool_choice_fn(x, **how):
+    return jnp.argmax(_pool_windows(x, _lowest(x.dtype), **how), axis=-3)
+
+
+def _pool_pick_fn(x, choice, **how):
+    windows = _pool_windows(x, _lowest(x.dtype), **how)
+    return jnp.take_along_axis(windows, choice[..., None, :, :], axis=-3)[..., 0, :, :]
+
+
+def _pool_index_fn(choice, *, size, **how):
+    flat = jnp.arange(size[0] * size[1], dtype=jnp.int64).reshape(size)
+    windows = _pool_windows(flat, -1, **how)
+    windows = jnp.broadcast_to(windows, (*choice.shape[:-2], *windows.shape))
+    return jnp.take_along_axis(windows, choice[..., None, :, :], axis=-3)[..., 0, :, :]
+
+
 def _relu_fn(x):
     return models.relu(x)
 
 
 def _softmax_fn(x, *, axis, log):
-    return jax.nn.log_softmax(x, axis) if log else jax.nn.softmax(x, axis)
+    flat = x.reshape(1) if x.ndim == 0 else x  # torch: a 0-d tensor is one entry
+    y = jax.nn.log_softmax(flat, axis) if log else jax.nn.softmax(flat, axis)
+    return y.reshape(x.shape)
 
 
 def _dropout_fn(x, mask, *, scale):
@@ -152,6 +211,77 @@ def _square(name: str, values: tuple) -> int:
     return values[0]
 
 
+def _conv_args(stride: Any, padding: Any, dilation: Any):
+    """torch's parsing and checks of conv2d's stride, padding and dilation."""
+    strides = _two(_ints("conv2d", "stride", 4, stride))
+    if isinstance(padding, str):
+        if padding not in ("same", "valid"):
+            raise RuntimeError(f"Invalid padding string: '{padding}'")
+        pads = padding
+    else:
+        pads = _two(_ints("conv2d", "padding", 5, padding))
+    dilations = _two(_ints("conv2d", "dilation", 6, dilation))
+    for arg, values in (("stride", strides), ("padding", pads)):
+        if not isinstance(values, str) and len(values) != 2:
+            raise RuntimeError(
+                f"expected {arg} to be a single integer value or a list of 2 values "
+                f"to match the convolution dimensions, but got {arg}={list(values)}"
+            )
+    if min(strides) <= 0:
+        raise RuntimeError("non-positive stride is not supported")
+    if not isinstance(pads, str) and min(pads) < 0:
+        raise RuntimeError("negative padding is not supported")
+    if min(dilations) <= 0:
+        raise RuntimeError(
+            f"dilation should be greater than zero, but got {list(dilations)}"
+        )
+    return strides, pads, dilations
+
+
+def _check_conv_shapes(input: Tensor, weight: Tensor, bias: Any, groups: int) -> None:
+    """torch's checks of the operands, in torch's order and words."""
+    if weight.dim() != 4:
+        raise RuntimeError(
+            f"Expected {weight.dim()}-dimensional input for {weight.dim()}-dimensional "
+            f"weight{list(weight.shape)}, but got {input.dim()}-dimensional input of "
+            f"size {list(input.shape)} instead"
+        )
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and t.dtype is not input.dtype:
+            raise RuntimeError(
+                f"Input type ({input.dtype.scalar_type}) and {name} type "
+                f"({t.dtype.scalar_type}) should be the same"
+            )
+    out_ch, in_per_group = weight.shape[:2]
+    if out_ch < groups:
+        raise RuntimeError(
+            f"Given groups={groups}, expected weight to be at least {groups} at "
+            f"dimension 0, but got weight of size {list(weight.shape)} instead"
+        )
+    if out_ch % groups:
+        raise RuntimeError(
+            f"Given groups={groups}, expected weight to be divisible by {groups} at "
+            f"dimension 0, but got weight of size {list(weight.shape)} instead"
+        )
+    if min(weight.shape[2:]) <= 0:
+        raise RuntimeError(
+            "kernel size should be greater than zero, but got kernel_height: "
+            f"{weight.shape[2]} kernel_width: {weight.shape[3]}"
+        )
+    if input.shape[1] != in_per_group * groups:
+        raise RuntimeError(
+            f"Given groups={groups}, weight of size {list(weight.shape)}, expected "
+            f"input{list(input.shape)} to have {in_per_group * groups} channels, but "
+            f"got {input.shape[1]} channels instead"
+        )
+    if bias is not None and tuple(bias.shape) != (out_ch,):
+        raise RuntimeError(
+            f"Given weight of size {list(weight.shape)}, expected bias to be "
+            f"1-dimensional with {out_ch} elements, but got bias of size "
+            f"{list(bias.shape)} instead"
+        )
+
+
 def conv2d(
     input: Tensor,
     weight: Tensor,
@@ -162,75 +292,64 @@ def conv2d(
     groups: int = 1,
 ) -> Tensor:
     _tensor("conv2d", input)
-    strides = _two(_ints("conv2d", "stride", 4, stride))
-    pads = _two(_ints("conv2d", "padding", 5, padding))
-    dilations = _two(_ints("conv2d", "dilation", 6, dilation))
-    if len(strides) != 2:
-        raise RuntimeError(
-            "expected stride to be a single integer value or a list of 2 values to "
-            f"match the convolution dimensions, but got stride={list(strides)}"
-        )
-    if len(pads) != 2:
-        raise RuntimeError(
-            "expected padding to be a single integer value or a list of 2 values to "
-            f"match the convolution dimensions, but got padding={list(pads)}"
-        )
-    if min(strides) <= 0:
-        raise RuntimeError("non-positive stride is not supported")
-    if min(pads) < 0:
-        raise RuntimeError("negative padding is not supported")
-    if min(dilations) <= 0:
-        raise RuntimeError(
-            f"dilation should be greater than zero, but got {list(dilations)}"
-        )
-    if input.dim() == 3:  # torch: an unbatched (C, H, W) image
-        return conv2d(
-            input.unsqueeze(0), weight, bias, stride, padding, dilation, groups
-        ).squeeze(0)
-    if input.dim() != 4:
+    strides, pads, dilations = _conv_args(stride, padding, dilation)
+    if _as_int(groups) is None or groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    if pads == "same" and strides != (1, 1):
+        raise RuntimeError("padding='same' is not supported for strided convolutions")
+    if input.dim() not in (3, 4):
         raise RuntimeError(
             "Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input "
             f"of size: {list(input.shape)}"
         )
-    if weight.shape[0] == 0:
-        raise RuntimeError(
-            "Given groups=1, expected weight to be at least 1 at dimension 0, but "
-            f"got weight of size {list(weight.shape)} instead"
-        )
-    if min(weight.shape[2:]) <= 0:
-        raise RuntimeError(
-            "kernel size should be greater than zero, but got kernel_height: "
-            f"{weight.shape[2]} kernel_width: {weight.shape[3]}"
-        )
-    if input.shape[1] != weight.shape[1]:
-        raise RuntimeError(
-            f"Given groups=1, weight of size {list(weight.shape)}, expected input"
-            f"{list(input.shape)} to have {weight.shape[1]} channels, but got "
-            f"{input.shape[1]} channels instead"
-        )
-    if max(dilations) != 1 or groups != 1:
-        raise NotImplementedError("conv2d: dilation and groups are not supported")
-    stride, padding = _square("conv2d", strides), _square("conv2d", pads)
-    h, w = (s + 2 * padding for s in input.shape[2:])
-    k = weight.shape[2:]
+    if input.dim() == 3:  # torch: an unbatched (C, H, W) image
+        if weight.dim() != 4:
+            _check_conv_shapes(input, weight, bias, groups)
+        return conv2d(
+            input.unsqueeze(0), weight, bias, stride, padding, dilation, groups
+        ).squeeze(0)
+    _check_conv_shapes(input, weight, bias, groups)
+    k = [d * (s - 1) + 1 for d, s in zip(dilations, weight.shape[2:], strict=True)]
+    if pads == "valid":
+        pads = (0, 0)
+    if pads == "same":  # torch pads the odd one on the right/bottom
+        pairs = tuple((n // 2, n - n // 2) for n in (s - 1 for s in k))
+    else:
+        pairs = tuple((p, p) for p in pads)
+    h, w = (s + sum(p) for s, p in zip(input.shape[2:], pairs, strict=True))
     if h < k[0] or w < k[1]:
         raise RuntimeError(
             f"Calculated padded input size per channel: ({h} x {w}). Kernel size: "
             f"({k[0]} x {k[1]}). Kernel size can't be greater than actual input size"
         )
     square = weight.shape[2] == weight.shape[3]
-    if stride == 1 and padding == 0 and square and input.numel() and weight.numel():
+    plain = dilations == (1, 1) and groups == 1 and square
+    unpadded = pairs == ((0, 0), (0, 0))
+    if plain and strides == (1, 1) and unpadded and input.numel() and weight.numel():
         return apply_saving(
             "ConvolutionBackward0", _im2col_forward, _im2col_fn, input, weight, bias
         )
+    even = len(set(strides)) == 1 and len({p for pair in pairs for p in pair}) == 1
+    if plain and even:  # the core's conv2d (square stride and padding)
+        return apply(
+            "ConvolutionBackward0",
+            _conv_fn,
+            input,
+            weight,
+            bias,
+            stride=strides[0],
+            padding=pairs[0][0],
+        )
     return apply(
         "ConvolutionBackward0",
-        _conv_fn,
+        _conv_general_fn,
         input,
         weight,
         bias,
-        stride=stride,
-        padding=padding,
+        stride=strides,
+        padding=pairs,
+        dilation=dilations,
+        groups=groups,
     )
 
 
@@ -260,6 +379,8 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
     _tensor("relu", input)
+    if inplace:
+        input._check_inplace()
     out = apply("ReluBackward0", _relu_fn, input)
     return input._inplace(out) if inplace else out
 
@@ -312,53 +433,111 @@ def max_pool2d(
         )
     if min(ph, pw) < 0:
         raise RuntimeError(f"pad must be non-negative, but got pad: {min(ph, pw)}")
-    if ph > kh // 2 or pw > kw // 2:
-        raise RuntimeError(
-            "pad should be at most half of effective kernel size, but got "
-            f"pad={max(ph, pw)}, kernel_size={max(kh, kw)} and dilation={lh}"
-        )
+    for p, k, d in ((ph, kh, lh), (pw, kw, lw)):
+        if p > ((k - 1) * d + 1) // 2:
+            raise RuntimeError(
+                "pad should be at most half of effective kernel size, but got "
+                f"pad={p}, kernel_size={k} and dilation={d}"
+            )
     if input.dim() not in (3, 4) or not input.numel():
         raise RuntimeError(
             "non-empty 3D or 4D (batch mode) tensor expected for input, got "
             f"{input.dim()}D"
         )
-    if (ph, pw, lh, lw) != (0, 0, 1, 1) or ceil_mode or return_indices:
-        raise NotImplementedError(
-            "max_pool2d: padding, dilation, ceil_mode and return_indices are not "
-            "supported"
-        )
-    k, s = _square("max_pool2d", (kh, kw)), _square("max_pool2d", (dh, dw))
     c, h, w = input.shape[-3:]
-    out = [(size - k) // s + 1 if size >= k else 0 for size in (h, w)]
+    out = [
+        _pool_size(n, k, st, p, d, ceil_mode)
+        for n, k, st, p, d in ((h, kh, dh, ph, lh), (w, kw, dw, pw, lw))
+    ]
     if min(out) < 1:
         raise RuntimeError(
             f"Given input size: ({c}x{h}x{w}). Calculated output size: "
             f"({c}x{out[0]}x{out[1]}). Output size is too small"
         )
-    return apply(
-        "MaxPool2DWithIndicesBackward0", _pool_fn, input, kernel_size=k, stride=s
+    plain = (ph, pw, lh, lw) == (0, 0, 1, 1) and not ceil_mode
+    square = kh == kw and dh == dw and (dh == kh or input.dim() == 4)
+    if plain and square and not return_indices:  # the Blitz's: the fast paths
+        return apply(
+            "MaxPool2DWithIndicesBackward0", _pool_fn, input, kernel_size=kh, stride=dh
+        )
+    # The padding that makes reduce_window's floor give torch's size (ceil_mode).
+    extra = tuple(
+        max(0, (o - 1) * st + d * (k - 1) + 1 - (n + 2 * p))
+        for o, n, k, st, p, d in zip(
+            out, (h, w), (kh, kw), (dh, dw), (ph, pw), (lh, lw), strict=True
+        )
     )
+    how = {
+        "window": (kh, kw),
+        "stride": (dh, dw),
+        "padding": ((ph, ph + extra[0]), (pw, pw + extra[1])),
+        "dilation": (lh, lw),
+    }
+    # Which window element is the maximum (torch's: the first; a NaN wins), then
+    # the values picked there (the gradient goes to that element only, as in
+    # torch; JAX's reduce_window has no gradient with dilation) and its flat
+    # index in the input's (H, W).
+    name = "MaxPool2DWithIndicesBackward0"
+    choice = apply(name, _pool_choice_fn, input.detach(), **how)
+    values = apply(name, _pool_pick_fn, input, choice, **how)
+    if not return_indices:
+        return values
+    return values, apply(name, _pool_index_fn, choice, size=(h, w), **how)
+
+
+def _pool_size(n: int, k: int, stride: int, pad: int, dil: int, ceil: bool) -> int:
+    """torch's pooling_output_shape: a ceil_mode window must start inside."""
+    span = n + 2 * pad - dil * (k - 1) - 1 + (stride - 1 if ceil else 0)
+    out = span // stride + 1
+    if ceil and (out - 1) * stride >= n + pad:
+        out -= 1
+    return out
+
+
+def _softmax(name: str, input: Tensor, dim: Any, dtype: Any, log: bool) -> Tensor:
+    _tensor(name, input)
+    if dim is None:  # torch's legacy implicit dim (deprecated there, with a warning)
+        warnings.warn(
+            f"Implicit dimension choice for {name} has been deprecated. Change the "
+            "call to include dim=X as an argument.",
+            UserWarning,
+            stacklevel=3,
+        )
+        dim = 0 if input.dim() in (0, 1, 3) else 1
+    dim = wrap_dim(dim, input.dim())
+    if dtype is not None:  # torch casts the input first
+        input = input.to(dtype)
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(
+            f'"{name}_lastdim_kernel_impl" not implemented for '
+            f"'{input.dtype.scalar_type}'"
+        )
+    grad_fn = "LogSoftmaxBackward0" if log else "SoftmaxBackward0"
+    return apply(grad_fn, _softmax_fn, input, axis=dim, log=log)
 
 
 def softmax(input: Tensor, dim: int | None = None, dtype: Any = None) -> Tensor:
-    dim = dim if dim is None else wrap_dim(dim, input.dim())
-    return apply("SoftmaxBackward0", _softmax_fn, input, axis=dim, log=False)
+    return _softmax("softmax", input, dim, dtype, log=False)
 
 
 def log_softmax(input: Tensor, dim: int | None = None, dtype: Any = None) -> Tensor:
-    dim = dim if dim is None else wrap_dim(dim, input.dim())
-    return apply("LogSoftmaxBackward0", _softmax_fn, input, axis=dim, log=True)
+    return _softmax("log_softmax", input, dim, dtype, log=True)
 
 
 def dropout(
     input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
 ) -> Tensor:
+    _tensor("dropout", input)
     if p < 0 or p > 1:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-    if not training or p == 0:
+    if inplace:
+        input._check_inplace()
+    if not training or p == 0 or not input.numel():  # torch: the input itself
         return input
     keep = (rand(*input.shape, dtype=input.dtype) >= p).to(input.dtype)
-    return apply("MulBackward0", _dropout_fn, input, keep, scale=1.0 / (1 - p))
+    scale = 0.0 if p == 1 else 1.0 / (1 - p)  # torch: p=1 multiplies by zero
+    out = apply("MulBackward0", _dropout_fn, input, keep, scale=scale)
+    return input._inplace(out) if inplace else out
 
 
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:

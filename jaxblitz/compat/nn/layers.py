@@ -144,52 +144,54 @@ class Conv2d(Module):
         in_per_group = in_channels // groups if isinstance(groups, int) else groups
         shape = (out_channels, in_per_group, *self.kernel_size)
         creation._size("empty", (shape,))  # ints, none negative, before anything
-        unsupported = [
-            f"{name}={value!r}"
-            for name, value, default in (
-                ("groups", groups, 1),
-                ("dilation", dilations, (1, 1)),
-                ("padding_mode", padding_mode, "zeros"),
-            )
-            if value != default
-        ]
-        if self.kernel_size[0] != self.kernel_size[1]:
-            unsupported.append(f"kernel_size={kernel_size!r} (only square kernels)")
-        if padding == "same" and self.kernel_size[0] % 2 == 0:
-            unsupported.append("padding='same' with an even kernel")
-        if unsupported:
+        if padding_mode != "zeros":
             raise NotImplementedError(
-                f"Conv2d: {', '.join(unsupported)} is not supported by jaxblitz.compat"
+                f"Conv2d: padding_mode={padding_mode!r} is not supported by "
+                "jaxblitz.compat (only 'zeros')"
             )
         self.in_channels, self.out_channels = in_channels, out_channels
         self.padding = padding if isinstance(padding, str) else _pair(padding)
-        self.dilation, self.groups = (1, 1), 1
+        self.dilation, self.groups = dilations, groups
         self.padding_mode = padding_mode
         key = creation.default_generator.next_key()
-        k = self.kernel_size[0]
         self.weight, bias_param = _init(
-            lambda dt: models.init_conv2d(key, in_channels, out_channels, k, dt),
-            shape,
-            bias,
-            device,
-            dtype,
+            lambda dt: _init_conv(key, shape, dt), shape, bias, device, dtype
         )
         self.register_parameter("bias", bias_param)
 
     def forward(self, input: Tensor) -> Tensor:
-        padding = self.padding
-        if isinstance(padding, str):  # torch: "valid" is none, "same" keeps H, W
-            padding = 0 if padding == "valid" else self.kernel_size[0] // 2
-        return F.conv2d(input, self.weight, self.bias, self.stride, padding)
+        return F.conv2d(
+            input,
+            self.weight,
+            self.bias,
+            self.stride,
+            self.padding,
+            self.dilation,
+            self.groups,
+        )
 
-    def extra_repr(self) -> str:
+    def extra_repr(self) -> str:  # torch's _ConvNd.extra_repr
         text = (
             f"{self.in_channels}, {self.out_channels}, "
             f"kernel_size={self.kernel_size}, stride={self.stride}"
         )
         if self.padding != (0, 0):
             text += f", padding={self.padding}"
+        if self.dilation != (1, 1):
+            text += f", dilation={self.dilation}"
+        if self.groups != 1:
+            text += f", groups={self.groups}"
         return text + ("" if self.bias is not None else ", bias=False")
+
+
+def _init_conv(key: Any, shape: tuple[int, ...], dtype: Any) -> dict:
+    """torch's default: U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for weight and bias,
+    fan_in = in_channels/groups * kh * kw (the core's init for square kernels)."""
+    out_ch, in_per_group, kh, kw = shape
+    if kh == kw:
+        return models.init_conv2d(key, in_per_group, out_ch, kh, dtype)
+    params = models.init_linear(key, in_per_group * kh * kw, out_ch, dtype)
+    return {"weight": params["weight"].reshape(shape), "bias": params["bias"]}
 
 
 class MaxPool2d(Module):
@@ -206,6 +208,7 @@ class MaxPool2d(Module):
         self.kernel_size = kernel_size
         self.stride = kernel_size if stride is None else stride
         self.padding, self.dilation, self.ceil_mode = padding, dilation, ceil_mode
+        self.return_indices = return_indices
 
     def forward(self, input: Tensor) -> Tensor:
         return F.max_pool2d(
@@ -215,6 +218,7 @@ class MaxPool2d(Module):
             self.padding,
             self.dilation,
             self.ceil_mode,
+            self.return_indices,
         )
 
     def extra_repr(self) -> str:
@@ -258,7 +262,7 @@ class Dropout(Module):
         self.p, self.inplace = p, inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.dropout(input, self.p, self.training)
+        return F.dropout(input, self.p, self.training, self.inplace)
 
     def extra_repr(self) -> str:
         return f"p={self.p}, inplace={self.inplace}"
