@@ -200,6 +200,18 @@ def _check(value: Any, low: float, message: str, high: float | None = None) -> N
         raise ValueError(message)
 
 
+def _check_tensor(name: str, value: Any, foreach: Any = None, capturable=True) -> None:
+    """torch's checks on a hyperparameter given as a Tensor (``lr``, ``betas[0]``)."""
+    if not isinstance(value, Tensor):
+        return
+    if foreach and not capturable:
+        raise ValueError(
+            f"{name} as a Tensor is not supported for capturable=False and foreach=True"
+        )
+    if value.numel() != 1:
+        raise ValueError(f"Tensor {name} must be 1-element")
+
+
 def _unsupported(name: str, **options: Any) -> None:
     """Refuse torch options compat does not implement, rather than ignore them.
 
@@ -236,6 +248,7 @@ class SGD(Optimizer):
         differentiable: bool = False,
         fused: bool | None = None,
     ):
+        _check_tensor("lr", lr)
         _check(lr, 0.0, f"Invalid learning rate: {lr}")
         _check(momentum, 0.0, f"Invalid momentum value: {momentum}")
         _check(weight_decay, 0.0, f"Invalid weight_decay value: {weight_decay}")
@@ -286,11 +299,19 @@ class Adam(Optimizer):
         fused: bool | None = None,
         decoupled_weight_decay: bool = False,
     ):
+        _check_tensor("lr", lr, foreach, capturable)
         _check(lr, 0.0, f"Invalid learning rate: {lr}")
         _check(eps, 0.0, f"Invalid epsilon value: {eps}")
         _check(betas[0], 0.0, f"Invalid beta parameter at index 0: {betas[0]}", 1.0)
         _check(betas[1], 0.0, f"Invalid beta parameter at index 1: {betas[1]}", 1.0)
         _check(weight_decay, 0.0, f"Invalid weight_decay value: {weight_decay}")
+        if not (
+            all(isinstance(b, float) for b in betas[:2])
+            or all(isinstance(b, Tensor) for b in betas[:2])
+        ):
+            raise ValueError("betas must be either both floats or both Tensors")
+        for i in (0, 1):
+            _check_tensor(f"betas[{i}]", betas[i], foreach, capturable)
         _unsupported("Adam", amsgrad=amsgrad, maximize=maximize)
         _unsupported(
             "Adam",
@@ -345,6 +366,7 @@ class RMSprop(Optimizer):
         maximize: bool = False,
         differentiable: bool = False,
     ):
+        _check_tensor("lr", lr)
         _check(lr, 0.0, f"Invalid learning rate: {lr}")
         _check(eps, 0.0, f"Invalid epsilon value: {eps}")
         _check(momentum, 0.0, f"Invalid momentum value: {momentum}")
