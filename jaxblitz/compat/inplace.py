@@ -127,6 +127,10 @@ ELEMENTWISE = [
 ]
 
 
+def _normal(key, shape, dt, a, b):
+    return a + b * jax.random.normal(key, shape, dt)
+
+
 def _random_fill(draw: Callable) -> Callable[..., Tensor]:
     """``x.uniform_(a, b)`` / ``x.normal_(mean, std)`` from compat's generator."""
 
@@ -134,6 +138,8 @@ def _random_fill(draw: Callable) -> Callable[..., Tensor]:
         self: Tensor, a: float = 0.0, b: float = 1.0, *, generator: Any = None
     ) -> Tensor:
         self._check_inplace()
+        if draw is _normal and b < 0:
+            raise RuntimeError(f"normal expects std >= 0.0, but found std {b:g}")
         key = (generator or default_generator).next_key()
         with x64(True):
             array = draw(key, self.shape, self.dtype.np, a, b)
@@ -184,9 +190,7 @@ class InplaceMixin(AutogradMixin):
     uniform_ = _random_fill(
         lambda key, shape, dt, a, b: jax.random.uniform(key, shape, dt, a, b)
     )
-    normal_ = _random_fill(
-        lambda key, shape, dt, a, b: a + b * jax.random.normal(key, shape, dt)
-    )
+    normal_ = _random_fill(_normal)
 
 
 # The `name_` method of every elementwise op, and the augmented operators
