@@ -163,8 +163,11 @@ class Optimizer:
                     self.state.get(p) or tx.init(a)
                     for p, a in zip(params, arrays, strict=True)
                 ]
+                grads = [p.grad._data for p in params]
+                if group.get("maximize"):  # torch: ascend, the gradient negated first
+                    grads = [-g for g in grads]
                 new_arrays, new_states = _update_jit(
-                    arrays, [p.grad._data for p in params], states, hyper, tx=tx
+                    arrays, grads, states, hyper, tx=tx
                 )
             for p, a, s in zip(params, new_arrays, new_states, strict=True):
                 p._set_data(a)
@@ -254,9 +257,7 @@ class SGD(Optimizer):
         _check(weight_decay, 0.0, f"Invalid weight_decay value: {weight_decay}")
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
-        _unsupported(
-            "SGD", dampening=dampening, maximize=maximize, differentiable=differentiable
-        )
+        _unsupported("SGD", dampening=dampening, differentiable=differentiable)
         super().__init__(
             params,
             dict(  # torch's keys, in torch's order
@@ -312,7 +313,7 @@ class Adam(Optimizer):
             raise ValueError("betas must be either both floats or both Tensors")
         for i in (0, 1):
             _check_tensor(f"betas[{i}]", betas[i], foreach, capturable)
-        _unsupported("Adam", amsgrad=amsgrad, maximize=maximize)
+        _unsupported("Adam", amsgrad=amsgrad)
         _unsupported(
             "Adam",
             differentiable=differentiable,
@@ -372,7 +373,7 @@ class RMSprop(Optimizer):
         _check(momentum, 0.0, f"Invalid momentum value: {momentum}")
         _check(weight_decay, 0.0, f"Invalid weight_decay value: {weight_decay}")
         _check(alpha, 0.0, f"Invalid alpha value: {alpha}")
-        _unsupported("RMSprop", maximize=maximize, differentiable=differentiable)
+        _unsupported("RMSprop", differentiable=differentiable)
         super().__init__(
             params,
             dict(  # torch's keys, in torch's order

@@ -423,10 +423,8 @@ def test_optimizer_options_are_honoured_or_refused_never_ignored():
     torch.optim.Adam([p], foreach=False, fused=None, capturable=False)
     for make in (
         lambda: torch.optim.SGD([p], lr=0.1, momentum=0.9, dampening=0.5),
-        lambda: torch.optim.SGD([p], maximize=True),
         lambda: torch.optim.Adam([p], amsgrad=True),
         lambda: torch.optim.Adam([p], decoupled_weight_decay=True),
-        lambda: torch.optim.RMSprop([p], maximize=True),
     ):
         with pytest.raises(NotImplementedError, match="not supported"):
             make()
