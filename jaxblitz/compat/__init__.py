@@ -15,10 +15,6 @@ itself is never imported.
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
-import jax as _jax
-
 # Loaded first, so that `torch.tensor` is the function imported below, not this
 # module (importing a submodule sets the package's attribute of its name).
 from jaxblitz.compat import tensor as _tensor_module  # noqa: F401
@@ -46,7 +42,6 @@ from jaxblitz.compat._dtype import (
     short,
     uint8,
 )
-from jaxblitz.compat._dtype import jax_device as _jax_device
 from jaxblitz.compat.autograd.grad_mode import (
     enable_grad,
     inference_mode,
@@ -249,29 +244,15 @@ def clone(input: Tensor) -> Tensor:
     return input.clone()
 
 
-def _cuda_available() -> bool:
-    try:
-        _jax_device(device("cuda"))
-    except AssertionError:
-        return False
-    return True
-
-
-def _cuda_count() -> int:
-    try:
-        return len(_jax.devices("gpu"))
-    except RuntimeError:
-        return 0
-
-
-cuda = SimpleNamespace(
-    is_available=_cuda_available,
-    device_count=_cuda_count,
-    manual_seed=manual_seed,
-    manual_seed_all=manual_seed,
+from jaxblitz.compat import (  # noqa: E402
+    accelerator,
+    autograd,
+    backends,
+    cuda,
+    nn,
+    optim,
+    utils,
 )
-
-from jaxblitz.compat import autograd, nn, optim, utils  # noqa: E402
 from jaxblitz.compat.bridge import functional  # noqa: E402
 from jaxblitz.compat.compile import compile  # noqa: E402 -- torch.compile
 

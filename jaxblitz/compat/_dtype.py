@@ -182,19 +182,57 @@ def can_cast(from_: dtype, to: dtype) -> bool:
     return category(from_) <= category(to)
 
 
+# torch's device types (``torch.device("mps")`` is a valid device everywhere; using
+# one this process lacks fails), and JAX's ``tpu``.
+_DEVICE_TYPES = [
+    "cpu",
+    "cuda",
+    "ipu",
+    "xpu",
+    "mkldnn",
+    "opengl",
+    "opencl",
+    "ideep",
+    "hip",
+    "ve",
+    "fpga",
+    "maia",
+    "xla",
+    "lazy",
+    "vulkan",
+    "mps",
+    "meta",
+    "hpu",
+    "mtia",
+    "privateuseone",
+    "tpu",
+]
+# JAX's platform -> torch's device type.
+_TYPE_OF_PLATFORM = {"gpu": "cuda", "cuda": "cuda", "rocm": "cuda", "tpu": "tpu"}
+
+
 class device:  # noqa: N801 -- torch's name
-    """``torch.device("cpu")`` / ``torch.device("cuda:0")``."""
+    """``torch.device("cpu")`` / ``torch.device("cuda:0")`` / ``torch.device(0)``."""
 
     __slots__ = ("type", "index")
 
-    def __init__(self, spec: Any, index: Any = None):
+    def __init__(self, type: Any = None, index: Any = None):  # noqa: A002 -- torch's
+        spec = type
         if isinstance(spec, device):
             spec, index = spec.type, spec.index
+        if isinstance(spec, _pyint) and not isinstance(spec, _pybool):
+            # torch.device(0): the current accelerator's device 0.
+            found = accelerator_type()
+            if found is None:
+                raise RuntimeError(
+                    "Cannot access accelerator device when none is available."
+                )
+            spec, index = found, spec
         kind, _, idx = str(spec).partition(":")
-        if kind not in ("cpu", "cuda", "tpu"):
+        if kind not in _DEVICE_TYPES:
             raise RuntimeError(
-                "Expected one of cpu, cuda, tpu device type at start of device "
-                f"string: {spec}"
+                f"Expected one of {', '.join(_DEVICE_TYPES[:-1])} device type at "
+                f"start of device string: {spec} (jaxblitz.compat: also tpu)"
             )
         if idx and not idx.isdigit():
             raise RuntimeError(f"Invalid device string: '{spec}'")
@@ -221,8 +259,37 @@ class device:  # noqa: N801 -- torch's name
         return hash((self.type, self.index))
 
 
+def accelerator_devices() -> list:
+    """JAX's accelerator devices in this process (GPU or TPU), empty on CPU."""
+    backend = jax.default_backend()
+    return [] if backend == "cpu" else jax.devices(backend)
+
+
+def accelerator_type() -> str | None:
+    """torch's name for this process's accelerator: 'cuda' (JAX's GPU), 'tpu', or
+    None."""
+    found = accelerator_devices()
+    return _TYPE_OF_PLATFORM.get(found[0].platform) if found else None
+
+
+def device_of(array: jax.Array) -> device:
+    """The torch device a JAX array lives on."""
+    where = next(iter(array.devices()))
+    kind = _TYPE_OF_PLATFORM.get(where.platform)
+    if kind is None:
+        return device("cpu")
+    same = [d for d in jax.devices(where.platform)]
+    return device(kind, same.index(where) if where in same else 0)
+
+
 def jax_device(d: device) -> jax.Device:
     """The JAX device behind a torch device (cuda means JAX's gpu platform)."""
+    if d.type not in ("cpu", "cuda", "tpu"):
+        # torch's own wording for a device type it was built without.
+        raise RuntimeError(
+            f"PyTorch is not linked with support for {d.type} devices "
+            "(jaxblitz.compat runs on JAX's cpu, cuda (gpu) and tpu)"
+        )
     platform = {"cuda": "gpu"}.get(d.type, d.type)
     try:
         found = jax.devices(platform)
@@ -235,4 +302,9 @@ def jax_device(d: device) -> jax.Device:
                 "GPU in this process; use device 'cpu' or install jax[cuda12])"
             )
         raise RuntimeError(f"no {d.type!r} device in this process")
-    return found[d.index or 0]
+    index = d.index or 0
+    if index >= len(found):
+        raise RuntimeError(
+            f"{d} is not available: this process has {len(found)} {d.type} device(s)"
+        )
+    return found[index]

@@ -411,12 +411,16 @@ class TensorBase:
         array = self._s.array
         if array is None or not isinstance(array, jax.Array):
             return _CPU
-        platform = next(iter(array.devices())).platform
-        return device("cuda:0") if platform == "gpu" else _CPU
+        return _dtype.device_of(array)
 
     @property
     def is_cuda(self) -> bool:
         return self.device.type == "cuda"
+
+    def get_device(self) -> int:
+        """``-1`` on the CPU, else the device's index (torch's)."""
+        where = self.device
+        return -1 if where.type == "cpu" else where.index or 0
 
     @property
     def ndim(self) -> int:

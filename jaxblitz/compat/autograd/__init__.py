@@ -39,6 +39,7 @@ from jaxblitz.compat.autograd.graph import (
     _topological,
     run_backward,
 )
+from jaxblitz.compat.autograd.variable import Variable
 from jaxblitz.compat.creation import ones_like, zeros_like
 from jaxblitz.grad import GradcheckError, numerical_jacobian
 
@@ -48,6 +49,7 @@ __all__ = [
     "FunctionCtx",
     "GradcheckError",
     "Node",
+    "Variable",
     "backward",
     "enable_grad",
     "function",
