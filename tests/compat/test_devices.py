@@ -76,3 +76,29 @@ def test_variable_is_a_tensor_sharing_storage_with_the_flag_set():
     assert x.tolist() == [[2.0, 2.0], [2.0, 2.0]]
     with pytest.raises(TypeError, match="Variable data has to be a tensor"):
         Variable([1.0, 2.0])
+
+
+def test_grad_modes_decorate_bare_and_called_as_torch():
+    x = torch.ones(2, requires_grad=True)
+
+    @torch.no_grad
+    def bare(a):
+        return a * 2
+
+    @torch.no_grad()
+    def called(a):
+        return a * 2
+
+    @torch.enable_grad
+    def enabled(a):
+        return a * 2
+
+    @torch.inference_mode
+    def inferred(a):
+        return a * 2
+
+    assert not bare(x).requires_grad and not called(x).requires_grad
+    assert not inferred(x).requires_grad and bare.__name__ == "bare"
+    with torch.no_grad():
+        assert enabled(x).requires_grad
+    assert (x * 2).requires_grad

@@ -73,14 +73,24 @@ class _Mode:
         raise NotImplementedError
 
 
-class no_grad(_Mode):  # noqa: N801 -- torch's name
+class _BareDecorator(_Mode):
+    """A mode that also decorates bare: ``@torch.no_grad`` as ``@torch.no_grad()``
+    (torch's ``_NoParamDecoratorContextManager``)."""
+
+    def __new__(cls, orig_func: Any = None) -> Any:
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)
+
+
+class no_grad(_BareDecorator):  # noqa: N801 -- torch's name
     """``with torch.no_grad():`` -- ops record nothing."""
 
     def _switch(self) -> None:
         _mode.enabled = False
 
 
-class enable_grad(_Mode):  # noqa: N801
+class enable_grad(_BareDecorator):  # noqa: N801
     """``with torch.enable_grad():`` -- grad mode back on (inside ``no_grad``)."""
 
     def _switch(self) -> None:
