@@ -1,14 +1,28 @@
 """Blitz 3, "Neural Networks": ``torch.nn``."""
 
 from jaxblitz.compat.nn import functional, init
+from jaxblitz.compat.nn.activation import (
+    ELU,
+    GELU,
+    Hardtanh,
+    LeakyReLU,
+    LogSoftmax,
+    ReLU6,
+    Sigmoid,
+    SiLU,
+    Softplus,
+    Tanh,
+)
+from jaxblitz.compat.nn.container import ModuleDict, ModuleList, Sequential
 from jaxblitz.compat.nn.layers import (
     Conv2d,
     Dropout,
+    Dropout2d,
     Flatten,
+    Identity,
     Linear,
     MaxPool2d,
     ReLU,
-    Sequential,
     Softmax,
 )
 from jaxblitz.compat.nn.losses import (
@@ -22,28 +36,52 @@ from jaxblitz.compat.nn.losses import (
     SmoothL1Loss,
 )
 from jaxblitz.compat.nn.module import Module, Parameter
+from jaxblitz.compat.nn.normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 from jaxblitz.compat.nn.parallel import DataParallel
+from jaxblitz.compat.nn.pooling import AdaptiveAvgPool2d, AdaptiveMaxPool2d, AvgPool2d
+from jaxblitz.compat.nn.sparse import Embedding
 
 __all__ = [
+    "AdaptiveAvgPool2d",
+    "AdaptiveMaxPool2d",
+    "AvgPool2d",
     "BCELoss",
     "BCEWithLogitsLoss",
+    "BatchNorm1d",
+    "BatchNorm2d",
     "Conv2d",
     "CrossEntropyLoss",
     "DataParallel",
     "Dropout",
+    "Dropout2d",
+    "ELU",
+    "Embedding",
     "Flatten",
+    "GELU",
+    "Hardtanh",
     "HuberLoss",
+    "Identity",
     "L1Loss",
+    "LayerNorm",
+    "LeakyReLU",
     "Linear",
+    "LogSoftmax",
     "MSELoss",
     "MaxPool2d",
     "Module",
+    "ModuleDict",
+    "ModuleList",
     "NLLLoss",
     "Parameter",
     "ReLU",
+    "ReLU6",
     "Sequential",
+    "SiLU",
+    "Sigmoid",
     "SmoothL1Loss",
     "Softmax",
+    "Softplus",
+    "Tanh",
     "functional",
     "init",
 ]

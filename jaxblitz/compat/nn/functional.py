@@ -540,8 +540,74 @@ def dropout(
     return input._inplace(out) if inplace else out
 
 
+def dropout2d(
+    input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
+) -> Tensor:
+    """Whole channels zeroed: one draw per (N, C), torch's feature dropout."""
+    _tensor("dropout2d", input)
+    if p < 0 or p > 1:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    dims = input.dim()
+    if dims not in (3, 4):
+        warnings.warn(
+            f"dropout2d: Received a {dims}-D input to dropout2d, which is deprecated "
+            "and will result in an error in a future release. To retain the "
+            "behavior and silence this warning, please use dropout instead. Note "
+            "that dropout2d exists to provide channel-wise dropout on inputs with 2 "
+            "spatial dimensions, a channel dimension, and an optional batch "
+            "dimension (i.e. 3D or 4D inputs).",
+            UserWarning,
+            stacklevel=2,
+        )
+    elif dims == 3:
+        warnings.warn(
+            "dropout2d: Received a 3D input to dropout2d and assuming that "
+            "channel-wise 1D dropout behavior is desired - input is interpreted as "
+            "shape (N, C, L), where C is the channel dim. This behavior will change "
+            "in a future release to interpret the input as one without a batch "
+            "dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise "
+            "dropout behavior, please switch to using dropout1d instead.",
+            UserWarning,
+            stacklevel=2,
+        )
+    if dims < 2:
+        raise RuntimeError(
+            "Feature dropout requires at least 2 dimensions in the input"
+        )
+    if inplace:
+        input._check_inplace()
+    if not training or p == 0 or not input.numel():
+        return input
+    noise = (*input.shape[:2], *(1,) * (dims - 2))  # one draw per channel
+    keep = (rand(*noise, dtype=input.dtype) >= p).to(input.dtype)
+    scale = 0.0 if p == 1 else 1.0 / (1 - p)
+    out = apply("MulBackward0", _dropout_fn, input, keep, scale=scale)
+    return input._inplace(out) if inplace else out
+
+
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     return input.flatten(start_dim, end_dim)
 
 
 sigmoid, tanh = ops.sigmoid, ops.tanh
+
+
+# Defined beside their modules (each imports this module's helpers, hence last).
+from jaxblitz.compat.nn.functional_activation import (  # noqa: E402, F401
+    elu,
+    gelu,
+    hardtanh,
+    leaky_relu,
+    logsigmoid,
+    relu6,
+    silu,
+    softplus,
+)
+from jaxblitz.compat.nn.normalization import batch_norm, layer_norm  # noqa: E402, F401
+from jaxblitz.compat.nn.pooling import (  # noqa: E402, F401
+    adaptive_avg_pool2d,
+    adaptive_max_pool2d,
+    adaptive_max_pool2d_with_indices,
+    avg_pool2d,
+)
+from jaxblitz.compat.nn.sparse import embedding  # noqa: E402, F401

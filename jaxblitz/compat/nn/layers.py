@@ -7,9 +7,7 @@ default initialisation) with a key from compat's global generator.
 from __future__ import annotations
 
 import math
-import operator
 import warnings
-from collections import OrderedDict
 from typing import Any
 
 import jax.numpy as jnp
@@ -18,6 +16,7 @@ from jaxblitz import models
 from jaxblitz.compat import _dtype, creation
 from jaxblitz.compat._dtype import x64
 from jaxblitz.compat.nn import functional as F
+from jaxblitz.compat.nn.container import Sequential  # noqa: F401
 from jaxblitz.compat.nn.losses import CrossEntropyLoss, MSELoss  # noqa: F401
 from jaxblitz.compat.nn.module import Module, Parameter
 from jaxblitz.compat.tensor import Tensor
@@ -55,6 +54,16 @@ def _init(
     if not bias:
         return weight, None
     return weight, Parameter(Tensor._wrap(arrays["bias"]).to(device))
+
+
+class Identity(Module):
+    """``nn.Identity(*args, **kwargs)``: the input itself (arguments ignored)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__()
+
+    def forward(self, input: Any) -> Any:
+        return input
 
 
 class Linear(Module):
@@ -268,34 +277,9 @@ class Dropout(Module):
         return f"p={self.p}, inplace={self.inplace}"
 
 
-class Sequential(Module):
-    def __init__(self, *args: Any):
-        super().__init__()
-        if len(args) == 1 and isinstance(args[0], OrderedDict):
-            for name, module in args[0].items():
-                self.add_module(name, module)
-        else:
-            for i, module in enumerate(args):
-                self.add_module(str(i), module)
-
-    def forward(self, input: Any) -> Any:
-        for module in self._modules.values():
-            input = module(input)
-        return input
-
-    def __getitem__(self, index: int) -> Module:
-        modules = list(self._modules.values())
-        if isinstance(index, slice):
-            return Sequential(*modules[index])
-        if not -len(modules) <= operator.index(index) < len(modules):
-            raise IndexError(f"index {index} is out of range")
-        return modules[index]
-
-    def __len__(self) -> int:
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
+class Dropout2d(Dropout):
+    def forward(self, input: Tensor) -> Tensor:
+        return F.dropout2d(input, self.p, self.training, self.inplace)
 
 
 class Softmax(Module):

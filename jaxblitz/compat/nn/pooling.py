@@ -1,0 +1,294 @@
+"""Blitz 3, "Neural Networks": average and adaptive pooling beside the Blitz's
+``MaxPool2d`` (``torch.nn.AvgPool2d``, ``AdaptiveAvgPool2d``,
+``AdaptiveMaxPool2d`` and their ``nn.functional`` twins).
+
+Windows and divisors follow ATen's formulas: an average window is summed by
+``lax.reduce_window`` and divided by torch's per-window divisor (padding counted
+or not, ``divisor_override``); adaptive window ``i`` of ``n`` over a length ``L``
+spans ``[floor(i*L/n), ceil((i+1)*L/n))``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from jaxblitz.compat.autograd.graph import apply, run
+from jaxblitz.compat.nn.functional import _ints, _pool_size, _tensor, _two
+from jaxblitz.compat.nn.module import Module
+from jaxblitz.compat.tensor import Tensor
+
+# -- pure JAX functions --------------------------------------------------------------
+
+
+def _avg_pool_fn(x, divisor, *, window, stride, padding):
+    lead = (1,) * (x.ndim - 2)
+    pads = ((0, 0),) * (x.ndim - 2) + padding
+    zero = jnp.zeros((), x.dtype)
+    sums = lax.reduce_window(x, zero, lax.add, lead + window, lead + stride, pads)
+    if jnp.issubdtype(x.dtype, jnp.integer):  # C's integer division, as ATen's
+        return lax.div(sums, divisor.astype(x.dtype))
+    return sums / divisor.astype(x.dtype)
+
+
+def _adaptive_avg_fn(x, rows, cols, counts):
+    # rows (oh, H), cols (ow, W): 0/1 window masks; sums / window sizes
+    sums = jnp.einsum(
+        "ih,...hw,jw->...ij", rows, x, cols, precision=lax.Precision.HIGHEST
+    )
+    return sums / counts
+
+
+def _adaptive_argmax_fn(x, *, spans):
+    h, w = x.shape[-2:]
+    found = []
+    for hs, he, ws, we in spans:
+        window = x[..., hs:he, ws:we].reshape(*x.shape[:-2], -1)
+        k = jnp.argmax(window, axis=-1)  # the first maximum; a NaN wins, as in ATen
+        found.append((hs + k // (we - ws)) * w + ws + k % (we - ws))
+    return jnp.stack(found, axis=-1).astype(jnp.int64)
+
+
+def _gather_fn(x, index, *, out):
+    flat = x.reshape(*x.shape[:-2], -1)
+    picked = jnp.take_along_axis(flat, index, axis=-1)
+    return picked.reshape(*x.shape[:-2], *out)
+
+
+# -- torch.nn.functional -------------------------------------------------------------
+
+_ARGS = {  # ATen's words for an argument of the wrong length
+    "kernel_size": "must either be a single int, or a tuple of two ints",
+    "stride": "must either be omitted, a single int, or a tuple of two ints",
+    "padding": "must either be a single int, or a tuple of two ints",
+}
+
+
+def _arg(name: str, arg: str, position: int, value: Any) -> tuple[int, ...]:
+    values = _ints(name, arg, position, value)
+    if len(values) not in (1, 2):
+        raise RuntimeError(f"{name}: {arg} {_ARGS[arg]}")
+    return _two(values)
+
+
+def _check_windows(input: Tensor, k, s, p) -> tuple[int, int]:
+    """ATen's pool2d_shape_check (dilation 1): the output's (H, W) is returned."""
+    if min(k) <= 0:
+        raise RuntimeError(
+            f"kernel size should be greater than zero, but got kH: {k[0]} kW: {k[1]}"
+        )
+    if min(s) <= 0:
+        raise RuntimeError(
+            f"stride should be greater than zero, but got dH: {s[0]} dW: {s[1]}"
+        )
+    for pad, kernel in zip(p, k, strict=True):
+        if pad > kernel // 2:
+            raise RuntimeError(
+                "pad should be at most half of effective kernel size, but got "
+                f"pad={pad}, kernel_size={kernel} and dilation=1"
+            )
+    if input.dim() not in (3, 4) or not input.numel():
+        raise RuntimeError(
+            "non-empty 3D or 4D (batch mode) tensor expected for input, got "
+            f"{input.dim()}D"
+        )
+    return tuple(input.shape[-2:])
+
+
+def avg_pool2d(
+    input: Tensor,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+    divisor_override: int | None = None,
+) -> Tensor:
+    _tensor("avg_pool2d", input)
+    k = _arg("avg_pool2d", "kernel_size", 2, kernel_size)
+    no_stride = stride is None or (isinstance(stride, tuple | list) and not stride)
+    s = k if no_stride else _arg("avg_pool2d", "stride", 3, stride)
+    p = _arg("avg_pool2d", "padding", 4, padding)
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    if input.dtype.scalar_type == "Bool":
+        raise NotImplementedError("\"avg_pool2d\" not implemented for 'Bool'")
+    h, w = _check_windows(input, k, s, p)
+    out = [
+        _pool_size(n, kk, ss, pp, 1, ceil_mode)
+        for n, kk, ss, pp in zip((h, w), k, s, p, strict=True)
+    ]
+    if min(out) < 1:
+        c = input.shape[-3]
+        raise RuntimeError(
+            f"Given input size: ({c}x{h}x{w}). Calculated output size: "
+            f"({c}x{out[0]}x{out[1]}). Output size is too small"
+        )
+    # ATen's divisor per output (i, j): the window clipped to the padded input,
+    # or to the input itself when padding is not counted.
+    sizes = []
+    for o, n, kk, ss, pp in zip(out, (h, w), k, s, p, strict=True):
+        start = np.arange(o) * ss - pp
+        end = np.minimum(start + kk, n + pp)
+        padded = end - start
+        inside = np.minimum(end, n) - np.maximum(start, 0)
+        sizes.append(padded if count_include_pad else inside)
+    if divisor_override is not None:
+        divisor = np.full(out, divisor_override, np.int64)
+    else:
+        divisor = np.outer(*sizes)
+    extra = [
+        max(0, (o - 1) * ss + kk - (n + 2 * pp))
+        for o, n, kk, ss, pp in zip(out, (h, w), k, s, p, strict=True)
+    ]
+    return apply(
+        "AvgPool2DBackward0",
+        _avg_pool_fn,
+        input,
+        divisor,
+        window=k,
+        stride=s,
+        padding=((p[0], p[0] + extra[0]), (p[1], p[1] + extra[1])),
+    )
+
+
+def _adaptive_args(name: str, input: Tensor, output_size: Any) -> tuple[int, int]:
+    _tensor(name, input)
+    sizes = tuple(output_size) if isinstance(output_size, tuple | list) else None
+    if sizes is not None and len(sizes) != 2:
+        if name == "adaptive_max_pool2d":
+            raise RuntimeError(
+                "adaptive_max_pool2d(): internal error: output_size.size() must be 2"
+            )
+        raise RuntimeError(f"{name}: output_size must be 2")
+    if input.dim() < 3:
+        raise ValueError("Input dimension should be at least 3")
+    if input.dim() != 4 and input.dim() != 3:
+        raise RuntimeError(
+            f"{name}(): Expected 3D or 4D tensor, but got: {list(input.shape)}"
+        )
+    for d in range(1, input.dim()):
+        if input.shape[d] == 0:
+            raise RuntimeError(
+                f"{name}(): Expected input to have non-zero size for non-batch "
+                f"dimensions, but input has sizes {list(input.shape)} with "
+                f"dimension {d} being empty"
+            )
+    sizes = (output_size, output_size) if sizes is None else sizes
+    h, w = input.shape[-2:]
+    return tuple(n if o is None else int(o) for o, n in zip(sizes, (h, w), strict=True))
+
+
+def _spans(o: int, n: int) -> list[tuple[int, int]]:
+    return [((i * n) // o, -(-((i + 1) * n) // o)) for i in range(o)]
+
+
+def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
+    oh, ow = _adaptive_args("adaptive_avg_pool2d", input, output_size)
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(
+            f"\"adaptive_avg_pool2d\" not implemented for '{input.dtype.scalar_type}'"
+        )
+    if (oh, ow) == (1, 1):  # torch: a mean over (H, W)
+        return input.mean((-1, -2), keepdim=True)
+    h, w = input.shape[-2:]
+    masks, lengths = [], []
+    for o, n in ((oh, h), (ow, w)):
+        mask = np.zeros((o, n), input.dtype.np)
+        for i, (start, end) in enumerate(_spans(o, n)):
+            mask[i, start:end] = 1
+        masks.append(mask)
+        lengths.append(mask.sum(1))
+    counts = np.outer(*lengths).astype(input.dtype.np)
+    return apply("AdaptiveAvgPool2DBackward0", _adaptive_avg_fn, input, *masks, counts)
+
+
+def adaptive_max_pool2d(
+    input: Tensor, output_size: Any, return_indices: bool = False
+) -> Any:
+    oh, ow = _adaptive_args("adaptive_max_pool2d", input, output_size)
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(
+            f"\"adaptive_max_pool2d\" not implemented for '{input.dtype.scalar_type}'"
+        )
+    h, w = input.shape[-2:]
+    spans = tuple(
+        (hs, he, ws, we) for hs, he in _spans(oh, h) for ws, we in _spans(ow, w)
+    )
+    index = run(_adaptive_argmax_fn, input._data, spans=spans)  # (..., oh*ow)
+    name = "AdaptiveMaxPool2DBackward0"
+    values = apply(name, _gather_fn, input, index, out=(oh, ow))
+    if not return_indices:
+        return values
+    return values, Tensor._wrap(index.reshape(*index.shape[:-1], oh, ow))
+
+
+def adaptive_max_pool2d_with_indices(input: Tensor, output_size: Any) -> Any:
+    return adaptive_max_pool2d(input, output_size, return_indices=True)
+
+
+# -- modules -------------------------------------------------------------------------
+
+
+class AvgPool2d(Module):
+    def __init__(
+        self,
+        kernel_size: Any,
+        stride: Any = None,
+        padding: Any = 0,
+        ceil_mode: bool = False,
+        count_include_pad: bool = True,
+        divisor_override: int | None = None,
+    ) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding, self.ceil_mode = padding, ceil_mode
+        self.count_include_pad, self.divisor_override = (
+            count_include_pad,
+            divisor_override,
+        )
+
+    def forward(self, input: Tensor) -> Tensor:
+        return avg_pool2d(
+            input,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.ceil_mode,
+            self.count_include_pad,
+            self.divisor_override,
+        )
+
+    def extra_repr(self) -> str:
+        return (
+            f"kernel_size={self.kernel_size}, stride={self.stride}, "
+            f"padding={self.padding}"
+        )
+
+
+class AdaptiveAvgPool2d(Module):
+    def __init__(self, output_size: Any) -> None:
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, input: Tensor) -> Tensor:
+        return adaptive_avg_pool2d(input, self.output_size)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveMaxPool2d(Module):
+    def __init__(self, output_size: Any, return_indices: bool = False) -> None:
+        super().__init__()
+        self.output_size, self.return_indices = output_size, return_indices
+
+    def forward(self, input: Tensor) -> Any:
+        return adaptive_max_pool2d(input, self.output_size, self.return_indices)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
