@@ -1,36 +1,51 @@
-"""Blitz 4: ``torchvision.datasets.CIFAR10`` (backed by ``jaxblitz.data``) and
-``Digits``, a bundled offline stand-in shaped like CIFAR-10.
+"""Blitz 4, Training a classifier: ``torchvision.datasets`` -- ``CIFAR10``,
+``MNIST``, ``FashionMNIST`` (in :mod:`.mnist`) and ``Digits``, a bundled offline
+stand-in shaped like CIFAR-10.
 
-Samples are ``(image, label)`` with ``image`` an HWC uint8 NumPy array (what
-torchvision's PIL image converts to), so ``transforms.ToTensor()`` applies.
-No file is ever downloaded here.
+``CIFAR10(root, train, transform, target_transform, download)`` reads what
+torchvision leaves on disk, ``root/cifar-10-batches-py/`` (``data_batch_1..5``,
+``test_batch``, ``batches.meta``), or, when only that is there, the
+``root/cifar-10-python.tar.gz`` archive itself (read in one pass; nothing is
+extracted or cached into ``root``). The pickles are read by
+:mod:`jaxblitz.data.archives`' restricted unpickler, which builds only number
+arrays and never runs code. Items are ``(PIL RGB image, int)``, ``.data`` is
+``(N, 32, 32, 3)`` uint8 NumPy and ``.targets`` a list of ints, as torchvision's.
+Nothing is ever downloaded: ``download=True`` uses the files already there.
 """
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+from PIL import Image
 
-from jaxblitz import data
-from jaxblitz.compat.utils.data import Dataset
+from jaxblitz import data as core_data
+from jaxblitz.compat.vision._base import StandardTransform, VisionDataset, not_found
+from jaxblitz.compat.vision.mnist import MNIST, FashionMNIST, host_index
+from jaxblitz.data import archives, fetch
+from jaxblitz.data.limits import broken, decompressed, tar_members
+
+__all__ = [
+    "CIFAR10",
+    "Digits",
+    "FashionMNIST",
+    "MNIST",
+    "StandardTransform",
+    "VisionDataset",
+]
 
 
-class _ImageDataset(Dataset):
-    classes: tuple[str, ...] = ()
+class _ImageDataset(VisionDataset):
+    """``.data`` (N, H, W, C) uint8 NumPy and ``.targets`` ints -> PIL images."""
 
-    def __init__(
-        self,
-        images: np.ndarray,
-        labels: np.ndarray,
-        transform: Any,
-        target_transform: Any = None,
-    ):
-        self.data, self.targets = images, [int(v) for v in labels]  # (N, H, W, C)
-        self.transform, self.target_transform = transform, target_transform
+    train: bool
 
     def __getitem__(self, index: int) -> tuple[Any, Any]:
-        img, target = self.data[index], self.targets[index]
+        img, target = host_index(self.data, index), self.targets[index]
+        img = Image.fromarray(img)  # torch: Image.fromarray(img), mode 'RGB'
         if self.transform is not None:
             img = self.transform(img)
         if self.target_transform is not None:
@@ -40,65 +55,121 @@ class _ImageDataset(Dataset):
     def __len__(self) -> int:
         return len(self.data)
 
-
-def _to_hwc_uint8(images: np.ndarray) -> np.ndarray:
-    """The core's NCHW float images in [-1, 1] back to HWC uint8, torchvision's."""
-    if images.dtype == np.uint8:
-        return images if images.shape[-1] in (1, 3) else images.transpose(0, 2, 3, 1)
-    hwc = images.transpose(0, 2, 3, 1)
-    return np.clip(np.rint((hwc + 1) * 127.5), 0, 255).astype(np.uint8)
+    def extra_repr(self) -> str:
+        split = "Train" if self.train is True else "Test"
+        return f"Split: {split}"
 
 
 class CIFAR10(_ImageDataset):
-    classes = (
-        "airplane",
-        "automobile",
-        "bird",
-        "cat",
-        "deer",
-        "dog",
-        "frog",
-        "horse",
-        "ship",
-        "truck",
-    )
+    """``torchvision.datasets.CIFAR10``, read from ``root/cifar-10-batches-py``."""
+
+    base_folder = "cifar-10-batches-py"
+    url = "https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz"
+    filename = archives.PYTHON_ARCHIVE
+    train_list = [f"data_batch_{i}" for i in range(1, 6)]
+    test_list = ["test_batch"]
+    meta = {"filename": "batches.meta", "key": "label_names"}
 
     def __init__(
         self,
-        root: str,
+        root: str | os.PathLike,
         train: bool = True,
         transform: Any = None,
         target_transform: Any = None,
         download: bool = False,
-    ):
-        # A local archive under root, tensorflow-datasets, or a download (when
-        # online); offline without a copy, the error says how to provide one.
-        split = data.load("cifar10", "train" if train else "test", root)
-        super().__init__(
-            _to_hwc_uint8(split.images),
-            split.labels,
-            transform,
-            target_transform,
+    ) -> None:
+        super().__init__(root, transform=transform, target_transform=target_transform)
+        self.train = train
+        wanted = [*(self.train_list if train else self.test_list), "batches.meta"]
+        folder = Path(self.root, self.base_folder)
+        archive = Path(self.root, self.filename)
+        if all((folder / name).is_file() for name in wanted):
+            members = {name: _read_member(folder / name) for name in wanted}
+            where = {name: folder / name for name in wanted}
+        elif archive.is_file():
+            fetch.verify("cifar10", archive)
+            members = _archive_members(archive, set(wanted))
+            where = dict.fromkeys(wanted, archive)
+        else:
+            raise not_found(
+                "CIFAR10",
+                folder,
+                wanted,
+                self.url,
+                download,
+                f" (or the archive {archive} they come in)",
+            )
+        split = [
+            archives._python_batch(where[n], n, members[n]) for n in wanted[:-1]
+        ]  # [(pixels (n, 3, 32, 32) uint8, labels int32)]
+        # torch: np.vstack(self.data).reshape(-1, 3, 32, 32).transpose((0, 2, 3, 1))
+        self.data = np.concatenate([p for p, _ in split]).transpose((0, 2, 3, 1))
+        self.targets = [int(y) for _, labels in split for y in labels]
+        self.classes = _class_names(where["batches.meta"], members["batches.meta"])
+        self.class_to_idx = {_class: i for i, _class in enumerate(self.classes)}
+
+
+def _read_member(path: Path) -> bytes:
+    """One pickled batch file, read no further than a batch can hold."""
+    with decompressed(
+        path, archives.PYTHON_BATCH_BYTES, "a CIFAR-10 batch", "a pickle"
+    ) as f:
+        return f.read()
+
+
+def _archive_members(archive: Path, wanted: set[str]) -> dict[str, bytes]:
+    """The ``wanted`` members of ``cifar-10-python.tar.gz``, in one pass."""
+    members = dict(
+        tar_members(
+            archive,
+            lambda base: archives.PYTHON_BATCH_BYTES if base in wanted else None,
+            most=archives.PYTHON_BATCH_BYTES,
+            total=6 * archives.PYTHON_BATCH_BYTES + (1 << 20),
+            count=archives.MAX_MEMBERS,
+            what="a CIFAR-10 python archive",
         )
+    )
+    missing = sorted(wanted - set(members))
+    if missing:
+        raise broken(archive, f"is not a CIFAR-10 python archive: it lacks {missing}")
+    return members
+
+
+def _class_names(path: Path, raw: bytes) -> list[str]:
+    """``batches.meta``'s ``label_names`` as str (torch: pickle.load latin1)."""
+    names = archives._unpickle(path, "batches.meta", raw).get(b"label_names")
+    if not isinstance(names, list) or not all(
+        isinstance(n, bytes | str) for n in names
+    ):
+        raise broken(path, "has no list of label_names in batches.meta")
+    return [n.decode("latin-1") if isinstance(n, bytes) else n for n in names]
 
 
 class Digits(_ImageDataset):
     """scikit-learn's bundled 8x8 digits, upscaled to 32x32 RGB (1797 images).
 
-    Same shapes as CIFAR-10 (``(32, 32, 3)`` uint8, 10 classes) and the same
-    seeded train/test split (1438/359) as ``jaxblitz.data.load("digits")``.
+    Same shapes as CIFAR-10 (``(32, 32, 3)`` uint8 PIL RGB images, 10 classes)
+    and the same seeded train/test split (1438/359) as
+    ``jaxblitz.data.load("digits")``. Not in torchvision: jaxblitz's offline
+    stand-in, so the Blitz runs with no dataset on disk.
     """
 
-    classes = data.DIGIT_CLASSES
+    classes = list(core_data.DIGIT_CLASSES)
 
     def __init__(
         self,
-        root: str = "",
+        root: str | os.PathLike | None = None,
         train: bool = True,
         transform: Any = None,
         target_transform: Any = None,
         download: bool = False,
-    ):
-        split = data.load("digits", "train" if train else "test")
-        images = _to_hwc_uint8(split.images).repeat(3, axis=-1)  # (N, 32, 32, 3)
-        super().__init__(images, split.labels, transform, target_transform)
+    ) -> None:
+        super().__init__(root, transform=transform, target_transform=target_transform)
+        self.train = train
+        split = core_data.load("digits", "train" if train else "test")
+        # the core's NCHW float images in [-1, 1] back to HWC uint8
+        hwc = split.images.transpose(0, 2, 3, 1)
+        gray = np.clip(np.rint((hwc + 1) * 127.5), 0, 255).astype(np.uint8)
+        self.data = gray.repeat(3, axis=-1)  # (N, 32, 32, 3)
+        self.targets = [int(v) for v in split.labels]
+        self.class_to_idx = {_class: i for i, _class in enumerate(self.classes)}
