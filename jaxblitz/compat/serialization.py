@@ -1,183 +1,94 @@
-"""Blitz 4 (saving the model): ``torch.save`` / ``torch.load``, pickle-free.
+"""Blitz 4 (saving the model): ``torch.save`` / ``torch.load``, PyTorch's own files.
 
-Files are safetensors: a JSON header and raw arrays, so loading never executes
-code from the file (torch's pickle can). Writes are atomic (temp file + rename)
-and carry a checksum that ``load`` verifies. A ``.pt``/``.pth`` pickle written by
-``torch.save`` is refused with how to convert it (torch:
-``torch.load(PATH, weights_only=True)``).
+``save`` writes what real PyTorch's ``torch.save`` writes, the zip archive
+(``_use_new_zipfile_serialization=False``: the legacy stream), so
+``torch.load(PATH, weights_only=True)`` in PyTorch reads it; atomically for a path
+(temp file + rename), straight into a file object such as ``io.BytesIO``. It takes
+what a checkpoint holds: Tensors and Parameters (views keep sharing their storage,
+the same tensor twice stays one), Python numbers, strings, bytes, None, dtypes,
+devices, ``torch.Size``, and dicts (``OrderedDict`` and a ``state_dict``'s
+``_metadata`` included), lists, tuples and sets of them. Anything else is refused
+with where it is, never saved as something else.
 
-``save`` takes what a checkpoint holds: Tensors (and Parameters), Python numbers,
-strings, None, and dicts (keys of those scalar types or tuples of them, in their
-order; ``OrderedDict`` stays one), lists, tuples and ``torch.Size`` of them,
-nested and empty ones included. Each tensor is one safetensors array, named by
-its path (``conv1.weight``, ``model/conv1.weight``) so other safetensors readers
-see a ``state_dict``; the structure around the arrays is JSON in the header's
-metadata, so ``load`` rebuilds the object exactly, dtype (bfloat16 is stored as
-its 16 raw bits, which NumPy's safetensors reader can read), ``requires_grad``
-and sharing included: the same tensor twice loads as one tensor. Anything else
-(a function, a NumPy array, a set, a self-containing list) is refused with a
-TypeError or ValueError that says where it is, never saved as something else.
-
-Format 1, written before, is still read: a tensor or nested dicts of tensors
-whose keys were joined with ``/``.
+``load`` reads both of PyTorch's formats, and the safetensors files earlier
+jaxblitz versions wrote (told apart by their first bytes). The pickle inside a
+PyTorch file is never unpickled by Python's ``pickle``: :mod:`._unpickler` reads
+its opcodes with PyTorch's ``weights_only=True`` rules and builds compat objects
+from an allowlist (:mod:`._torch_globals`), so a file cannot run code, with
+``weights_only=False`` too: a file that needs arbitrary objects is refused.
 """
 
 from __future__ import annotations
 
-import json
-import math
 import os
-from collections import OrderedDict
-from typing import Any
+import tempfile
+import warnings
+from typing import IO, Any
 
-import numpy as np
+from jaxblitz.files import atomic_write
+from jaxblitz.integrity import CorruptFileError
 
-from jaxblitz.compat import _dtype, _layout
-from jaxblitz.compat.creation import tensor
-from jaxblitz.compat.nn.module import Parameter
-from jaxblitz.compat.tensor import Size, Tensor
-from jaxblitz.integrity import (
-    CorruptFileError,
-    read_safetensors,
-    write_safetensors,
+_WHO = "jaxblitz.compat.load"
+_SAFETY = (
+    "jaxblitz.compat.load never unpickles arbitrary objects, because loading them "
+    "can run arbitrary code hidden in the file"
 )
 
-_FORMAT = "jaxblitz.compat"
-_VERSION = "2"  # written when no tensor is a view; "3" (views' layouts) otherwise
-_READS = ("2", "3")
-_STRUCTURE = "structure"
-_SINGLE = "__tensor__"  # format 1's name for a lone tensor
-_WHO = "jaxblitz.compat.load"
-_BITS = {"bfloat16": np.uint16}  # dtypes stored as raw bits, by torch name
 
 # ---------------------------------------------------------------------------
 # save
 # ---------------------------------------------------------------------------
 
 
-class _Writer:
-    """Turns an object into a JSON tree plus named arrays (see the module doc)."""
+def save(
+    obj: Any,
+    f: str | os.PathLike | IO[bytes],
+    pickle_module: Any = None,
+    pickle_protocol: int = 2,
+    _use_new_zipfile_serialization: bool = True,
+    _disable_byteorder_record: bool = False,
+) -> None:
+    """``torch.save(net.state_dict(), PATH)``; see the module doc for what it takes."""
+    from jaxblitz.compat import _torch_write
 
-    def __init__(self) -> None:
-        self.arrays: dict[str, np.ndarray] = {}
-        self.tensors: list[dict[str, Any]] = []
-        self._tensor_ids: dict[int, int] = {}  # id(Tensor) -> index in tensors
-        self._storage_names: dict[int, str] = {}  # id(storage) -> array name
-        self._keep: list[Any] = []  # keeps ids unique while writing
-        self._open: set[int] = set()  # containers on the current path
-
-    def value(self, obj: Any, where: tuple[Any, ...]) -> Any:
-        """``obj`` as JSON; ``where`` is the path to it (keys, list indices)."""
-        if isinstance(obj, Tensor):
-            return {"tensor": self._tensor(obj, isinstance(obj, Parameter), where)}
-        if obj is None or type(obj) in (bool, int, str):
-            return obj
-        if type(obj) is float:
-            return {"float": obj.hex()}  # exact, nan and inf included
-        kind = {
-            list: "list",
-            tuple: "tuple",
-            Size: "size",
-            dict: "dict",
-            OrderedDict: "odict",
-        }.get(type(obj))
-        if kind is None:
-            raise TypeError(_refusal(obj, where))
-        if id(obj) in self._open:
-            raise ValueError(
-                f"torch.save: {_where(where)} contains itself; a self-referencing "
-                "container cannot be saved"
-            )
-        self._open.add(id(obj))
-        if kind in ("dict", "odict"):
-            items = [
-                [_key(k, where), self.value(v, (*where, k))] for k, v in obj.items()
-            ]
-        else:
-            items = [self.value(v, (*where, i)) for i, v in enumerate(obj)]
-        self._open.discard(id(obj))
-        return {kind: items}
-
-    def _tensor(self, t: Tensor, parameter: bool, where: tuple[Any, ...]) -> int:
-        index = self._tensor_ids.get(id(t))
-        if index is not None:
-            return index
-        if t._as is not None:
-            raise NotImplementedError(
-                f"torch.save of a view(dtype) tensor ({_where(where)}) is not "
-                "supported by jaxblitz.compat; save t.clone() instead"
-            )
-        name = self._storage_names.get(id(t._s))
-        if name is None:
-            name = self._name(where)
-            # The whole storage, as torch saves it, so views load sharing it.
-            base = Tensor._wrap(None)
-            base._s = t._s
-            array = np.ascontiguousarray(np.asarray(base._data))
-            bits = _BITS.get(t.dtype.name)
-            self.arrays[name] = array.view(bits) if bits else array
-            self._storage_names[id(t._s)] = name
-        self._keep.append(t)
-        self._tensor_ids[id(t)] = index = len(self.tensors)
-        self.tensors.append(
-            {
-                "array": name,
-                "dtype": t.dtype.name,
-                "shape": list(t.shape),  # the writer makes a 0-d array 1-d
-                "requires_grad": bool(t.requires_grad),
-                "parameter": parameter,
-            }
+    if pickle_module is not None and getattr(pickle_module, "__name__", "") != "pickle":
+        raise NotImplementedError(
+            "torch.save with a pickle_module is not supported by jaxblitz.compat: it "
+            "writes what torch.load(weights_only=True) reads"
         )
-        if t._view is not None:
-            self.tensors[-1]["layout"] = {
-                "storage": list(t._s.shape),
-                "stride": list(t._view.stride),
-                "offset": t._view.offset,
-            }
-        return index
+    if pickle_protocol != 2:
+        raise NotImplementedError(
+            f"torch.save with pickle_protocol={pickle_protocol}: jaxblitz.compat "
+            "writes protocol 2, torch's default, the one weights_only loading reads"
+        )
+    if _disable_byteorder_record:
+        raise NotImplementedError("torch.save(_disable_byteorder_record=True)")
 
-    def _name(self, where: tuple[Any, ...]) -> str:
-        # A readable, unique array name: the path, "conv1.weight" in a state_dict.
-        base = "/".join(str(part) for part in where)
-        name, n = base or _SINGLE, 1
-        while name in self.arrays or name == "__metadata__":
-            name, n = f"{base}#{n}", n + 1
-        return name
+    def write(out: IO[bytes], name: str) -> None:
+        if _use_new_zipfile_serialization:
+            _torch_write.write_zip(obj, out, name)
+        else:
+            _torch_write.write_legacy(obj, out)
 
-
-def _where(where: tuple[Any, ...]) -> str:
-    return "obj" + "".join(f"[{part!r}]" for part in where)
-
-
-def _refusal(obj: Any, where: tuple[Any, ...]) -> str:
-    kind = type(obj)
-    hint = ""
-    for base in (float, int, str, tuple, dict):
-        if isinstance(obj, base):  # a subclass, such as numpy.float64
-            hint = f" (save it as a plain {base.__name__} instead)"
-            break
-    return (
-        f"torch.save cannot store the {kind.__module__}.{kind.__qualname__} at "
-        f"{_where(where)}{hint}: jaxblitz.compat.save writes safetensors (no "
-        "pickle), holding Tensors, numbers, strings, None, and dicts, lists and "
-        "tuples of them"
-    )
+    if hasattr(f, "write") and not isinstance(f, str | os.PathLike):
+        write(f, "archive")
+        return
+    path = _path(f, "jaxblitz.compat.save")
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        raise RuntimeError(f"Parent directory {parent} does not exist.")
+    # The pickle is built before the temp file opens: a refused object leaves the
+    # old file in place.
+    blob = _bytes_of(write, os.path.splitext(os.path.basename(path))[0])
+    atomic_write(path, lambda out: out.write(blob))
 
 
-def _key(key: Any, where: tuple[Any, ...]) -> Any:
-    """A dict key as JSON: str, int, bool, None, a float or a tuple of keys."""
-    if key is None or type(key) in (bool, int, str):
-        return key
-    if type(key) is float:
-        return {"float": key.hex()}
-    if type(key) is tuple:
-        return {"tuple": [_key(k, where) for k in key]}
-    kind = type(key)
-    raise TypeError(
-        f"torch.save cannot store a dict key of type {kind.__module__}."
-        f"{kind.__qualname__} ({key!r}) in {_where(where)}: keys must be str, int, "
-        "float, bool, None or tuples of them"
-    )
+def _bytes_of(write: Any, name: str) -> bytes:
+    import io
+
+    out = io.BytesIO()
+    write(out, name)
+    return out.getvalue()
 
 
 def _path(f: Any, who: str) -> str:
@@ -185,21 +96,9 @@ def _path(f: Any, who: str) -> str:
         return os.fspath(f)
     except TypeError:
         raise TypeError(
-            f"{who} takes a file path (str or os.PathLike), got a "
-            f"{type(f).__name__}: file objects such as io.BytesIO are not supported "
-            "(files are written atomically, by path)"
+            f"{who} takes a file path (str or os.PathLike) or a binary file object, "
+            f"got a {type(f).__name__}"
         ) from None
-
-
-def save(obj: Any, f: str | os.PathLike) -> None:
-    """``torch.save(net.state_dict(), PATH)``; see the module doc for what it takes."""
-    path = _path(f, "jaxblitz.compat.save")
-    writer = _Writer()
-    tree = writer.value(obj, ())
-    structure = json.dumps({"tree": tree, "tensors": writer.tensors})
-    version = "3" if any("layout" in spec for spec in writer.tensors) else _VERSION
-    metadata = {"format": _FORMAT, "version": version, _STRUCTURE: structure}
-    write_safetensors(writer.arrays, path, metadata)
 
 
 # ---------------------------------------------------------------------------
@@ -207,104 +106,153 @@ def save(obj: Any, f: str | os.PathLike) -> None:
 # ---------------------------------------------------------------------------
 
 
-class _Reader:
-    def __init__(self, arrays: dict[str, np.ndarray], tensors: list[dict]) -> None:
-        self.arrays, self.specs = arrays, tensors
-        self.tensors: dict[int, Any] = {}
-        self.storages: dict[str, Any] = {}
-
-    def value(self, node: Any) -> Any:
-        if node is None or type(node) in (bool, int, str):
-            return node
-        ((kind, body),) = node.items()
-        if kind == "tensor":
-            return self._tensor(body)
-        if kind == "float":
-            return float.fromhex(body)
-        if kind in ("dict", "odict"):
-            items = [(_unkey(k), self.value(v)) for k, v in body]
-            return dict(items) if kind == "dict" else OrderedDict(items)
-        values = [self.value(v) for v in body]
-        return {"list": list, "tuple": tuple, "size": Size}[kind](values)
-
-    def _tensor(self, index: int) -> Tensor:
-        if index in self.tensors:
-            return self.tensors[index]
-        spec = self.specs[index]
-        name, dt = spec["array"], _dtype._by_name(spec["dtype"])
-        layout = spec.get("layout")
-        shape = tuple(spec["shape"] if layout is None else layout["storage"])
-        storage = self.storages.get(name)
-        if storage is None:
-            array = self.arrays[name]
-            array = array.view(dt.np) if spec["dtype"] in _BITS else array
-            if array.dtype != dt.np:
-                raise ValueError(f"array {name!r} is {array.dtype}, not {dt.name}")
-            storage = self.storages[name] = tensor(array.reshape(shape))._s
-        elif storage.shape != shape:
-            raise ValueError(f"array {name!r} is read with two shapes")
-        t = Tensor._wrap(None)
-        t._s = storage
-        if layout is not None:  # a view: checked to lie inside its storage
-            t._view = _layout.Layout(
-                tuple(map(int, spec["shape"])),
-                tuple(map(int, layout["stride"])),
-                int(layout["offset"]),
+def load(
+    f: str | os.PathLike | IO[bytes],
+    map_location: Any = None,
+    pickle_module: Any = None,
+    *,
+    weights_only: bool | None = None,
+    mmap: bool | None = None,
+    **pickle_load_args: Any,
+) -> Any:
+    """``torch.load(PATH, weights_only=True)``: what ``torch.save`` was given."""
+    if pickle_module is not None:
+        if weights_only:  # torch's own refusal
+            raise RuntimeError(
+                "Can not safely load weights when explicit pickle_module is specified"
             )
-            if not _layout.inside(t._view, math.prod(shape)):
-                raise ValueError(f"tensor {index} reaches outside array {name!r}")
-        if spec["parameter"]:
-            t = Parameter(t, spec["requires_grad"])
-        elif spec["requires_grad"]:
-            t.requires_grad_(True)
-        self.tensors[index] = t
-        return t
-
-
-def _unkey(node: Any) -> Any:
-    if node is None or type(node) in (bool, int, str):
-        return node
-    ((kind, body),) = node.items()
-    if kind == "float":
-        return float.fromhex(body)
-    if kind == "tuple":
-        return tuple(_unkey(k) for k in body)
-    raise ValueError(f"unknown key kind {kind!r}")
-
-
-def _load_format_1(arrays: dict[str, np.ndarray], metadata: dict[str, str]) -> Any:
-    order = json.loads(metadata.get("order", "[]")) or sorted(arrays)
-    if list(arrays) == [_SINGLE]:
-        return tensor(arrays[_SINGLE])
-    result: OrderedDict = OrderedDict()
-    for key in order:
-        node = result
-        *parents, leaf = key.split("/")
-        for part in parents:
-            node = node.setdefault(part, OrderedDict())
-        node[leaf] = tensor(arrays[key])
-    return result
-
-
-def load(f: str | os.PathLike, map_location: Any = None, weights_only: bool = True):
-    """``torch.load(PATH)``: what ``save`` was given, rebuilt exactly."""
-    path = _path(f, _WHO)
-    arrays, metadata = read_safetensors(path, _WHO)
-    version = metadata.get("version")
-    if metadata.get("format") != _FORMAT or version is None:
-        return _load_format_1(arrays, metadata)
-    if version not in _READS:
-        raise CorruptFileError(
-            f"{path} was written by a newer jaxblitz (compat save format "
-            f"{version}; this one reads formats 1 to {_READS[-1]}). Upgrade jaxblitz "
-            "to load it."
+        raise NotImplementedError(f"torch.load with a pickle_module: {_SAFETY}")
+    passed = bool(pickle_load_args)
+    encoding = pickle_load_args.pop("encoding", "utf-8")
+    if pickle_load_args:
+        raise TypeError(
+            f"torch.load got unexpected keyword arguments {sorted(pickle_load_args)} "
+            "(jaxblitz.compat takes encoding= only)"
         )
+    if weights_only is not False and passed:
+        warnings.warn("pickle_load_args only works if `weights_only=False`.",
+                      stacklevel=2)  # fmt: skip
+    is_path = not hasattr(f, "read") or isinstance(f, str | os.PathLike)
+    if is_path:
+        name = _path(f, _WHO)
+        with open(name, "rb") as opened:
+            blob = opened.read()
+    else:
+        if mmap:
+            raise ValueError("f must be a file path in order to use the mmap argument")
+        name, blob = "the file object", f.read()
+        if not isinstance(blob, bytes | bytearray):
+            raise TypeError(f"{_WHO}: f.read() gave a {type(blob).__name__}, not bytes")
+        blob = bytes(blob)
+    return _load_bytes(blob, name, is_path, map_location, weights_only, mmap, encoding)
+
+
+def _load_bytes(
+    blob: bytes,
+    name: str,
+    is_path: bool,
+    map_location: Any,
+    weights_only: bool | None,
+    mmap: bool | None,
+    encoding: str,
+) -> Any:
+    from jaxblitz.compat import _safetensors_format, _torch_read
+    from jaxblitz.compat._torch_globals import Loader
+    from jaxblitz.compat._unpickler import UnpicklingError
+
+    is_zip = blob[:4] == b"PK\x03\x04"
+    if not is_zip and _safetensors_format.looks_like_safetensors(blob):
+        if is_path:
+            return _safetensors_format.read(name, _WHO)
+        with tempfile.TemporaryDirectory() as folder:  # read_safetensors takes paths
+            path = os.path.join(folder, "file.safetensors")
+            with open(path, "wb") as out:
+                out.write(blob)
+            return _safetensors_format.read(path, _WHO)
+    if mmap and not is_zip:
+        raise RuntimeError(
+            "mmap can only be used with files saved with `torch.save("
+            f"{name + ', ' if is_path else ''}_use_new_zipfile_serialization=True), "
+            "please torch.save your checkpoint with this option in order to use mmap."
+        )
+    loader = Loader(_placement(map_location), len(blob), encoding)
     try:
-        structure = json.loads(metadata[_STRUCTURE])
-        return _Reader(arrays, structure["tensors"]).value(structure["tree"])
-    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as e:
-        raise CorruptFileError(
-            f"{path} has a jaxblitz.compat header that does not describe its "
-            f"arrays ({type(e).__name__}: {e}): it was not written by torch.save "
-            "here, or was edited. Write it again."
-        ) from e
+        if is_zip:
+            return _torch_read.read_zip(blob, name, loader)
+        if _torch_read.is_legacy(blob):
+            return _torch_read.read_legacy(blob, name, loader)
+    except UnpicklingError as e:
+        also = (
+            "; weights_only=False does not change that" if weights_only is False else ""
+        )
+        raise UnpicklingError(
+            f"Weights only load failed. {name} holds a pickle that "
+            f"torch.load(weights_only=True) refuses, or a broken one. {_SAFETY}"
+            f"{also}.\n\nWeightsUnpickler error: {e}"
+        ) from None
+    if _torch_read.is_tar(blob):
+        raise NotImplementedError(
+            f"{name} is in PyTorch's legacy .tar format (before 0.4); "
+            "torch.load(weights_only=True) does not read it either"
+        )
+    raise CorruptFileError(
+        f"{name} is not a file torch.save writes (a zip archive or the legacy "
+        "pickle stream) nor a jaxblitz safetensors file: it is truncated, corrupt "
+        "or in another format."
+    )
+
+
+class _CPUStorage:
+    """What a ``map_location`` callable is handed: the storage, read on the CPU."""
+
+    device = "cpu"
+
+    def cpu(self) -> _CPUStorage:
+        return self
+
+
+def _placement(map_location: Any):
+    """``location tag in the file -> compat device (None: the default, cpu)``."""
+    from jaxblitz.compat import _dtype
+
+    def place(location: str) -> Any:
+        target: Any = location
+        if map_location is None:
+            pass
+        elif isinstance(map_location, str | bytes):
+            target = (
+                map_location.decode()
+                if isinstance(map_location, bytes)
+                else map_location
+            )
+        elif isinstance(map_location, _dtype.device):
+            target = str(map_location)
+        elif isinstance(map_location, dict):
+            target = map_location.get(location, location)
+        elif callable(map_location):
+            given = _CPUStorage()
+            result = map_location(given, location)
+            if result is given:
+                target = "cpu"
+            elif result is not None:
+                raise NotImplementedError(
+                    "torch.load: a map_location callable that returns a new storage "
+                    "is not supported by jaxblitz.compat; pass a device such as "
+                    "map_location='cpu' instead"
+                )
+        else:
+            raise TypeError(f"map_location of type {type(map_location).__name__}")
+        d = _dtype.device(target)
+        if d.type == "cpu":
+            return None
+        if d.type == "cuda" and _dtype.accelerator_type() != "cuda":
+            raise RuntimeError(
+                "Attempting to deserialize object on a CUDA device but "
+                "torch.cuda.is_available() is False. If you are running on a CPU-only "
+                "machine, please use torch.load with map_location=torch.device('cpu') "
+                "to map your storages to the CPU."
+            )
+        _dtype.jax_device(d)  # raises for a device this process lacks
+        return d
+
+    return place
