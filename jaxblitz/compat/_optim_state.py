@@ -6,12 +6,11 @@ torch's state dict names the same numbers its own way::
     {"state": {0: {"momentum_buffer": tensor}, ...},
      "param_groups": [{"lr": 0.01, ..., "params": [0, 1]}]}
 
-Optax's ``TraceState.trace`` is SGD's ``momentum_buffer`` (and RMSprop's),
-``ScaleByAdamState.mu``/``nu`` are Adam's ``exp_avg``/``exp_avg_sq``,
-``ScaleByRmsState.nu`` (or ``ScaleByRStdDevState.nu``/``mu``) RMSprop's
-``square_avg`` (and ``grad_avg``), and the step count is ``step`` (a float32
-scalar tensor, as torch keeps it). Loading writes them back into fresh Optax
-states.
+Each optimizer names its buffers (``Optimizer._buffers``: torch key, Optax state
+class, field): ``ScaleByAdamState.mu``/``nu`` are Adam's ``exp_avg``/``exp_avg_sq``,
+``ScaleByRmsState.nu`` RMSprop's ``square_avg``, ``TraceState.trace`` its
+``momentum_buffer``, ... and the update count is ``step`` (a float32 scalar tensor,
+as torch keeps it). Loading writes them back into fresh Optax states.
 """
 
 from __future__ import annotations
@@ -28,18 +27,16 @@ from jaxblitz.compat._tensor_base import TensorBase
 # param-group keys compat adds for itself, not torch's (Adam: the betas, split)
 _INTERNAL = ("beta1", "beta2")
 
-_STATES = ("TraceState", "ScaleByAdamState", "ScaleByRmsState", "ScaleByRStdDevState")
-
 
 def _find(state: Any, found: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The Optax sub-states that hold torch's buffers, by class name."""
+    """The Optax sub-states (the first of each class), by class name."""
     found = {} if found is None else found
     name = type(state).__name__
-    if name in _STATES:
-        found.setdefault(name, state)
-    elif isinstance(state, tuple):  # chains, and the inject_hyperparams wrapper
+    if name.startswith("Inject") or type(state) is tuple:  # the wrapper, chains
         for part in state:
             _find(part, found)
+    elif hasattr(state, "_fields"):
+        found.setdefault(name, state)
     return found
 
 
@@ -65,37 +62,20 @@ def _step(count: Any) -> TensorBase:
         return _tensor(jnp.asarray(count, jnp.float32))
 
 
-def _layout(opt: Any, group: dict[str, Any]) -> list[tuple[str, str, str]]:
-    """(torch key, Optax state class, field) for this optimizer and group."""
-    kind = type(opt).__name__
-    if kind == "SGD":
-        if group["momentum"] == 0:
-            return []
-        return [("momentum_buffer", "TraceState", "trace")]
-    if kind == "Adam":
-        return [
-            ("step", "", "count"),
-            ("exp_avg", "ScaleByAdamState", "mu"),
-            ("exp_avg_sq", "ScaleByAdamState", "nu"),
-        ]
-    if kind == "RMSprop":
-        rms = "ScaleByRStdDevState" if group["centered"] else "ScaleByRmsState"
-        out = [("step", "", "count"), ("square_avg", rms, "nu")]
-        if group["momentum"] > 0:
-            out.append(("momentum_buffer", "TraceState", "trace"))
-        if group["centered"]:
-            out.append(("grad_avg", rms, "mu"))
-        return out
-    raise NotImplementedError(
-        f"{kind}.state_dict: only SGD, Adam and RMSprop states are mapped to torch's "
-        "by jaxblitz.compat"
-    )
+def _started(opt: Any, state: Any) -> bool:
+    """Whether torch would keep state for this parameter yet."""
+    if opt._started is None:
+        return True
+    cls, field = opt._started
+    return bool(getattr(_find(state)[cls], field))
 
 
 def _torch_state(opt: Any, group: dict[str, Any], state: Any) -> dict[str, Any]:
     found = _find(state)
     out: dict[str, Any] = {}
-    for key, cls, field in _layout(opt, group):
+    if not _started(opt, state):
+        return out
+    for key, cls, field in opt._buffers(group):
         if cls == "":
             out[key] = _step(state.count)
         else:
@@ -156,9 +136,7 @@ def load_state_dict(opt: Any, state_dict: dict[str, Any]) -> None:
         saved["params"] = group["params"]
         if "param_names" in group and "param_names" not in saved:
             saved["param_names"] = group["param_names"]
-        if "betas" in saved and "beta1" in group:  # compat's Adam reads them split
-            saved["beta1"], saved["beta2"] = saved["betas"][:2]
-        new_groups.append(saved)
+        new_groups.append(opt._adopt(saved))
     group_of = {id(p): g for g in new_groups for p in g["params"]}
     new_state: dict[Any, Any] = {}
     for key, value in state_dict["state"].items():
@@ -172,7 +150,9 @@ def load_state_dict(opt: Any, state_dict: dict[str, Any]) -> None:
 
 
 def _optax_state(opt: Any, group: dict[str, Any], p: TensorBase, value: dict) -> Any:
-    layout = _layout(opt, group)
+    layout = opt._buffers(group)
+    if opt._started is not None and not value:
+        layout = []  # torch had nothing yet (SGD before momentum)
     missing = [key for key, _, _ in layout if key not in value]
     if missing:
         raise KeyError(
@@ -181,8 +161,11 @@ def _optax_state(opt: Any, group: dict[str, Any], p: TensorBase, value: dict) ->
         )
     with x64(True):
         state = opt._tx(group).init(p._data)
+        if not layout:
+            return state
+        found = _find(state)
         fields: dict[str, dict[str, Any]] = {}
-        count = None
+        count = jnp.asarray(1, jnp.int32)  # a kept state has seen a step
         for key, cls, field in layout:
             v = value[key]
             array = v._data if isinstance(v, TensorBase) else jnp.asarray(v)
@@ -192,10 +175,12 @@ def _optax_state(opt: Any, group: dict[str, Any], p: TensorBase, value: dict) ->
             fields.setdefault(cls, {})[field] = array.astype(p.dtype.np).reshape(
                 p.shape
             )
-        if count is not None:  # Adam's bias correction reads its own count too
-            fields.setdefault("ScaleByAdamState", {})
-            if "ScaleByAdamState" in _find(state):
-                fields["ScaleByAdamState"]["count"] = count
-            state = state._replace(count=count)
-        state = _replace(state, {k: v for k, v in fields.items() if v})
+        for cls in fields:  # the stages' own counts (Adam's bias correction)
+            if "count" in found[cls]._fields:
+                fields[cls]["count"] = count
+        if opt._started is not None:
+            cls, field = opt._started
+            fields.setdefault(cls, {})[field] = jnp.asarray(True)
+        state = state._replace(count=count)
+        state = _replace(state, fields)
     return state

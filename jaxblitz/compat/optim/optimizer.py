@@ -1,9 +1,12 @@
-"""Blitz 3/4 (update the weights): ``torch.optim`` over Optax.
+"""Blitz 3/4 (update the weights): ``torch.optim.Optimizer`` over Optax.
 
-Each optimizer is the core's torch -> Optax transform (:mod:`jaxblitz.optimizers`,
-every stage kept, even at 0), wrapped in ``optax.inject_hyperparams`` so a change to
-``optimizer.param_groups[i]["lr"]`` takes effect at the next ``step()``. State is
-per parameter, as in torch, and one jitted call updates a whole param group.
+Each optimizer is an Optax transform -- the core's torch -> Optax map
+(:mod:`jaxblitz.optimizers`, every stage kept, even at 0) where it has torch's exact
+update rule, a small Optax-style transform of compat's own where it has not --
+wrapped in ``optax.inject_hyperparams`` so a change to
+``optimizer.param_groups[i]["lr"]`` (a scheduler's) takes effect at the next
+``step()``. State is per parameter, as in torch, and one jitted call updates a
+whole param group.
 """
 
 from __future__ import annotations
@@ -16,7 +19,6 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from jaxblitz import optimizers
 from jaxblitz.compat import _optim_state
 from jaxblitz.compat._dtype import x64
 from jaxblitz.compat.autograd.grad_mode import enable_grad, no_grad
@@ -50,8 +52,11 @@ class Optimizer:
     """``torch.optim.Optimizer``: ``param_groups``, ``zero_grad()``, ``step()``."""
 
     _factory: Any = None
-    _static: tuple[str, ...] = ()
+    _static: tuple[str, ...] = ()  # group keys passed to the factory as they are
     _hyper: dict[str, str] = {}  # Optax hyperparameter name -> torch group key
+    # (Optax state class, bool field): torch keeps no state for a parameter until
+    # this is true (SGD's buffer, made at the first step with momentum != 0)
+    _started: tuple[str, str] | None = None
 
     def __init__(self, params: Any, defaults: dict[str, Any]):
         if isinstance(params, Tensor):
@@ -123,7 +128,18 @@ class Optimizer:
                 )
         if not seen.isdisjoint(params):
             raise ValueError("some parameters appear in more than one parameter group")
-        self.param_groups.append(group)
+        self.param_groups.append(self._adopt(group))
+
+    def _adopt(self, group: dict[str, Any]) -> dict[str, Any]:
+        """The group as ``param_groups`` keeps it (Adam: its betas split too)."""
+        return group
+
+    def _buffers(self, group: dict[str, Any]) -> list[tuple[str, str, str]]:
+        """``(torch state key, Optax state class, field)`` for each buffer torch
+        keeps, in torch's order; ``step`` has class ``""`` (the update count)."""
+        raise NotImplementedError(
+            f"{type(self).__name__}.state_dict is not supported by jaxblitz.compat"
+        )
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         for group in self.param_groups:
@@ -191,15 +207,24 @@ class Optimizer:
         return "\n".join(lines) + "\n)"
 
 
-def _check(value: Any, low: float, message: str, high: float | None = None) -> None:
-    """torch's ``low <= value (< high)`` check: a ValueError in torch's words.
+def _check(
+    value: Any,
+    low: float,
+    message: str,
+    high: float | None = None,
+    *,
+    closed: bool = False,
+) -> None:
+    """torch's ``low <= value (< high)`` check (``<= high`` if ``closed``): a
+    ValueError in torch's words.
 
     A value that is not a number is a TypeError naming it (torch's is a bare
     "'<' not supported between instances of 'str' and 'float'").
     """
     if isinstance(value, bool) or not isinstance(value, numbers.Real | Tensor):
         raise TypeError(f"{message} (expected a number, got {type(value).__name__})")
-    if not (low <= value and (high is None or value < high)):
+    below = high is None or value < high or (closed and value == high)
+    if not (low <= value and below):
         raise ValueError(message)
 
 
@@ -225,167 +250,4 @@ def _unsupported(name: str, **options: Any) -> None:
     if given:
         raise NotImplementedError(
             f"{name}: {', '.join(given)} is not supported by jaxblitz.compat"
-        )
-
-
-class SGD(Optimizer):
-    _factory = staticmethod(optimizers.sgd)
-    _static = ("nesterov",)
-    _hyper = {
-        "learning_rate": "lr",
-        "momentum": "momentum",
-        "weight_decay": "weight_decay",
-    }
-
-    def __init__(
-        self,
-        params: Any,
-        lr: float = 1e-3,
-        momentum: float = 0,
-        dampening: float = 0,
-        weight_decay: float = 0,
-        nesterov: bool = False,
-        *,
-        maximize: bool = False,
-        foreach: bool | None = None,
-        differentiable: bool = False,
-        fused: bool | None = None,
-    ):
-        _check_tensor("lr", lr)
-        _check(lr, 0.0, f"Invalid learning rate: {lr}")
-        _check(momentum, 0.0, f"Invalid momentum value: {momentum}")
-        _check(weight_decay, 0.0, f"Invalid weight_decay value: {weight_decay}")
-        if nesterov and (momentum <= 0 or dampening != 0):
-            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
-        _unsupported("SGD", dampening=dampening, differentiable=differentiable)
-        super().__init__(
-            params,
-            dict(  # torch's keys, in torch's order
-                lr=lr,
-                momentum=momentum,
-                dampening=dampening,
-                weight_decay=weight_decay,
-                nesterov=nesterov,
-                maximize=maximize,
-                foreach=foreach,
-                differentiable=differentiable,
-                fused=fused,
-            ),
-        )
-
-
-class Adam(Optimizer):
-    _factory = staticmethod(optimizers.adam)
-    _hyper = {
-        "learning_rate": "lr",
-        "b1": "beta1",
-        "b2": "beta2",
-        "eps": "eps",
-        "weight_decay": "weight_decay",
-    }
-
-    def __init__(
-        self,
-        params: Any,
-        lr: float = 1e-3,
-        betas: tuple[float, float] = (0.9, 0.999),
-        eps: float = 1e-8,
-        weight_decay: float = 0,
-        amsgrad: bool = False,
-        *,
-        foreach: bool | None = None,
-        maximize: bool = False,
-        capturable: bool = False,
-        differentiable: bool = False,
-        fused: bool | None = None,
-        decoupled_weight_decay: bool = False,
-    ):
-        _check_tensor("lr", lr, foreach, capturable)
-        _check(lr, 0.0, f"Invalid learning rate: {lr}")
-        _check(eps, 0.0, f"Invalid epsilon value: {eps}")
-        _check(betas[0], 0.0, f"Invalid beta parameter at index 0: {betas[0]}", 1.0)
-        _check(betas[1], 0.0, f"Invalid beta parameter at index 1: {betas[1]}", 1.0)
-        _check(weight_decay, 0.0, f"Invalid weight_decay value: {weight_decay}")
-        if not (
-            all(isinstance(b, float) for b in betas[:2])
-            or all(isinstance(b, Tensor) for b in betas[:2])
-        ):
-            raise ValueError("betas must be either both floats or both Tensors")
-        for i in (0, 1):
-            _check_tensor(f"betas[{i}]", betas[i], foreach, capturable)
-        _unsupported("Adam", amsgrad=amsgrad)
-        _unsupported(
-            "Adam",
-            differentiable=differentiable,
-            decoupled_weight_decay=decoupled_weight_decay,
-        )
-        super().__init__(
-            params,
-            dict(  # torch's keys, in torch's order
-                lr=lr,
-                betas=betas,
-                eps=eps,
-                weight_decay=weight_decay,
-                amsgrad=amsgrad,
-                maximize=maximize,
-                foreach=foreach,
-                capturable=capturable,
-                differentiable=differentiable,
-                fused=fused,
-                decoupled_weight_decay=decoupled_weight_decay,
-            ),
-        )
-
-    def add_param_group(self, param_group: dict[str, Any]) -> None:
-        super().add_param_group(param_group)
-        group = self.param_groups[-1]
-        group["beta1"], group["beta2"] = group["betas"][:2]  # torch reads two
-
-
-class RMSprop(Optimizer):
-    _factory = staticmethod(optimizers.rmsprop)
-    _static = ("centered",)
-    _hyper = {
-        "learning_rate": "lr",
-        "alpha": "alpha",
-        "eps": "eps",
-        "weight_decay": "weight_decay",
-        "momentum": "momentum",
-    }
-
-    def __init__(
-        self,
-        params: Any,
-        lr: float = 1e-2,
-        alpha: float = 0.99,
-        eps: float = 1e-8,
-        weight_decay: float = 0,
-        momentum: float = 0,
-        centered: bool = False,
-        capturable: bool = False,
-        foreach: bool | None = None,
-        maximize: bool = False,
-        differentiable: bool = False,
-    ):
-        _check_tensor("lr", lr)
-        _check(lr, 0.0, f"Invalid learning rate: {lr}")
-        _check(eps, 0.0, f"Invalid epsilon value: {eps}")
-        _check(momentum, 0.0, f"Invalid momentum value: {momentum}")
-        _check(weight_decay, 0.0, f"Invalid weight_decay value: {weight_decay}")
-        _check(alpha, 0.0, f"Invalid alpha value: {alpha}")
-        _unsupported("RMSprop", differentiable=differentiable)
-        super().__init__(
-            params,
-            dict(  # torch's keys, in torch's order
-                lr=lr,
-                momentum=momentum,
-                alpha=alpha,
-                eps=eps,
-                centered=centered,
-                weight_decay=weight_decay,
-                capturable=capturable,
-                foreach=foreach,
-                maximize=maximize,
-                differentiable=differentiable,
-            ),
         )

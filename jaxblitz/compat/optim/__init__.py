@@ -1,0 +1,23 @@
+"""Blitz 3/4 (update the weights): ``torch.optim`` -- optimizers over Optax, and
+``torch.optim.lr_scheduler``.
+
+    import jaxblitz.compat.optim as optim
+    optimizer = optim.SGD(net.parameters(), lr=0.001, momentum=0.9)
+"""
+
+from jaxblitz.compat.optim import lr_scheduler
+from jaxblitz.compat.optim.adam import Adam, AdamW
+from jaxblitz.compat.optim.adaptive import Adadelta, Adagrad, RMSprop
+from jaxblitz.compat.optim.optimizer import Optimizer
+from jaxblitz.compat.optim.sgd import SGD
+
+__all__ = [
+    "SGD",
+    "Adadelta",
+    "Adagrad",
+    "Adam",
+    "AdamW",
+    "Optimizer",
+    "RMSprop",
+    "lr_scheduler",
+]
