@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import builtins
+import math
+import warnings
 from typing import TYPE_CHECKING, Any
 
 import jax.numpy as jnp
@@ -136,7 +138,7 @@ def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype=None):
     )
 
 
-def _moment(name: str, root: bool):
+def _moment(name: str, root: bool, with_mean: bool = False):
     def fn(
         input: Tensor,
         dim: Any = None,
@@ -159,7 +161,16 @@ def _moment(name: str, root: bool):
                 "std and var only support floating point and complex dtypes"
             )
         axis = _axes(dim, input.dim())
-        return apply(
+        n = math.prod(input.shape[a] for a in axis)
+        if n - correction <= 0 and input.numel():
+            warnings.warn(
+                f"{fn.__name__}(): degrees of freedom is <= 0. Correction should be "
+                "strictly less than the reduction factor (input numel divided by "
+                "output numel).",
+                UserWarning,
+                stacklevel=2,
+            )
+        moment = apply(
             name,
             _var_fn,
             input,
@@ -168,13 +179,20 @@ def _moment(name: str, root: bool):
             keepdims=keepdim,
             root=root,
         )
+        if not with_mean:
+            return moment
+        static = dict(op=jnp.mean, axis=axis, keepdims=keepdim, dt=None)
+        return moment, apply(name, _reduce_fn, input, **static)
 
-    fn.__name__ = "std" if root else "var"
+    fn.__name__ = ("std" if root else "var") + ("_mean" if with_mean else "")
     return fn
 
 
 std = _moment("StdBackward0", root=True)
 var = _moment("VarBackward0", root=False)
+# torch.std_mean / var_mean: a plain tuple (moment, mean), one grad_fn name
+std_mean = _moment("StdMeanBackward0", root=True, with_mean=True)
+var_mean = _moment("VarMeanBackward0", root=False, with_mean=True)
 
 
 def logsumexp(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:

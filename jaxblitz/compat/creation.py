@@ -19,6 +19,7 @@ from jaxblitz.compat import _dtype
 from jaxblitz.compat._dtype import x64
 from jaxblitz.compat._layout import Layout
 from jaxblitz.compat._tensor_base import (
+    Size,
     TensorBase,
     _as_int,
     _Storage,
@@ -560,3 +561,93 @@ class CreationMixin(TensorBase):
 
     def new_tensor(self, data: Any, dtype: Any = None, **kwargs: Any) -> Tensor:
         return tensor(data, dtype=dtype or self.dtype, **kwargs)
+
+
+# ---------------------------------------------------------------------------
+# Legacy tensor types: torch.FloatTensor(2, 3), torch.LongTensor([1, 2]),
+# isinstance(x, torch.FloatTensor)
+# ---------------------------------------------------------------------------
+
+
+class _TensorType(type):
+    """torch's ``tensortype``: calling one builds a tensor of its dtype;
+    ``isinstance`` asks for that dtype on the CPU (it is no subclass of Tensor)."""
+
+    dtype: _dtype.dtype
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        return (
+            isinstance(obj, TensorBase)
+            and obj.dtype is cls.dtype
+            and obj.device.type == "cpu"
+        )
+
+    def __call__(cls, *args: Any, device: Any = None, **kwargs: Any) -> Tensor:
+        if kwargs:
+            kinds = ", ".join(
+                [_type_name(a) for a in args]
+                + [f"{k}={_type_name(v)}" for k, v in kwargs.items()]
+            )
+            raise TypeError(
+                f"new() received an invalid combination of arguments - got ({kinds})"
+            )
+        if len(args) == 1 and _as_int(args[0]) is None:
+            data = args[0]
+            if isinstance(data, TensorBase):
+                if data.dtype is not cls.dtype:
+                    raise TypeError(
+                        f"expected {_options(cls.dtype)} (got {_options(data.dtype)})"
+                    )
+                return data
+            if isinstance(data, builtins.str | builtins.bytes) or not isinstance(
+                data, list | tuple | np.ndarray
+            ):
+                raise TypeError(f"new(): invalid data type '{_type_name(data)}'")
+            if not isinstance(data, Size):  # torch.FloatTensor(x.shape): a size
+                return tensor(data, dtype=cls.dtype, device=device)
+        shape = sizes("new", args) if args else (0,)  # torch.FloatTensor(): empty
+        return empty(shape, dtype=cls.dtype, device=device)
+
+
+def _options(dt: _dtype.dtype) -> str:
+    from jaxblitz.compat._linalg import _CPP  # torch's C++ names: "long int"
+
+    return (
+        f"TensorOptions(dtype={_CPP[dt.np.name]}, device=cpu, layout=Strided, "
+        "requires_grad=false (default), pinned_memory=false (default), "
+        "memory_format=(nullopt))"
+    )
+
+
+def _legacy_type(name: str, dt: _dtype.dtype) -> type:
+    cls = _TensorType(name, (), {"__module__": "torch", "__slots__": ()})
+    cls.dtype = dt
+    return cls
+
+
+FloatTensor = _legacy_type("FloatTensor", _dtype.float32)
+DoubleTensor = _legacy_type("DoubleTensor", _dtype.float64)
+HalfTensor = _legacy_type("HalfTensor", _dtype.float16)
+BFloat16Tensor = _legacy_type("BFloat16Tensor", _dtype.bfloat16)
+LongTensor = _legacy_type("LongTensor", _dtype.int64)
+IntTensor = _legacy_type("IntTensor", _dtype.int32)
+ShortTensor = _legacy_type("ShortTensor", _dtype.int16)
+CharTensor = _legacy_type("CharTensor", _dtype.int8)
+ByteTensor = _legacy_type("ByteTensor", _dtype.uint8)
+BoolTensor = _legacy_type("BoolTensor", _dtype.bool)
+# 'torch.FloatTensor' (Tensor.type()'s answer) -> the dtype
+LEGACY_DTYPES = {
+    f"torch.{cls.__name__}": cls.dtype
+    for cls in (
+        FloatTensor,
+        DoubleTensor,
+        HalfTensor,
+        BFloat16Tensor,
+        LongTensor,
+        IntTensor,
+        ShortTensor,
+        CharTensor,
+        ByteTensor,
+        BoolTensor,
+    )
+}

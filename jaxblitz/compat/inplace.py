@@ -195,7 +195,15 @@ class InplaceMixin(AutogradMixin):
 
 # The `name_` method of every elementwise op, and the augmented operators
 # (torch: x += y is x.add_(y), x //= y is x.floor_divide_(y), x <<= y ...).
-for _name in ELEMENTWISE:
+# ... and of the index ops (torch: x.scatter_(...), x.masked_fill_(...)).
+for _name in ELEMENTWISE + [
+    "scatter",
+    "scatter_add",
+    "scatter_reduce",
+    "masked_fill",
+    "tril",
+    "triu",
+]:
     setattr(InplaceMixin, f"{_name}_", _in_place(getattr(ops, _name), _name))
 for _op, _name in {
     "iadd": "add",

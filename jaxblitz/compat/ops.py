@@ -17,7 +17,9 @@ torch's CPU kernels do, to raise ``RuntimeError: ZeroDivisionError``; inside
 compat has no complex dtypes.
 
 The ops live by job in ``_arith`` (arithmetic, logic, comparisons), ``_unary``,
-``_reduce`` and ``_linalg``, over the kernels and promotion glue of ``_funnel``;
+``_reduce``, ``_linalg``, ``_gather`` (index and mask ops), ``_order`` (topk,
+median, unique...) and ``_arrange`` (flip, roll, tril, einsum, softmax), over the
+kernels and promotion glue of ``_funnel``;
 this module gathers them (every name stays importable from here) into
 :class:`MathMixin`.
 """
@@ -32,6 +34,7 @@ import jax
 from jaxblitz.compat import _dtype
 from jaxblitz.compat._tensor_base import TensorBase
 from jaxblitz.compat.autograd.graph import AutogradMixin
+from jaxblitz.compat.creation import LEGACY_DTYPES
 
 if TYPE_CHECKING:
     from jaxblitz.compat.tensor import Tensor
@@ -127,6 +130,42 @@ from jaxblitz.compat._arith import (
 from jaxblitz.compat._arith import (
     true_divide as true_divide,
 )
+from jaxblitz.compat._arrange import (
+    einsum as einsum,
+)
+from jaxblitz.compat._arrange import (
+    flip as flip,
+)
+from jaxblitz.compat._arrange import (
+    fliplr as fliplr,
+)
+from jaxblitz.compat._arrange import (
+    flipud as flipud,
+)
+from jaxblitz.compat._arrange import (
+    ger as ger,
+)
+from jaxblitz.compat._arrange import (
+    log_softmax as log_softmax,
+)
+from jaxblitz.compat._arrange import (
+    outer as outer,
+)
+from jaxblitz.compat._arrange import (
+    repeat_interleave as repeat_interleave,
+)
+from jaxblitz.compat._arrange import (
+    roll as roll,
+)
+from jaxblitz.compat._arrange import (
+    softmax as softmax,
+)
+from jaxblitz.compat._arrange import (
+    tril as tril,
+)
+from jaxblitz.compat._arrange import (
+    triu as triu,
+)
 from jaxblitz.compat._funnel import (
     _check_broadcast as _check_broadcast,
 )
@@ -135,6 +174,39 @@ from jaxblitz.compat._funnel import (
 )
 from jaxblitz.compat._funnel import (
     result_type as result_type,
+)
+from jaxblitz.compat._gather import (
+    argwhere as argwhere,
+)
+from jaxblitz.compat._gather import (
+    gather as gather,
+)
+from jaxblitz.compat._gather import (
+    index_select as index_select,
+)
+from jaxblitz.compat._gather import (
+    masked_fill as masked_fill,
+)
+from jaxblitz.compat._gather import (
+    masked_select as masked_select,
+)
+from jaxblitz.compat._gather import (
+    nonzero as nonzero,
+)
+from jaxblitz.compat._gather import (
+    scatter as scatter,
+)
+from jaxblitz.compat._gather import (
+    scatter_add as scatter_add,
+)
+from jaxblitz.compat._gather import (
+    scatter_reduce as scatter_reduce,
+)
+from jaxblitz.compat._gather import (
+    take as take,
+)
+from jaxblitz.compat._gather import (
+    where,
 )
 from jaxblitz.compat._linalg import (
     addmm as addmm,
@@ -153,6 +225,30 @@ from jaxblitz.compat._linalg import (
 )
 from jaxblitz.compat._linalg import (
     mv as mv,
+)
+from jaxblitz.compat._order import (
+    bincount as bincount,
+)
+from jaxblitz.compat._order import (
+    count_nonzero as count_nonzero,
+)
+from jaxblitz.compat._order import (
+    histc as histc,
+)
+from jaxblitz.compat._order import (
+    kthvalue as kthvalue,
+)
+from jaxblitz.compat._order import (
+    median as median,
+)
+from jaxblitz.compat._order import (
+    mode as mode,
+)
+from jaxblitz.compat._order import (
+    topk as topk,
+)
+from jaxblitz.compat._order import (
+    unique as unique,
 )
 from jaxblitz.compat._reduce import (
     all as all,
@@ -206,10 +302,16 @@ from jaxblitz.compat._reduce import (
     std as std,
 )
 from jaxblitz.compat._reduce import (
+    std_mean as std_mean,
+)
+from jaxblitz.compat._reduce import (
     sum as sum,
 )
 from jaxblitz.compat._reduce import (
     var as var,
+)
+from jaxblitz.compat._reduce import (
+    var_mean as var_mean,
 )
 from jaxblitz.compat._unary import (
     abs,
@@ -217,7 +319,6 @@ from jaxblitz.compat._unary import (
     positive,
     reciprocal,
     to_dtype,
-    where,
 )
 from jaxblitz.compat._unary import (
     absolute as absolute,
@@ -440,10 +541,19 @@ class MathMixin(AutogradMixin):
     def cpu(self) -> Tensor:
         return self.to("cpu")
 
-    def type(self, dtype: Any = None) -> Any:
+    def type(self, dtype: Any = None, non_blocking: bool = False) -> Any:
+        """``x.type()``: 'torch.FloatTensor'; ``x.type(torch.LongTensor)``,
+        ``x.type('torch.LongTensor')`` or ``x.type(torch.long)``: a cast."""
         if dtype is None:
             return f"torch.{self.dtype.scalar_type}Tensor"
-        return self.to(dtype)
+        if isinstance(dtype, str):
+            if dtype not in LEGACY_DTYPES:
+                raise ValueError(f"invalid type: '{dtype}'")
+            dtype = LEGACY_DTYPES[dtype]
+        return self.to(getattr(dtype, "dtype", dtype))
+
+    def type_as(self, other: Tensor) -> Tensor:
+        return self.type(other.type())
 
     # x.float() is to_dtype(x, torch.float), and so on.
     float = partialmethod(to_dtype, _dtype.float)
@@ -452,6 +562,10 @@ class MathMixin(AutogradMixin):
     long = partialmethod(to_dtype, _dtype.long)
     int = partialmethod(to_dtype, _dtype.int)
     bool = partialmethod(to_dtype, _dtype.bool)
+    byte = partialmethod(to_dtype, _dtype.uint8)
+    char = partialmethod(to_dtype, _dtype.int8)
+    short = partialmethod(to_dtype, _dtype.int16)
+    bfloat16 = partialmethod(to_dtype, _dtype.bfloat16)
 
 
 # x.add(y) is add(x, y): the functions above, as Tensor methods of the same name.
@@ -464,6 +578,11 @@ _METHODS = """
     clamp clip clamp_min clamp_max maximum minimum
     sum mean prod cumsum cumprod std var logsumexp max min amax amin norm
     argmax argmin all any sort argsort
+    gather scatter scatter_add scatter_reduce index_select masked_fill
+    masked_select take nonzero argwhere
+    topk kthvalue median mode count_nonzero unique bincount histc
+    flip fliplr flipud roll tril triu repeat_interleave outer ger
+    softmax log_softmax
     eq ne lt le gt ge greater greater_equal less less_equal not_equal
     equal allclose isclose isnan isinf isfinite isposinf isneginf
     logical_and logical_or logical_xor logical_not

@@ -257,6 +257,18 @@ _SAVES: dict[str, tuple] = {
     "ConvolutionBackward0": ((0, 1), (1, 0)),
     "LinalgVectorNormBackward0": ((0, None), ("result", None)),
     "RemainderBackward0": ((0, 1), (1, 1)),
+    # the index ops (compat/_gather.py): torch saves the index, and some the input
+    "GatherBackward0": ((0, None), (1, None)),
+    "TakeBackward0": ((0, None), (1, None)),
+    "MaskedSelectBackward0": ((0, None), (1, None)),
+    "IndexSelectBackward0": ((1, None),),
+    "MaskedFillBackward0": ((1, None),),
+    "MaskedFillBackward1": ((1, None),),
+    "ScatterBackward0": ((1, None),),
+    "ScatterBackward1": ((1, None),),
+    "ScatterAddBackward0": ((1, None),),
+    "ScatterReduceBackward0": ((0, None), (1, None), (2, None), ("result", None)),
+    "MedianBackward0": ((0, None), ("result", None)),
     **dict.fromkeys(
         (
             "LogBackward0",
