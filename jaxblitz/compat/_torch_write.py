@@ -59,7 +59,6 @@ class Pickler:
         self.out = bytearray(b"\x80\x02")  # PROTO 2
         self.memo: dict[int, int] = {}  # id(obj) -> memo index
         self.keep: list[Any] = []  # keeps ids unique while writing
-        self.open: set[int] = set()  # containers on the current path
         self.storages: dict[int, tuple[str, bytes, Tensor]] = {}  # id(_Storage) ->
 
     def dump(self, obj: Any) -> bytes:
@@ -151,12 +150,6 @@ class Pickler:
     def _container(self, obj: Any, where: tuple[Any, ...]) -> None:
         if self._get(obj):
             return
-        if id(obj) in self.open:
-            raise ValueError(
-                f"torch.save: {_where(where)} contains itself; a self-referencing "
-                "container cannot be saved"
-            )
-        self.open.add(id(obj))
         if type(obj) is set:
             for item in obj:
                 _check_key(item, where)
@@ -182,7 +175,6 @@ class Pickler:
             if state:  # a state_dict's _metadata
                 self.save(dict(state), (*where, "__dict__"))
                 self.out += b"b"  # BUILD
-        self.open.discard(id(obj))
 
     def _items(self, rows: list, where: tuple, many: bytes, one: bytes = b"") -> None:
         """``(label, objects)`` rows, one object each (APPEND) or a key and value
