@@ -516,11 +516,17 @@ def _softmax(name: str, input: Tensor, dim: Any, dtype: Any, log: bool) -> Tenso
     return apply(grad_fn, _softmax_fn, input, axis=dim, log=log)
 
 
-def softmax(input: Tensor, dim: int | None = None, dtype: Any = None) -> Tensor:
+def softmax(
+    input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None
+) -> Tensor:
+    # torch's signature: a third positional argument is _stacklevel, not dtype
     return _softmax("softmax", input, dim, dtype, log=False)
 
 
-def log_softmax(input: Tensor, dim: int | None = None, dtype: Any = None) -> Tensor:
+def log_softmax(
+    input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None
+) -> Tensor:
+    # torch's signature: a third positional argument is _stacklevel, not dtype
     return _softmax("log_softmax", input, dim, dtype, log=True)
 
 

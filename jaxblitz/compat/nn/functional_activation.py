@@ -31,13 +31,13 @@ def _gelu_fn(x, *, approximate):
 
 def _elu_fn(x, *, alpha):
     # torch: alpha * (exp(x) - 1) for x <= 0, so the gradient at 0 is alpha
-    return jnp.where(x > 0, x, alpha * jnp.expm1(jnp.minimum(x, 0)))
+    return jnp.where(x > 0, x, alpha * jnp.expm1(jnp.where(x > 0, 0, x)))
 
 
 def _softplus_fn(x, *, beta, threshold):
     # torch: linear where beta * x > threshold, log1p(exp(beta * x)) / beta else
     bx = x * beta
-    soft = jnp.log1p(jnp.exp(jnp.minimum(bx, threshold))) / beta
+    soft = jnp.log1p(jnp.exp(jnp.where(bx > threshold, 0, bx))) / beta
     return jnp.where(bx > threshold, x, soft)
 
 

@@ -75,7 +75,6 @@ def batch_norm(
     momentum: float = 0.1,
     eps: float = 1e-5,
 ) -> Tensor:
-    channels = input.shape[1] if input.dim() > 1 else 0
     if training:  # torch's _verify_batch_size
         size = input.shape
         if size[0] * math.prod(size[2:]) == 1:
@@ -83,14 +82,23 @@ def batch_norm(
                 "Expected more than 1 value per channel when training, got input "
                 f"size {size}"
             )
-    elif running_mean is None or running_var is None:
+    if not input.numel():  # torch: a clone, so that the gradient chain holds
+        out = input.clone()
+        out = out if weight is None else out * weight[0]
+        return out if bias is None else out + bias[0]
+    if input.dim() < 2:
+        raise IndexError(
+            "Dimension out of range (expected to be in range of [-1, 0], but got 1)"
+        )
+    if not training and (running_mean is None or running_var is None):
         name = "running_mean" if running_mean is None else "running_var"
         raise RuntimeError(f"{name} must be defined in evaluation mode")
+    channels = input.shape[1]
     for name, t in (
-        ("weight", weight),
-        ("bias", bias),
         ("running_mean", running_mean),
         ("running_var", running_var),
+        ("weight", weight),
+        ("bias", bias),
     ):
         if t is not None and t.numel() != channels:
             raise RuntimeError(

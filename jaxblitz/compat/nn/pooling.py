@@ -27,10 +27,10 @@ from jaxblitz.compat.tensor import Tensor
 def _avg_pool_fn(x, divisor, *, window, stride, padding):
     lead = (1,) * (x.ndim - 2)
     pads = ((0, 0),) * (x.ndim - 2) + padding
-    zero = jnp.zeros((), x.dtype)
+    zero = np.zeros((), x.dtype)  # concrete: lax takes the differentiable sum
     sums = lax.reduce_window(x, zero, lax.add, lead + window, lead + stride, pads)
     if jnp.issubdtype(x.dtype, jnp.integer):  # C's integer division, as ATen's
-        return lax.div(sums, divisor.astype(x.dtype))
+        return lax.div(sums, jnp.broadcast_to(divisor.astype(x.dtype), sums.shape))
     return sums / divisor.astype(x.dtype)
 
 
@@ -157,18 +157,25 @@ def avg_pool2d(
 
 def _adaptive_args(name: str, input: Tensor, output_size: Any) -> tuple[int, int]:
     _tensor(name, input)
-    sizes = tuple(output_size) if isinstance(output_size, tuple | list) else None
-    if sizes is not None and len(sizes) != 2:
-        if name == "adaptive_max_pool2d":
-            raise RuntimeError(
-                "adaptive_max_pool2d(): internal error: output_size.size() must be 2"
+    if isinstance(output_size, tuple | list):  # torch's _list_with_default
+        if input.dim() <= len(output_size):
+            raise ValueError(
+                f"Input dimension should be at least {len(output_size) + 1}"
             )
-        raise RuntimeError(f"{name}: output_size must be 2")
-    if input.dim() < 3:
-        raise ValueError("Input dimension should be at least 3")
-    if input.dim() != 4 and input.dim() != 3:
+        tail = input.shape[input.dim() - len(output_size) :]
+        sizes = [n if o is None else o for o, n in zip(output_size, tail, strict=True)]
+        if len(sizes) != 2:
+            if name == "adaptive_max_pool2d":
+                raise RuntimeError(
+                    "adaptive_max_pool2d(): internal error: output_size.size() must "
+                    "be 2"
+                )
+            raise RuntimeError(f"{name}: output_size must be 2")
+    else:
+        sizes = [output_size, output_size]
+    if input.dim() not in (3, 4):
         raise RuntimeError(
-            f"{name}(): Expected 3D or 4D tensor, but got: {list(input.shape)}"
+            f"{name}(): Expected 3D or 4D tensor, but got {list(input.shape)}"
         )
     for d in range(1, input.dim()):
         if input.shape[d] == 0:
@@ -177,9 +184,7 @@ def _adaptive_args(name: str, input: Tensor, output_size: Any) -> tuple[int, int
                 f"dimensions, but input has sizes {list(input.shape)} with "
                 f"dimension {d} being empty"
             )
-    sizes = (output_size, output_size) if sizes is None else sizes
-    h, w = input.shape[-2:]
-    return tuple(n if o is None else int(o) for o, n in zip(sizes, (h, w), strict=True))
+    return int(sizes[0]), int(sizes[1])
 
 
 def _spans(o: int, n: int) -> list[tuple[int, int]]:

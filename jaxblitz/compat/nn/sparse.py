@@ -64,6 +64,8 @@ def embedding(
         if not -rows <= padding_idx < rows:
             raise AssertionError("Padding_idx must be within num_embeddings")
         padding_idx = padding_idx % rows
+    if weight.dim() != 2:
+        raise RuntimeError("'weight' must be 2-D")
     if input.dtype not in (_dtype.int64, _dtype.int32):
         raise RuntimeError(
             "Expected tensor for argument #1 'indices' to have one of the following "
