@@ -1,0 +1,232 @@
+"""compat ``torch.optim`` against real PyTorch: parameter trajectories for the same
+gradients, param groups, ``step(closure)``, errors in torch's words, and
+``state_dict``/``load_state_dict`` in torch's structure (also one written by torch)."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+
+import jaxblitz.compat
+from tests.compat.test_nn_parity import check
+
+pt = pytest.importorskip("torch")
+ct = jaxblitz.compat
+
+RNG = np.random.default_rng(7)
+START = [RNG.standard_normal((4, 3)).astype(np.float32), RNG.standard_normal(4)]
+GRADS = [
+    [RNG.standard_normal((4, 3)).astype(np.float32), RNG.standard_normal(4)]
+    for _ in range(6)
+]
+
+OPTIMIZERS = {
+    "sgd_dampening": lambda o, p: o.SGD(p, lr=0.1, momentum=0.9, dampening=0.5),
+    "sgd_dampening_decay": lambda o, p: o.SGD(
+        p, lr=0.1, momentum=0.8, dampening=0.3, weight_decay=0.1
+    ),
+    "sgd_nesterov_decay_max": lambda o, p: o.SGD(
+        p, lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.2, maximize=True
+    ),
+    "sgd_decay_only": lambda o, p: o.SGD(p, lr=0.1, dampening=0.5, weight_decay=0.3),
+    "adam_amsgrad": lambda o, p: o.Adam(p, lr=0.05, amsgrad=True),
+    "adam_amsgrad_decay": lambda o, p: o.Adam(
+        p, lr=0.05, betas=(0.8, 0.9), weight_decay=0.1, amsgrad=True
+    ),
+    "adam_decoupled": lambda o, p: o.Adam(
+        p, lr=0.05, weight_decay=0.1, decoupled_weight_decay=True
+    ),
+    "adamw": lambda o, p: o.AdamW(p, lr=0.05),
+    "adamw_amsgrad_max": lambda o, p: o.AdamW(
+        p, lr=0.05, weight_decay=0.3, amsgrad=True, maximize=True
+    ),
+    "adadelta": lambda o, p: o.Adadelta(p),
+    "adadelta_options": lambda o, p: o.Adadelta(
+        p, lr=0.5, rho=0.8, eps=1e-5, weight_decay=0.1, maximize=True
+    ),
+    "adagrad": lambda o, p: o.Adagrad(p),
+    "adagrad_options": lambda o, p: o.Adagrad(
+        p,
+        lr=0.1,
+        lr_decay=0.5,
+        weight_decay=0.1,
+        initial_accumulator_value=0.2,
+        eps=1e-6,
+        maximize=True,
+    ),
+    "rmsprop_all": lambda o, p: o.RMSprop(
+        p, lr=0.01, momentum=0.5, centered=True, weight_decay=0.1
+    ),
+}
+
+
+def _params(m):
+    return [m.nn.Parameter(m.tensor(a)) for a in START]
+
+
+def _steps(m, opt, ps, grads):
+    seen = []
+    for step_grads in grads:
+        for p, g in zip(ps, step_grads, strict=True):
+            p.grad = m.tensor(g).to(p.dtype)
+        opt.step()
+        seen.append([p.detach().clone() for p in ps])
+    return seen
+
+
+@pytest.mark.parametrize("case", OPTIMIZERS)
+def test_optimizer_follows_torchs_trajectory_for_the_same_gradients(case):
+    def fn(m):
+        ps = _params(m)
+        return _steps(m, OPTIMIZERS[case](m.optim, ps), ps, GRADS)
+
+    check(fn)
+
+
+@pytest.mark.parametrize("case", OPTIMIZERS)
+def test_optimizer_state_dict_matches_torchs_after_steps(case):
+    def fn(m):
+        ps = _params(m)
+        opt = OPTIMIZERS[case](m.optim, ps)
+        # a copy: torch's state_dict() holds the live state tensors (compat's are
+        # snapshots), and Adagrad has state before its first step
+        before = copy.deepcopy(opt.state_dict())
+        _steps(m, opt, ps, GRADS[:3])
+        return before, opt.state_dict()
+
+    check(fn)
+
+
+@pytest.mark.parametrize("case", OPTIMIZERS)
+def test_state_dict_written_by_torch_continues_identically_in_compat(case):
+    tps = _params(pt)
+    topt = OPTIMIZERS[case](pt.optim, tps)
+    _steps(pt, topt, tps, GRADS[:3])
+    saved = topt.state_dict()
+    cps = [ct.nn.Parameter(ct.tensor(p.detach().numpy())) for p in tps]
+    copt = OPTIMIZERS[case](ct.optim, cps)
+    copt.load_state_dict(
+        {
+            "state": {
+                k: {n: ct.tensor(v.numpy()) for n, v in s.items()}
+                for k, s in saved["state"].items()
+            },
+            "param_groups": saved["param_groups"],
+        }
+    )
+    theirs = _steps(pt, topt, tps, GRADS[3:])
+    ours = _steps(ct, copt, cps, GRADS[3:])
+    for t_step, c_step in zip(theirs, ours, strict=True):
+        for t, c in zip(t_step, c_step, strict=True):
+            np.testing.assert_allclose(c.numpy(), t.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_sgd_momentum_switched_on_later_starts_its_buffer_then():
+    def fn(m):
+        ps = _params(m)
+        opt = m.optim.SGD(ps, lr=0.1, dampening=0.5)
+        first = _steps(m, opt, ps, GRADS[:2])
+        empty = opt.state_dict()["state"]
+        opt.param_groups[0]["momentum"] = 0.9
+        return first, empty, _steps(m, opt, ps, GRADS[2:]), opt.state_dict()
+
+    check(fn)
+
+
+def test_param_groups_with_their_own_lr_and_a_changed_lr_take_effect():
+    def fn(m):
+        base, head = _params(m)
+        opt = m.optim.SGD(
+            [{"params": [base]}, {"params": [head], "lr": 1e-3}], lr=1e-2, momentum=0.9
+        )
+        first = _steps(m, opt, [base, head], GRADS[:2])
+        opt.param_groups[0]["lr"] = 0.5
+        opt.param_groups[1]["momentum"] = 0.1
+        return first, _steps(m, opt, [base, head], GRADS[2:4]), opt.state_dict()
+
+    check(fn)
+
+
+def test_add_param_group_takes_the_defaults_and_steps_the_new_group():
+    def fn(m):
+        base, head = _params(m)
+        opt = m.optim.Adam([base], lr=0.05, amsgrad=True)
+        opt.add_param_group({"params": [head], "betas": (0.5, 0.6)})
+        # (state_dict's groups: compat's Adam groups also hold the betas split)
+        groups = opt.state_dict()["param_groups"]
+        return groups, _steps(m, opt, [base, head], GRADS[:3]), opt.state_dict()
+
+    check(fn)
+
+
+def test_parameters_without_grad_are_skipped_and_keep_no_state():
+    def fn(m):
+        ps = _params(m)
+        opt = m.optim.AdamW(ps, lr=0.1)
+        ps[0].grad = m.tensor(GRADS[0][0])
+        opt.step()
+        return [p.detach().clone() for p in ps], opt.state_dict()["state"]
+
+    check(fn)
+
+
+def test_zero_grad_sets_none_by_default_and_zeros_when_asked():
+    def fn(m):
+        ps = _params(m)
+        opt = m.optim.Adagrad(ps)
+        for p in ps:
+            p.grad = m.ones_like(p)
+        opt.zero_grad(set_to_none=False)
+        zeroed = [p.grad.clone() for p in ps]
+        opt.zero_grad()
+        return zeroed, [p.grad for p in ps]
+
+    check(fn)
+
+
+def test_step_with_a_closure_returns_its_loss_and_uses_its_grads():
+    def fn(m):
+        w = m.nn.Parameter(m.tensor([1.0, -2.0, 3.0]))
+        opt = m.optim.Adadelta([w], lr=1.0)
+
+        def closure():
+            opt.zero_grad()
+            loss = (w * w).sum()
+            loss.backward()
+            return loss
+
+        losses = [opt.step(closure) for _ in range(3)]
+        return losses, w
+
+    check(fn)
+
+
+ERRORS = {
+    "nesterov_no_momentum": lambda o, p: o.SGD(p, lr=0.1, nesterov=True),
+    "nesterov_dampening": lambda o, p: o.SGD(
+        p, lr=0.1, momentum=0.9, dampening=0.1, nesterov=True
+    ),
+    "sgd_momentum": lambda o, p: o.SGD(p, lr=0.1, momentum=-0.5),
+    "adamw_beta": lambda o, p: o.AdamW(p, betas=(0.9, 1.0)),
+    "adamw_decay": lambda o, p: o.AdamW(p, weight_decay=-1),
+    "adam_eps": lambda o, p: o.Adam(p, eps=-1e-8),
+    "adadelta_rho": lambda o, p: o.Adadelta(p, rho=1.1),
+    "adadelta_rho_one": lambda o, p: o.Adadelta(p, rho=1.0).defaults["rho"],
+    "adadelta_lr": lambda o, p: o.Adadelta(p, lr=-1.0),
+    "adagrad_lr_decay": lambda o, p: o.Adagrad(p, lr_decay=-0.5),
+    "adagrad_initial": lambda o, p: o.Adagrad(p, initial_accumulator_value=-1),
+    "adagrad_eps": lambda o, p: o.Adagrad(p, eps=-1),
+    "adagrad_fused_foreach": lambda o, p: o.Adagrad(p, fused=True, foreach=True),
+}
+
+
+@pytest.mark.parametrize("case", ERRORS)
+def test_bad_arguments_raise_torchs_errors(case):
+    check(lambda m: ERRORS[case](m.optim, _params(m)))
+
+
+def test_differentiable_is_refused_by_name():
+    with pytest.raises(NotImplementedError, match="differentiable=True"):
+        ct.optim.AdamW(_params(ct), differentiable=True)
