@@ -155,8 +155,8 @@ def _scatter_reduce_fn(x, index, src, *, axis, reduce, include_self):
 
 
 def _index_select_fn(x, index, *, axis):
-    if x.ndim == 0:
-        return jnp.broadcast_to(x, index.shape)
+    if x.ndim == 0:  # torch: a 0-d tensor gives a 0-d tensor
+        return x + jnp.zeros((), x.dtype)
     return jnp.take(x, index.reshape(-1), axis=axis)
 
 
@@ -166,6 +166,7 @@ def _masked_fill_fn(x, mask, value, *, shape):
 
 
 def _masked_select_fn(x, mask, *, shape, n):
+    shape = shape or (1,)  # a 0-d pair selects from one element
     mask = jnp.broadcast_to(mask, shape)
     return jnp.broadcast_to(x, shape)[jnp.nonzero(mask, size=n)]
 

@@ -171,8 +171,8 @@ def _by_index(name: str, grad_fn: str, index_fn, result: type):
             raise NotImplementedError(
                 f"{name}(out=...) is not supported by jaxblitz.compat"
             )
-        if input.dtype is _dtype.bool:
-            raise _not_implemented(f"{name}_cpu", input.dtype)
+        if input.dtype is _dtype.bool and name == "median":
+            raise _not_implemented("median_cpu", input.dtype)
         if dim is None and name == "median":
             flat = input.reshape(-1)
             if not flat.numel():

@@ -607,6 +607,10 @@ def _unspecified(name: str, sample) -> str | None:
         t = sample.input
         if isinstance(t, torch.Tensor) and t.numel() > t.unique().numel():
             return "ties in an unstable sort: torch leaves their order unspecified"
+    if name in ("topk", "kthvalue", "mode"):  # which of equal elements is unspecified
+        t = sample.input
+        if isinstance(t, torch.Tensor) and t.numel() > t.unique().numel():
+            return f"ties in {name}: torch leaves which index it returns unspecified"
     return None
 
 
