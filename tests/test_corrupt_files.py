@@ -1,8 +1,9 @@
 """Corrupt files: a clear error naming the file, never silently wrong numbers.
 
-Exported weights and compat ``save`` files are safetensors, checkpoints are orbax
-directories; neither format checks its contents, so jaxblitz adds a SHA-256 and
-these tests flip bits and cut files everywhere it matters. Dataset archives are
+Exported weights are safetensors, checkpoints are orbax directories; neither format
+checks its contents, so jaxblitz adds a SHA-256 and these tests flip bits and cut
+files everywhere it matters. Compat ``save`` files are PyTorch's zip archives,
+whose records carry a CRC-32 that ``load`` checks. Dataset archives are
 gzip (CRC-32) with published checksums; the decoded ``.npy`` cache gets a CRC-32.
 """
 
@@ -99,13 +100,17 @@ def test_weights_without_a_checksum_still_load(tmp_path):
     np.testing.assert_array_equal(loaded["fc"]["weight"], SMALL["fc"]["weight"])
 
 
-def test_compat_save_files_carry_a_checksum_too(tmp_path):
+def test_compat_save_files_are_checked_by_their_zip_crc(tmp_path):
+    import zipfile
+
     path = tmp_path / "net.pt"
     torch.save({"fc.weight": torch.tensor([[1.0, 2.0]])}, path)
     blob = path.read_bytes()
     assert torch.load(path)["fc.weight"].tolist() == [[1.0, 2.0]]
-    path.write_bytes(flipped(blob, len(blob) - 1, 3))
-    with pytest.raises(CorruptFileError, match="fails its checksum"):
+    info = zipfile.ZipFile(path).getinfo("net/data/0")
+    start = info.header_offset + 30 + len(info.filename) + len(info.extra)
+    path.write_bytes(flipped(blob, start + 7, 3))  # in the last float
+    with pytest.raises(CorruptFileError, match="record data/0 .Bad CRC-32"):
         torch.load(path)
     path.write_bytes(blob[: len(blob) // 2])
     with pytest.raises(CorruptFileError, match="truncated, corrupt"):
