@@ -96,6 +96,10 @@ def roll(input: Tensor, shifts: Any, dims: Any = None) -> Tensor:
         raise RuntimeError(
             f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}"
         )
+    if not input.dim():
+        raise IndexError(
+            f"Dimension specified as {dims[0]} but tensor has no dimensions"
+        )
     axis = tuple(wrap_dim(d, input.dim()) for d in dims)
     return apply("RollBackward0", _roll_fn, input, shift=shifts, axis=axis)
 
