@@ -138,7 +138,7 @@ class Loader:
         self.place, self.size_limit, self.encoding = place, size_limit, encoding
         self.refs: dict[str, _StorageRef] = {}
         self.big_endian = False
-        self.budget = 0
+        self.budget = 2 * size_limit + (1 << 16)  # see unpickle
         self.table = _table(self)
 
     def lookup(self, full: str) -> Any:

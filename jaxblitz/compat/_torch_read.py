@@ -34,10 +34,6 @@ def _broken(name: str, why: str) -> CorruptFileError:
     )
 
 
-def _no_globals(full: str) -> None:
-    return None
-
-
 def read_zip(blob: bytes, name: str, loader: Loader) -> Any:
     """The object in a zip archive ``torch.save`` wrote (``blob`` its bytes)."""
     try:
@@ -94,7 +90,7 @@ def read_legacy(blob: bytes, name: str, loader: Loader) -> Any:
 
     def header(what: str) -> Any:
         nonlocal pos
-        u = Unpickler(blob, _no_globals, start=pos)
+        u = Unpickler(blob, loader.lookup, start=pos)  # torch: the same rules
         value = u.load()  # an UnpicklingError names what it refused
         pos = u.pos
         return value
