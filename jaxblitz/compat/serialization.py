@@ -21,7 +21,6 @@ from an allowlist (:mod:`._torch_globals`), so a file cannot run code, with
 from __future__ import annotations
 
 import os
-import tempfile
 import warnings
 from typing import IO, Any
 
@@ -162,6 +161,8 @@ def _load_bytes(
 
     is_zip = blob[:4] == b"PK\x03\x04"
     if not is_zip and _safetensors_format.looks_like_safetensors(blob):
+        import tempfile
+
         if is_path:
             return _safetensors_format.read(name, _WHO)
         with tempfile.TemporaryDirectory() as folder:  # read_safetensors takes paths
