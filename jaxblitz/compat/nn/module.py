@@ -166,16 +166,19 @@ class Module:
     register_module = add_module
 
     # -- traversal -----------------------------------------------------------------
-    def named_modules(self, memo: set | None = None, prefix: str = ""):
+    def named_modules(
+        self, memo: set | None = None, prefix: str = "", remove_duplicate: bool = True
+    ):
         memo = set() if memo is None else memo
         if id(self) in memo:
             return
-        memo.add(id(self))
+        if remove_duplicate:
+            memo.add(id(self))
         yield prefix, self
         for name, module in self._modules.items():
             if module is not None:
                 sub = f"{prefix}.{name}" if prefix else name
-                yield from module.named_modules(memo, sub)
+                yield from module.named_modules(memo, sub, remove_duplicate)
 
     def modules(self) -> Iterator[Module]:
         # named_modules' order (pre-order, each module once) without building the
@@ -222,9 +225,16 @@ class Module:
             yield b
 
     def get_submodule(self, target: str) -> Module:
+        # torch's walk and words: each name must be an attribute that is a Module
         module = self
         for part in target.split(".") if target else []:
-            module = module._modules[part]
+            if not hasattr(module, part):
+                raise AttributeError(
+                    f"{type(module).__name__} has no attribute `{part}`"
+                )
+            module = getattr(module, part)
+            if not isinstance(module, Module):
+                raise AttributeError(f"`{part}` is not an nn.Module")
         return module
 
     # -- state ---------------------------------------------------------------------
