@@ -44,6 +44,7 @@ _FREED = (
 
 
 _QUALIFIED = {  # what torch's name() says for its C++ nodes
+    "AccumulateGrad": "torch::autograd::AccumulateGrad",
     "CopySlices": "torch::autograd::CopySlices",
 }
 
