@@ -44,6 +44,8 @@ def _adaptive_avg_fn(x, rows, cols, counts):
 
 def _adaptive_argmax_fn(x, *, spans):
     h, w = x.shape[-2:]
+    if not spans:  # an empty output
+        return jnp.zeros((*x.shape[:-2], 0), jnp.int64)
     found = []
     for hs, he, ws, we in spans:
         window = x[..., hs:he, ws:we].reshape(*x.shape[:-2], -1)
@@ -184,7 +186,19 @@ def _adaptive_args(name: str, input: Tensor, output_size: Any) -> tuple[int, int
                 f"dimensions, but input has sizes {list(input.shape)} with "
                 f"dimension {d} being empty"
             )
-    return int(sizes[0]), int(sizes[1])
+    oh, ow = int(sizes[0]), int(sizes[1])
+    if min(oh, ow) < 0:
+        if name == "adaptive_max_pool2d":  # ATen allocates the output first
+            shape = [*input.shape[:-2], oh, ow]
+            raise RuntimeError(
+                f"Trying to create tensor with negative dimension {min(oh, ow)}: "
+                f"{shape}"
+            )
+        raise RuntimeError(
+            f"{name}: elements of output_size must be greater than or equal to 0 "
+            f"but received {{{oh}, {ow}}}"
+        )
+    return oh, ow
 
 
 def _spans(o: int, n: int) -> list[tuple[int, int]]:
