@@ -193,6 +193,8 @@ def test_batchnorm_state_dict_loads_into_a_fresh_module():
         lambda torch: torch.nn.BatchNorm1d(3)(torch.ones(1, 3)),
         lambda torch: torch.nn.BatchNorm1d(4)(torch.ones(2, 3)),
         lambda torch: torch.nn.functional.batch_norm(torch.ones(2, 3), None, None),
+        lambda torch: torch.nn.BatchNorm1d(3, eps=0.0)(torch.ones(2, 3)),
+        lambda torch: torch.nn.BatchNorm1d(3, eps=-1.0).eval()(torch.ones(2, 3)),
     ],
 )
 def test_batchnorm_errors_match_torch(case):

@@ -113,6 +113,15 @@ def test_sequential_indexing_keeps_names_as_torch():
     check(fn)
 
 
+def test_identity_ignores_its_arguments_and_returns_the_input():
+    def fn(torch):
+        x = torch.ones(2)
+        ident = torch.nn.Identity(54, unused="argumentless")
+        return ident(x) is x, repr(ident), list(ident.state_dict())
+
+    check(fn)
+
+
 # -- Module API --------------------------------------------------------------------
 
 

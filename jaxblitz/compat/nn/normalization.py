@@ -82,6 +82,12 @@ def batch_norm(
                 "Expected more than 1 value per channel when training, got input "
                 f"size {size}"
             )
+    if training and eps <= 0.0:
+        raise ValueError(
+            f"batch_norm eps must be positive during training, but got {eps}"
+        )
+    if eps < 0.0:
+        raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
     if not input.numel():  # torch: a clone, so that the gradient chain holds
         out = input.clone()
         out = out if weight is None else out * weight[0]
