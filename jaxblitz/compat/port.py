@@ -18,6 +18,7 @@ import runpy
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 # The package each torch-side top-level name maps to.
 _PACKAGES = {"torch": "jaxblitz.compat", "torchvision": "jaxblitz.compat.vision"}
@@ -77,6 +78,39 @@ def port_source(source: str) -> str:
         blank = ["\n"] * (last - first)
         lines[first : last + 1] = [head + new + tail.rstrip("\n") + "\n", *blank]
     return "".join(lines)
+
+
+# torch.nn.functional's helpers for its own dispatch, not part of its API.
+_INTERNAL = {
+    "assert_int_or_pair",
+    "boolean_dispatch",
+    "handle_torch_function",
+    "has_torch_function",
+    "has_torch_function_unary",
+    "has_torch_function_variadic",
+}
+
+
+def not_offered(real: Any, ours: Any, base: type | None = None) -> list[str]:
+    """Public names of a PyTorch namespace (``torch.nn``, ``torch.optim``...) that
+    its compat counterpart lacks: classes deriving from ``base`` when given, else
+    its functions (its ``__all__`` where it has one). The porting page's "not
+    offered" lists are this."""
+    names = getattr(real, "__all__", None) or dir(real)
+    missing = []
+    for name in names:
+        value = getattr(real, name, None)
+        if name.startswith("_") or name in _INTERNAL or hasattr(ours, name):
+            continue
+        if base is not None:
+            wanted = isinstance(value, type) and issubclass(value, base)
+            wanted = wanted and value is not base
+        else:
+            wanted = callable(value) and not isinstance(value, type)
+            wanted = wanted and getattr(value, "__module__", None) != "typing"
+        if wanted:
+            missing.append(name)
+    return sorted(missing)
 
 
 def main(argv: list[str] | None = None) -> None:

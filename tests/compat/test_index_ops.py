@@ -14,7 +14,9 @@ INDEX = [[0, 0], [2, 1]]
 
 def _same(ours, theirs) -> None:
     assert str(ours.dtype) == str(theirs.dtype)
-    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-6)
+    np.testing.assert_allclose(
+        ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-6
+    )
 
 
 def _pair(data, **kwargs):
