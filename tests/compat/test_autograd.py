@@ -36,7 +36,7 @@ def test_grad_fn_names_and_next_functions():
     assert y.grad_fn.name() == "AddBackward0"
     assert type(y.grad_fn).__name__ == "AddBackward0"
     ((acc, _),) = y.grad_fn.next_functions[:1]
-    assert acc.name() == "AccumulateGrad" and acc.variable is x
+    assert acc.name() == "torch::autograd::AccumulateGrad" and acc.variable is x
     assert (y * y).mean().grad_fn.name() == "MeanBackward0"
     assert x.is_leaf and not y.is_leaf
 
