@@ -49,7 +49,7 @@ def read_cifar(path: Path) -> dict[str, Split]:
     )
     meta = "batches.meta.txt" if binary else "batches.meta"
     batch_bytes = BINARY_BATCH_BYTES if binary else PYTHON_BATCH_BYTES
-    decode = _binary_batch if binary else _python_batch
+    decode = _binary_batch if binary else python_batch
 
     def limit(base: str) -> int | None:  # None: not a member CIFAR-10 reads
         if base == meta:
@@ -226,7 +226,9 @@ class _Makers:
         return dtype.dtype
 
 
-def _unpickle(path: Path, base: str, raw: bytes) -> dict:
+def unpickle_batch(path: Path, base: str, raw: bytes) -> dict:
+    """One pickled member of the python archive (a batch or ``batches.meta``), read
+    by the restricted unpickler: NumPy arrays, builtins, nothing else."""
     try:
         _check_opcodes(raw)
         batch = _ArrayUnpickler(raw).load()
@@ -258,8 +260,9 @@ def _check_opcodes(raw: bytes) -> None:
             )
 
 
-def _python_batch(path: Path, base: str, raw: bytes) -> Split:
-    batch = _unpickle(path, base, raw)
+def python_batch(path: Path, base: str, raw: bytes) -> Split:
+    """A pickled batch as ``(images (N, 3, 32, 32) uint8, labels)``, checked."""
+    batch = unpickle_batch(path, base, raw)
     if b"data" not in batch or b"labels" not in batch:
         raise broken(path, f"has a {base} without b'data' and b'labels'")
     data = batch[b"data"]
@@ -293,7 +296,7 @@ def _check_meta(path: Path, raw: bytes, binary: bool) -> None:
     if binary:
         names = raw.decode("latin-1").split()
     else:
-        names = _unpickle(path, "batches.meta", raw).get(b"label_names")
+        names = unpickle_batch(path, "batches.meta", raw).get(b"label_names")
     if not isinstance(names, list | tuple) or len(names) != 10:
         count = len(names) if isinstance(names, list | tuple) else "no list of"
         raise broken(path, f"lists {count} class names, CIFAR-10 has 10")

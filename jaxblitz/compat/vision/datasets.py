@@ -100,7 +100,7 @@ class CIFAR10(_ImageDataset):
                 f" (or the archive {archive} they come in)",
             )
         split = [
-            archives._python_batch(where[n], n, members[n]) for n in wanted[:-1]
+            archives.python_batch(where[n], n, members[n]) for n in wanted[:-1]
         ]  # [(pixels (n, 3, 32, 32) uint8, labels int32)]
         # torch: np.vstack(self.data).reshape(-1, 3, 32, 32).transpose((0, 2, 3, 1))
         self.data = np.concatenate([p for p, _ in split]).transpose((0, 2, 3, 1))
@@ -137,7 +137,7 @@ def _archive_members(archive: Path, wanted: set[str]) -> dict[str, bytes]:
 
 def _class_names(path: Path, raw: bytes) -> list[str]:
     """``batches.meta``'s ``label_names`` as str (torch: pickle.load latin1)."""
-    names = archives._unpickle(path, "batches.meta", raw).get(b"label_names")
+    names = archives.unpickle_batch(path, "batches.meta", raw).get(b"label_names")
     if not isinstance(names, list) or not all(
         isinstance(n, bytes | str) for n in names
     ):
