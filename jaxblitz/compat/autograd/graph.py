@@ -177,7 +177,7 @@ class Node:
         return out
 
     def __repr__(self) -> str:
-        return f"<{self.name()} object at {hex(id(self))}>"
+        return f"<{type(self).__name__} object at {hex(id(self))}>"  # torch's
 
 
 class AccumulateGrad(Node):
