@@ -95,10 +95,9 @@ def _scatter_fn(x, index, src, *, axis, reduce):
         x, index = x.reshape(1), index.reshape(-1)
         src = jnp.reshape(src, (-1,)) if jnp.ndim(src) else src
         return _scatter_fn(x, index, src, axis=0, reduce=reduce).reshape(())
+    index = index.reshape(-1) if index.ndim == 0 else index  # torch: as size 1
     src = _trim(src, index.shape).astype(x.dtype)
     if reduce is None:
-        if index.ndim == 0:
-            return x
         return _scatter_src(x, index, src, axis)
     if x.dtype == jnp.bool_:  # bools add as or, multiply as and
         out = _scatter_fn(x.astype(jnp.int8), index, src, axis=axis, reduce=reduce)

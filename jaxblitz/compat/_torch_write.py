@@ -22,7 +22,7 @@ from typing import IO, Any
 import numpy as np
 
 from jaxblitz.compat._dtype import device, dtype
-from jaxblitz.compat.nn.module import Parameter
+from jaxblitz.compat.nn.module import Module, Parameter
 from jaxblitz.compat.tensor import Size, Tensor
 
 MAGIC_NUMBER = 0x1950A86A20F9469CFC6C
@@ -48,6 +48,17 @@ def _refusal(obj: Any, where: tuple[Any, ...]) -> str:
         "torch.load(weights_only=True) reads (no pickle of arbitrary objects): "
         "Tensors, numbers, strings, bytes, None, dtypes, devices, and dicts, lists, "
         "tuples and sets of them"
+    )
+
+
+def _module_refusal(obj: Any, where: tuple[Any, ...]) -> str:
+    kind = type(obj)
+    return (
+        f"torch.save of a whole nn.Module ({kind.__module__}.{kind.__qualname__} "
+        f"at {_where(where)}) is not supported by jaxblitz.compat: PyTorch pickles "
+        "the module's class, and compat never pickles code. Save its weights "
+        "instead: torch.save(model.state_dict(), path), then "
+        "model.load_state_dict(torch.load(path, weights_only=True)) into a new model"
     )
 
 
@@ -144,6 +155,8 @@ class Pickler:
             self._tuple(obj, where)
         elif kind in (list, dict, OrderedDict, set):
             self._container(obj, where)
+        elif isinstance(obj, Module):  # torch pickles the class: code, refused
+            raise NotImplementedError(_module_refusal(obj, where))
         else:
             raise TypeError(_refusal(obj, where))
 

@@ -32,6 +32,7 @@ def _prepare(top: Path) -> tuple[Path, dict]:
     work = top / "work"
     work.mkdir()
     torchvision_files.write_cifar10(work / "data", per_batch=8, n_test=20)
+    torchvision_files.write_mnist(work / "data", 48, 30, folder="FashionMNIST")
     torchvision_files.write_mnist(top / "data", n_train=48, n_test=30)
     home = top / "torch_home"
     torchvision_files.write_resnet18_weights(home)
@@ -72,8 +73,32 @@ LANDMARKS = {
     "blitz_data_parallel.py": ["outside: torch.Size([20, 6]) torch.Size([20, 3])"],
     "mnist_example.py": ["Train Epoch: 2 [32/48]", "Test: loss",
                          "lr now [0.48999"],
+    "basics_quickstart.py": ["Shape of X [N, C, H, W]: torch.Size([16, 1, 28, 28])",
+                             "Shape of y: torch.Size([16]) torch.int64",
+                             "(flatten): Flatten(start_dim=1, end_dim=-1)",
+                             "Epoch 2", "Accuracy:", "Done!",
+                             "Saved PyTorch Model State to model.pth",
+                             'Predicted: "'],
+    "basics_tensors.py": ["matmul agree: True True", "mul agree: True True",
+                          "12.0 <class 'float'>", "n: [2. 2. 2. 2. 2.]",
+                          "From numpy: torch.int64 [[1, 2], [3, 4]]"],
+    "basics_autograd_model.py": [
+        "Gradient function for loss = BinaryCrossEntropyWithLogitsBackward0",
+        "b grad is sigmoid(z)/3: True", "Call after zeroing gradients",
+        "Layer: linear_relu_stack.4.bias | Size: torch.Size([10])"],
+    "basics_data_transforms.py": [
+        "one-hot target: tensor([0., 0., 0., 1., 0., 0., 0., 0., 0., 0.])",
+        "Feature batch shape: torch.Size([16, 1, 28, 28])",
+        "custom batch: [(4, 1, 28, 28), (4,)]",
+        "sample image: torch.Size([1, 28, 28]) torch.float32 int"],
+    "basics_optimization_saveload.py": [
+        "reloaded agrees: True", "Epoch 2",
+        "whole-module save refused: NotImplementedError: torch.save of a whole "
+        "nn.Module (__main__.NeuralNetwork at obj)",
+        "vgg16 refused: torchvision.models.vgg16 is not supported"],
 }  # fmt: skip
-ON_TORCH = ["blitz_tensors.py", "blitz_nn.py", "blitz_data_parallel.py"]
+ON_TORCH = ["blitz_tensors.py", "blitz_nn.py", "blitz_data_parallel.py",
+            "basics_tensors.py", "basics_autograd_model.py"]  # fmt: skip
 
 RUNS = {name: _compat_run(SCRIPTS / name) for name in sorted(LANDMARKS)}
 TORCH_RUNS = (

@@ -361,3 +361,24 @@ def resnet18(
             weights.get_state_dict(progress=progress, check_hash=True)
         )
     return model
+
+
+def _refused(name: str) -> Callable[..., Any]:
+    """A torchvision builder compat does not offer: raises, naming it."""
+
+    def builder(*args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError(
+            f"torchvision.models.{name} is not supported by jaxblitz.compat.vision "
+            "(only resnet18 is offered); build the network from compat.nn modules "
+            "and load its weights with load_state_dict"
+        )
+
+    builder.__name__ = builder.__qualname__ = name
+    return builder
+
+
+# torch: the VGG family (the saveloadrun tutorial loads vgg16's weights)
+vgg11, vgg11_bn, vgg13, vgg13_bn = map(_refused, ("vgg11", "vgg11_bn", "vgg13",
+                                                  "vgg13_bn"))  # fmt: skip
+vgg16, vgg16_bn, vgg19, vgg19_bn = map(_refused, ("vgg16", "vgg16_bn", "vgg19",
+                                                  "vgg19_bn"))  # fmt: skip
