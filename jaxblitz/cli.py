@@ -25,7 +25,7 @@ from pathlib import Path
 import jax
 from tqdm.auto import tqdm
 
-from jaxblitz import data, evaluate, parallel, plots, train
+from jaxblitz import data, evaluate, parallel, plots, tensors, train
 from jaxblitz.checkpoints import Checkpointer, save_weights
 from jaxblitz.files import DirectoryInUseError, DirectoryLock, write_json
 
@@ -85,6 +85,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=d.loop,
         choices=train.LOOPS,
         help="scan: compiled lax.scan over batches; step: Python loop",
+    )
+    p.add_argument(
+        "--api",
+        default="functional",
+        choices=("functional", "nnx"),
+        help="the model's face: the core's params dict, or a Flax NNX Net "
+        "(jaxblitz.nnx; the same steps and weights)",
     )
     p.add_argument("--drop-last", action="store_true")
     p.add_argument(
@@ -284,10 +291,7 @@ def _main(argv: list[str] | None) -> int:
     except ValueError as e:
         parser.error(str(e))
     # A second run starts compiled: XLA programs are kept on disk between runs.
-    cache = os.environ.get("JAXBLITZ_XLA_CACHE", "~/.cache/jaxblitz/xla")
-    if cache:  # "" leaves JAX's own setting (JAX_COMPILATION_CACHE_DIR) alone
-        jax.config.update("jax_compilation_cache_dir", str(Path(cache).expanduser()))
-        jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.2)
+    tensors.use_compilation_cache(min_compile_secs=0.2)
     parallel.initialize()  # joins the multi-process runtime when launched into one
     threads = args.cpu_threads
     if threads is None and args.devices is None:
@@ -364,9 +368,7 @@ def _run(args, config, out, mesh, say, primary) -> int:
     checkpointer = Checkpointer(out / "checkpoints")
     try:
         with StopSignals() as stop:
-            state, history = train.fit(
-                config,
-                train_set,
+            fit_kwargs = dict(
                 checkpointer=checkpointer,
                 resume=args.resume,
                 log=tqdm.write if primary else lambda line: None,
@@ -375,6 +377,14 @@ def _run(args, config, out, mesh, say, primary) -> int:
                 runner=runner,
                 stop=stop,
             )
+            if args.api == "nnx":  # a Flax NNX Net in and out, the same steps
+                from jaxblitz import nnx
+
+                net, history = nnx.fit(config, train_set, **fit_kwargs)
+                trained = nnx.to_params(net)
+            else:
+                state, history = train.fit(config, train_set, **fit_kwargs)
+                trained = state.params
         run = checkpointer.read_meta().get("run", {})
     except (FloatingPointError, ValueError, FileNotFoundError) as e:  # no traceback
         print(f"jaxblitz-train: error: {e}", file=sys.stderr)
@@ -384,7 +394,7 @@ def _run(args, config, out, mesh, say, primary) -> int:
         return 1
     finally:
         checkpointer.close()
-    params = local(state.params)
+    params = local(trained)
     say("Finished Training")
     if not primary:  # every process has the same weights; one writes the outputs
         return 0
