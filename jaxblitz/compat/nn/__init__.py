@@ -14,6 +14,7 @@ from jaxblitz.compat.nn.activation import (
     Tanh,
 )
 from jaxblitz.compat.nn.container import ModuleDict, ModuleList, Sequential
+from jaxblitz.compat.nn.conv_transpose import ConvTranspose2d
 from jaxblitz.compat.nn.layers import (
     Conv2d,
     Dropout,
@@ -50,6 +51,7 @@ __all__ = [
     "BatchNorm1d",
     "BatchNorm2d",
     "Conv2d",
+    "ConvTranspose2d",
     "CrossEntropyLoss",
     "DataParallel",
     "Dropout",

@@ -599,6 +599,7 @@ sigmoid, tanh = ops.sigmoid, ops.tanh
 
 
 # Defined beside their modules (each imports this module's helpers, hence last).
+from jaxblitz.compat.nn.conv_transpose import conv_transpose2d  # noqa: E402, F401
 from jaxblitz.compat.nn.functional_activation import (  # noqa: E402, F401
     elu,
     gelu,

@@ -1,0 +1,120 @@
+"""compat.nn beyond the Blitz, as the Learn-the-Basics and pytorch/examples
+scripts use it (ConvTranspose2d ...), checked against real PyTorch."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import jaxblitz.compat as compat
+
+torch = pytest.importorskip("torch")
+
+
+def _pair(shape, seed=0):
+    """The same random float32 values as a compat tensor and a torch tensor."""
+    a = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+    return (
+        compat.tensor(a, requires_grad=True),
+        torch.tensor(a, requires_grad=True),
+    )
+
+
+TRANSPOSED = {
+    "plain": dict(),
+    "stride_padding": dict(stride=2, padding=1),
+    "output_padding": dict(stride=2, padding=1, output_padding=1),
+    "groups": dict(groups=2),
+    "dilation": dict(dilation=2, padding=1),
+    "dilation_output_padding": dict(dilation=2, stride=1, output_padding=1),
+    "uneven": dict(stride=(2, 3), padding=(0, 2), output_padding=(1, 0)),
+    "everything": dict(stride=2, padding=1, output_padding=1, groups=2, dilation=2),
+}
+
+
+@pytest.mark.parametrize("kwargs", TRANSPOSED.values(), ids=TRANSPOSED.keys())
+def test_conv_transpose2d_matches_torch_in_value_and_gradients(kwargs):
+    groups = kwargs.get("groups", 1)
+    x, tx = _pair((2, 4, 5, 6), 0)
+    w, tw = _pair((4, 6 // groups, 3, 2), 1)
+    b, tb = _pair((6,), 2)
+    out = compat.nn.functional.conv_transpose2d(x, w, b, **kwargs)
+    expected = torch.nn.functional.conv_transpose2d(tx, tw, tb, **kwargs)
+    assert tuple(out.shape) == tuple(expected.shape)
+    np.testing.assert_allclose(
+        out.detach().numpy(), expected.detach().numpy(), atol=1e-5
+    )
+    g = np.random.default_rng(3).standard_normal(tuple(out.shape)).astype(np.float32)
+    out.backward(compat.tensor(g))
+    expected.backward(torch.tensor(g))
+    for ours, theirs in ((x, tx), (w, tw), (b, tb)):
+        np.testing.assert_allclose(
+            ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-4, atol=1e-4
+        )
+    assert out.grad_fn.name() == expected.grad_fn.name()
+
+
+def test_conv_transpose2d_of_an_unbatched_image_keeps_it_unbatched():
+    x, tx = _pair((4, 3, 3))
+    w, tw = _pair((4, 2, 3, 3), 1)
+    out = compat.nn.functional.conv_transpose2d(x, w, stride=2)
+    expected = torch.nn.functional.conv_transpose2d(tx, tw, stride=2)
+    assert tuple(out.shape) == (2, 7, 7)
+    np.testing.assert_allclose(out.detach().numpy(), expected.detach().numpy(),
+                               atol=1e-5)  # fmt: skip
+
+
+BAD = {
+    "output_padding_too_big": ((1, 4, 5, 5), (4, 2, 3, 3), dict(output_padding=1)),
+    "wrong_channels": ((1, 3, 5, 5), (4, 2, 3, 3), dict()),
+    "groups_not_dividing": ((1, 4, 5, 5), (4, 2, 3, 3), dict(groups=3)),
+    "too_small": ((1, 4, 5, 5), (4, 2, 3, 3), dict(padding=5)),
+    "negative_padding": ((1, 4, 5, 5), (4, 2, 3, 3), dict(padding=-1)),
+    "zero_stride": ((1, 4, 5, 5), (4, 2, 3, 3), dict(stride=0)),
+    "zero_dilation": ((1, 4, 5, 5), (4, 2, 3, 3), dict(dilation=0)),
+    "two_d_input": ((5, 5), (4, 2, 3, 3), dict()),
+    "three_strides": ((1, 4, 5, 5), (4, 2, 3, 3), dict(stride=(1, 2, 3))),
+}
+
+
+@pytest.mark.parametrize("case", BAD.values(), ids=BAD.keys())
+def test_conv_transpose2d_refuses_bad_arguments_in_torchs_words(case):
+    shape, wshape, kwargs = case
+    x, tx = _pair(shape)
+    w, tw = _pair(wshape, 1)
+    with pytest.raises(RuntimeError) as theirs:
+        torch.nn.functional.conv_transpose2d(tx, tw, **kwargs)
+    with pytest.raises(RuntimeError) as ours:
+        compat.nn.functional.conv_transpose2d(x, w, **kwargs)
+    assert str(ours.value) == str(theirs.value)
+
+
+def test_conv_transpose2d_module_prints_and_is_shaped_as_torchs():
+    kwargs = dict(stride=2, padding=1, output_padding=1, groups=2, bias=False)
+    ours = compat.nn.ConvTranspose2d(4, 6, (3, 2), **kwargs)
+    theirs = torch.nn.ConvTranspose2d(4, 6, (3, 2), **kwargs)
+    assert repr(ours) == repr(theirs)
+    assert tuple(ours.weight.shape) == (4, 3, 3, 2)
+    assert ours.bias is None
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+
+
+def test_conv_transpose2d_module_draws_from_torchs_bound():
+    layer = compat.nn.ConvTranspose2d(8, 16, 4)
+    bound = 1 / np.sqrt(16 * 4 * 4)  # fan_in = out_channels / groups * kH * kW
+    weight, bias = layer.weight.detach().numpy(), layer.bias.detach().numpy()
+    assert np.abs(weight).max() <= bound and np.abs(weight).max() > 0.9 * bound
+    assert bias.shape == (16,) and np.abs(bias).max() <= bound
+
+
+def test_conv_transpose2d_module_reaches_a_requested_output_size():
+    layer = compat.nn.ConvTranspose2d(4, 3, 3, stride=2, padding=1)
+    x = compat.zeros(1, 4, 5, 5)
+    assert tuple(layer(x, output_size=(10, 10)).shape) == (1, 3, 10, 10)
+    with pytest.raises(ValueError, match=r"valid sizes range from \[9, 9\] to"):
+        layer(x, output_size=(12, 12))
+
+
+def test_conv_transpose2d_module_refuses_other_padding_modes_as_torch():
+    with pytest.raises(ValueError, match='Only "zeros" padding mode'):
+        compat.nn.ConvTranspose2d(4, 3, 3, padding_mode="reflect")
