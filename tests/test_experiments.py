@@ -24,6 +24,23 @@ EXPECTED = {
             "Accuracy for class: 9",
         ],
     ),
+    "03_neural_networks_nnx.py": (
+        [],
+        [
+            "61706",
+            "same as the functional lenet: True",
+            "NNX step == functional step: True",
+        ],
+    ),
+    "04_cifar10_nnx.py": (
+        ["--dataset", "digits", "--epochs", "1", "--log-every", "100"],
+        [
+            "[1,   300] loss:",
+            "Finished Training",
+            "GroundTruth:",
+            "Accuracy of the network on the 359 test images",
+        ],
+    ),
     "05_data_parallel.py": (
         ["--devices", "3"],
         [
