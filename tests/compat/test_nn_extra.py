@@ -118,3 +118,76 @@ def test_conv_transpose2d_module_reaches_a_requested_output_size():
 def test_conv_transpose2d_module_refuses_other_padding_modes_as_torch():
     with pytest.raises(ValueError, match='Only "zeros" padding mode'):
         compat.nn.ConvTranspose2d(4, 3, 3, padding_mode="reflect")
+
+
+# -- torchvision.utils and datasets.FakeData (torchvision itself is not installed:
+# its recipe, written out, is the reference) ----------------------------------------
+
+
+def test_make_grid_normalizes_over_value_range_and_clamps():
+    import jaxblitz.compat.vision.utils as vutils
+
+    x = compat.tensor([[[[-2.0, 0.0], [0.5, 1.0]]], [[[3.0, -1.0], [0.0, 0.0]]]])
+    grid = vutils.make_grid(x, nrow=2, padding=1, normalize=True, value_range=(-1, 1))
+    assert tuple(grid.shape) == (3, 4, 7)  # (C, 2 + 2*1, 2*2 + 3*1)
+    # torch: clamp to (-1, 1), then (x + 1) / 2; padding stays pad_value 0
+    assert grid[0, 1:3, 1:3].tolist() == [[0.0, 0.5], [0.75, 1.0]]
+    assert grid[0, 1:3, 4:6].tolist() == [[1.0, 0.0], [0.5, 0.5]]
+    assert grid[:, 0].abs().sum().item() == 0.0
+
+
+def test_make_grid_scale_each_normalizes_every_image_on_its_own():
+    import jaxblitz.compat.vision.utils as vutils
+
+    x = compat.tensor([[[[0.0, 2.0]]], [[[10.0, 30.0]]]])
+    grid = vutils.make_grid(x, padding=0, normalize=True, scale_each=True)
+    assert grid[0].tolist() == [[0.0, 1.0, 0.0, 1.0]]
+
+
+def test_save_image_writes_the_grid_as_8_bit_rgb(tmp_path):
+    from PIL import Image
+
+    import jaxblitz.compat.vision.utils as vutils
+
+    x = compat.tensor([[[[0.0, 0.5], [1.0, 2.0]]]] * 3)  # 3 gray 2x2 images
+    vutils.save_image(x, tmp_path / "g.png", nrow=3, padding=1, pad_value=1.0)
+    im = Image.open(tmp_path / "g.png")
+    assert im.mode == "RGB" and im.size == (10, 4)
+    pixels = np.asarray(im)
+    # torch: grid.mul(255).add_(0.5).clamp_(0, 255) to uint8
+    assert pixels[1:3, 1:3, 0].tolist() == [[0, 128], [255, 255]]
+    assert pixels[0, 0].tolist() == [255, 255, 255]
+
+
+def test_fake_data_gives_the_same_image_for_an_index_and_a_target_below_classes():
+    from PIL import Image
+
+    from jaxblitz.compat.vision import datasets
+
+    data = datasets.FakeData(size=4, image_size=(3, 6, 5), num_classes=3)
+    img, target = data[1]
+    assert isinstance(img, Image.Image) and img.size == (5, 6) and img.mode == "RGB"
+    assert 0 <= target < 3 and data[1][1] == target
+    assert np.array_equal(np.asarray(data[1][0]), np.asarray(img))
+    assert len(data) == 4
+    with pytest.raises(IndexError, match="FakeData index out of range"):
+        data[4]
+
+
+def test_torchvision_models_refuse_vgg16_by_name():
+    from jaxblitz.compat.vision import models
+
+    with pytest.raises(NotImplementedError, match=r"torchvision\.models\.vgg16 is"):
+        models.vgg16(weights="IMAGENET1K_V1")
+
+
+def test_saving_a_whole_module_is_refused_and_names_the_state_dict_way(tmp_path):
+    with pytest.raises(NotImplementedError, match=r"whole nn\.Module.*state_dict\(\)"):
+        compat.save(compat.nn.Linear(2, 2), tmp_path / "model.pth")
+    assert not (tmp_path / "model.pth").exists()
+
+
+def test_scatter_with_a_zero_dim_index_scatters_as_torch():
+    ours = compat.zeros(5).scatter_(0, compat.tensor(3), value=1)
+    theirs = torch.zeros(5).scatter_(0, torch.tensor(3), value=1)
+    assert ours.tolist() == theirs.tolist() == [0.0, 0.0, 0.0, 1.0, 0.0]

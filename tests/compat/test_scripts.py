@@ -96,9 +96,23 @@ LANDMARKS = {
         "whole-module save refused: NotImplementedError: torch.save of a whole "
         "nn.Module (__main__.NeuralNetwork at obj)",
         "vgg16 refused: torchvision.models.vgg16 is not supported"],
+    "dcgan_example.py": [
+        "(0): ConvTranspose2d(8, 32, kernel_size=(4, 4), stride=(1, 1), bias=False)",
+        "(1): LeakyReLU(negative_slope=0.2, inplace=True)", "[0/1][2/3] Loss_D:",
+        "fake samples: ['fake_samples_epoch_000.png', 'netD_epoch_0.pth', "
+        "'netG_epoch_0.pth', 'real_samples.png']",
+        "fake batch: torch.Size([8, 3, 16, 16]) in [-1, 1]: True"],
+    "vae_example.py": ["Train Epoch: 2 [32/48]", "====> Test set loss:",
+                       "results: ['reconstruction_1.png', 'reconstruction_2.png', "
+                       "'sample_1.png', 'sample_2.png']"],
+    "regression_example.py": [
+        "features: [[1.0, 1.0, 1.0, 1.0], [2.0, 4.0, 8.0, 16.0]]",
+        "fc.weight.grad shape: (1, 4)", "descriptions: [True, True]",
+        "close: True"],
 }  # fmt: skip
 ON_TORCH = ["blitz_tensors.py", "blitz_nn.py", "blitz_data_parallel.py",
-            "basics_tensors.py", "basics_autograd_model.py"]  # fmt: skip
+            "basics_tensors.py", "basics_autograd_model.py",
+            "regression_example.py"]  # fmt: skip
 
 RUNS = {name: _compat_run(SCRIPTS / name) for name in sorted(LANDMARKS)}
 TORCH_RUNS = (

@@ -31,6 +31,7 @@ from jaxblitz.data.limits import broken, decompressed, tar_members
 __all__ = [
     "CIFAR10",
     "Digits",
+    "FakeData",
     "FashionMNIST",
     "MNIST",
     "StandardTransform",
@@ -173,3 +174,51 @@ class Digits(_ImageDataset):
         self.data = gray.repeat(3, axis=-1)  # (N, 32, 32, 3)
         self.targets = [int(v) for v in split.labels]
         self.class_to_idx = {_class: i for i, _class in enumerate(self.classes)}
+
+
+class FakeData(VisionDataset):
+    """``torchvision.datasets.FakeData``: ``size`` random images, each drawn from a
+    generator seeded with ``index + random_offset`` (the same image every time),
+    as PIL images, with an int target below ``num_classes``.
+
+    torch: ``torch.randn(*image_size)`` under ``torch.manual_seed(index +
+    random_offset)``, then ``ToPILImage()`` (``mul(255).byte()``) -- the same
+    recipe on compat's generator (another stream, so other pixels than torch's),
+    which leaves the global generator untouched as torchvision does.
+    """
+
+    def __init__(
+        self,
+        size: int = 1000,
+        image_size: tuple[int, ...] = (3, 224, 224),
+        num_classes: int = 10,
+        transform: Any = None,
+        target_transform: Any = None,
+        random_offset: int = 0,
+    ) -> None:
+        super().__init__(None, transform=transform, target_transform=target_transform)
+        self.size, self.num_classes = size, num_classes
+        self.image_size, self.random_offset = image_size, random_offset
+
+    def __getitem__(self, index: int) -> tuple[Any, Any]:
+        if index >= len(self):
+            raise IndexError(f"{self.__class__.__name__} index out of range")
+        from jaxblitz.compat.creation import Generator, randint, randn
+
+        gen = Generator().manual_seed(index + self.random_offset)
+        img = np.asarray(randn(*self.image_size, generator=gen)._data)
+        target = int(randint(0, self.num_classes, (1,), generator=gen).item())
+        # torch's ToPILImage: mul(255).byte() (wraps modulo 256), channels last
+        pixels = (img * 255).astype(np.int64).astype(np.uint8)
+        pixels = pixels.transpose(1, 2, 0) if pixels.ndim == 3 else pixels
+        if pixels.ndim == 3 and pixels.shape[2] == 1:
+            pixels = pixels[:, :, 0]
+        img = Image.fromarray(pixels)
+        if self.transform is not None:
+            img = self.transform(img)
+        if self.target_transform is not None:
+            target = self.target_transform(target)
+        return img, target
+
+    def __len__(self) -> int:
+        return self.size
