@@ -58,6 +58,7 @@ IMG = DOCS / "img"
 LABELS = {
     "torch": "**PyTorch**",
     "functional": "**jaxblitz, functional**",
+    "nnx": "**jaxblitz.nnx (Flax NNX)**",
     "compat": "**jaxblitz.compat**",
     "readme": "README",
 }
