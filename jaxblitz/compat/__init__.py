@@ -15,6 +15,10 @@ itself is never imported.
 
 from __future__ import annotations
 
+import jax as _jax
+
+from jaxblitz import tensors as _tensors
+
 # Loaded first, so that `torch.tensor` is the function imported below, not this
 # module (importing a submodule sets the package's attribute of its name).
 from jaxblitz.compat import tensor as _tensor_module  # noqa: F401
@@ -285,6 +289,12 @@ def t(input: Tensor) -> Tensor:
 def clone(input: Tensor) -> Tensor:
     return input.clone()
 
+
+# A second compat script starts compiled: each op's small XLA program is kept on
+# disk (jaxblitz.tensors.use_compilation_cache; JAXBLITZ_XLA_CACHE="" turns it
+# off), unless JAX's own cache folder is already set.
+if _jax.config.jax_compilation_cache_dir is None:
+    _tensors.use_compilation_cache(min_compile_secs=0)
 
 from jaxblitz.compat import (  # noqa: E402
     accelerator,

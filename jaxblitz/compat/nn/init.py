@@ -15,6 +15,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
+from jaxblitz.compat import _host_random
 from jaxblitz.compat._dtype import x64
 from jaxblitz.compat._tensor_base import TensorBase
 from jaxblitz.compat.autograd.grad_mode import no_grad
@@ -117,18 +118,31 @@ def _key(generator: Any) -> jax.Array:
 # -- the plain fills ------------------------------------------------------------------
 
 
+# Drawn on the host (NumPy, from the generator's next key): initialising a network
+# compiles no XLA program per parameter shape (see compat/_host_random.py).
+
+
 def uniform_(
     tensor: TensorBase, a: float = 0.0, b: float = 1.0, generator: Any = None
 ) -> TensorBase:
-    with no_grad():
-        return tensor.uniform_(a, b, generator=generator)
+    return _host_fill(tensor, _host_random.uniform, a, b, generator)
 
 
 def normal_(
     tensor: TensorBase, mean: float = 0.0, std: float = 1.0, generator: Any = None
 ) -> TensorBase:
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
+    return _host_fill(tensor, _host_random.normal, mean, std, generator)
+
+
+def _host_fill(tensor: TensorBase, draw: Any, a: float, b: float, generator: Any):
     with no_grad():
-        return tensor.normal_(mean, std, generator=generator)
+        tensor._check_inplace()
+        array = draw(_key(generator), tuple(tensor.shape), tensor.dtype.np, a, b)
+        with x64(True):
+            tensor._set_data(jnp.asarray(array))
+    return tensor
 
 
 def trunc_normal_(

@@ -1,7 +1,9 @@
 """Blitz 3, "Neural Networks": the layers the Blitz uses, as ``nn.Module``s.
 
-Weights are drawn by the core's ``init_conv2d`` / ``init_linear`` (PyTorch's
-default initialisation) with a key from compat's global generator.
+Weights get PyTorch's default initialisation, the core's ``init_conv2d`` /
+``init_linear`` distribution (U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for weight and
+bias), drawn on the host with a key from compat's global generator
+(:mod:`.._host_random`): building a layer compiles no XLA program.
 """
 
 from __future__ import annotations
@@ -11,9 +13,9 @@ import warnings
 from typing import Any
 
 import jax.numpy as jnp
+import numpy as np
 
-from jaxblitz import models
-from jaxblitz.compat import _dtype, creation
+from jaxblitz.compat import _dtype, _host_random, creation
 from jaxblitz.compat._dtype import x64
 from jaxblitz.compat.nn import functional as F
 from jaxblitz.compat.nn.container import Sequential  # noqa: F401
@@ -27,13 +29,14 @@ def _pair(v: Any) -> tuple:
 
 
 def _init(
-    init: Any, shape: tuple[int, ...], bias: bool, device: Any, dtype: Any
+    key: Any, shape: tuple[int, ...], bias: bool, device: Any, dtype: Any
 ) -> tuple[Parameter, Parameter | None]:
-    """Weight and bias from the core's ``init`` (torch's default initialisation).
+    """Weight and bias as torch's default initialisation draws them, for a weight of
+    ``shape`` (fan-in: the product of all but its first size).
 
-    ``shape`` is the weight's, checked as torch's ``torch.empty(shape)`` checks
-    it: ints, none negative (a float or negative size raised ZeroDivisionError or
-    "math domain error" from inside the initialiser).
+    ``shape`` is checked as torch's ``torch.empty(shape)`` checks it: ints, none
+    negative (a float or negative size raised ZeroDivisionError or "math domain
+    error" from inside the initialiser).
     """
     shape = creation._size("empty", (shape,))
     dt = _dtype.to_dtype(dtype or _dtype.get_default_dtype())
@@ -41,19 +44,26 @@ def _init(
         raise RuntimeError(
             "Only Tensors of floating point and complex dtype can require gradients"
         )
-    if math.prod(shape[1:]):
-        with x64(True):  # a float64 layer is float64
-            arrays = init(dt.np)
-    else:  # torch: no fan-in -> an empty weight and a bias of zeros (bound 0)
+    fan_in = math.prod(shape[1:])
+    if not fan_in:  # torch: no fan-in -> an empty weight and a bias of zeros
         if not math.prod(shape):
             warnings.warn(
                 "Initializing zero-element tensors is a no-op", UserWarning, 3
             )
-        arrays = {"weight": jnp.zeros(shape, dt.np), "bias": jnp.zeros(shape[0], dt.np)}
-    weight = Parameter(Tensor._wrap(arrays["weight"]).to(device))
-    if not bias:
-        return weight, None
-    return weight, Parameter(Tensor._wrap(arrays["bias"]).to(device))
+        weight, bias_values = np.zeros(shape, dt.np), np.zeros(shape[0], dt.np)
+    else:
+        # One draw for both: weight then bias, U(-bound, bound) (the core's init).
+        bound = 1.0 / math.sqrt(fan_in)
+        n = math.prod(shape)
+        flat = _host_random.uniform(key, (n + shape[0],), dt.np, -bound, bound)
+        weight, bias_values = flat[:n].reshape(shape), flat[n:]
+    with x64(True):  # a float64 layer is float64
+        weight_param = Parameter(Tensor._wrap(jnp.asarray(weight)).to(device))
+        if not bias:
+            return weight_param, None
+        return weight_param, Parameter(
+            Tensor._wrap(jnp.asarray(bias_values)).to(device)
+        )
 
 
 class Identity(Module):
@@ -79,11 +89,7 @@ class Linear(Module):
         self.in_features, self.out_features = in_features, out_features
         key = creation.default_generator.next_key()
         self.weight, bias_param = _init(
-            lambda dt: models.init_linear(key, in_features, out_features, dt),
-            (out_features, in_features),
-            bias,
-            device,
-            dtype,
+            key, (out_features, in_features), bias, device, dtype
         )
         self.register_parameter("bias", bias_param)
 
@@ -163,9 +169,7 @@ class Conv2d(Module):
         self.dilation, self.groups = dilations, groups
         self.padding_mode = padding_mode
         key = creation.default_generator.next_key()
-        self.weight, bias_param = _init(
-            lambda dt: _init_conv(key, shape, dt), shape, bias, device, dtype
-        )
+        self.weight, bias_param = _init(key, shape, bias, device, dtype)
         self.register_parameter("bias", bias_param)
 
     def forward(self, input: Tensor) -> Tensor:
@@ -191,16 +195,6 @@ class Conv2d(Module):
         if self.groups != 1:
             text += f", groups={self.groups}"
         return text + ("" if self.bias is not None else ", bias=False")
-
-
-def _init_conv(key: Any, shape: tuple[int, ...], dtype: Any) -> dict:
-    """torch's default: U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for weight and bias,
-    fan_in = in_channels/groups * kh * kw (the core's init for square kernels)."""
-    out_ch, in_per_group, kh, kw = shape
-    if kh == kw:
-        return models.init_conv2d(key, in_per_group, out_ch, kh, dtype)
-    params = models.init_linear(key, in_per_group * kh * kw, out_ch, dtype)
-    return {"weight": params["weight"].reshape(shape), "bias": params["bias"]}
 
 
 class MaxPool2d(Module):
