@@ -191,3 +191,53 @@ def test_scatter_with_a_zero_dim_index_scatters_as_torch():
     ours = compat.zeros(5).scatter_(0, compat.tensor(3), value=1)
     theirs = torch.zeros(5).scatter_(0, torch.tensor(3), value=1)
     assert ours.tolist() == theirs.tolist() == [0.0, 0.0, 0.0, 1.0, 0.0]
+
+
+ONE_HOT = {
+    "inferred": ([0, 2], -1),
+    "given": ([0, 2], 5),
+    "zero_dim": (1, 3),
+    "two_d": ([[1, 0], [2, 2]], 4),
+}
+
+
+@pytest.mark.parametrize("case", ONE_HOT.values(), ids=ONE_HOT.keys())
+def test_one_hot_matches_torch(case):
+    values, n = case
+    ours = compat.nn.functional.one_hot(compat.tensor(values), n)
+    theirs = torch.nn.functional.one_hot(torch.tensor(values), n)
+    assert ours.tolist() == theirs.tolist()
+    assert str(ours.dtype) == str(theirs.dtype) == "torch.int64"
+
+
+ONE_HOT_BAD = {
+    "float": ([0.0, 2.0], -1),
+    "negative": ([-1, 2], -1),
+    "too_big": ([0, 2], 2),
+    "empty_inferred": ([], -1),
+}
+
+
+@pytest.mark.parametrize("case", ONE_HOT_BAD.values(), ids=ONE_HOT_BAD.keys())
+def test_one_hot_refuses_what_torch_refuses_in_its_words(case):
+    values, n = case
+    dtype = "int64" if values == [] else None
+    with pytest.raises(RuntimeError) as theirs:
+        torch.nn.functional.one_hot(
+            torch.tensor(values, dtype=getattr(torch, dtype or "int64"))
+            if dtype
+            else torch.tensor(values),
+            n,
+        )
+    c_values = (
+        compat.tensor(values, dtype=compat.int64) if dtype else compat.tensor(values)
+    )
+    with pytest.raises(RuntimeError) as ours:
+        compat.nn.functional.one_hot(c_values, n)
+    assert str(ours.value) == str(theirs.value)
+
+
+def test_unflatten_module_reshapes_and_prints_as_torchs():
+    ours, theirs = compat.nn.Unflatten(1, (2, 5)), torch.nn.Unflatten(1, (2, 5))
+    assert repr(ours) == repr(theirs)
+    assert tuple(ours(compat.zeros(3, 10)).shape) == (3, 2, 5)

@@ -40,6 +40,7 @@ from jaxblitz.compat.nn.module import Module, Parameter
 from jaxblitz.compat.nn.normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 from jaxblitz.compat.nn.parallel import DataParallel
 from jaxblitz.compat.nn.pooling import AdaptiveAvgPool2d, AdaptiveMaxPool2d, AvgPool2d
+from jaxblitz.compat.nn.shaping import Unflatten
 from jaxblitz.compat.nn.sparse import Embedding
 
 __all__ = [
@@ -84,6 +85,7 @@ __all__ = [
     "Softmax",
     "Softplus",
     "Tanh",
+    "Unflatten",
     "functional",
     "init",
 ]

@@ -617,4 +617,5 @@ from jaxblitz.compat.nn.pooling import (  # noqa: E402, F401
     adaptive_max_pool2d_with_indices,
     avg_pool2d,
 )
+from jaxblitz.compat.nn.shaping import one_hot  # noqa: E402, F401
 from jaxblitz.compat.nn.sparse import embedding  # noqa: E402, F401
