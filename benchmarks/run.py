@@ -1,6 +1,7 @@
 """Blitz 4's LeNet, side by side in one run: PyTorch eager, jaxblitz, compat.
 
-Run: python benchmarks/run.py [--quick] [--repeats 3] [--out benchmarks/results.json]
+Run: python benchmarks/run.py [--quick] [--repeats 3] [--batches all]
+         [--out benchmarks/results.json]
 
 Measures, on the same machine and after warm-up, training images/s at batch 4,
 32, 128 and 512 (the Blitz's Net, SGD lr 0.001 momentum 0.9, CIFAR-shaped random
@@ -53,6 +54,21 @@ from jaxblitz.data import epoch_order  # noqa: E402
 TRAIN_FLOP = 3.9e6  # per image: forward 1.30 MFLOP (conv1 0.71, conv2 0.48, fc 0.12)
 EVAL_FLOP = 1.3e6
 BATCHES = (4, 32, 128, 512)
+ALL_BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)  # --batches all
+
+
+def _batches(text: str) -> tuple[int, ...]:
+    if text == "all":
+        return ALL_BATCHES
+    try:
+        batches = tuple(int(b) for b in text.split(","))
+    except ValueError:
+        batches = ()
+    if not batches or min(batches) < 1:
+        raise argparse.ArgumentTypeError(
+            f"expected 'all' or batch sizes like 4,32,128; got {text!r}"
+        )
+    return batches
 
 
 def repeat(fn, repeats: int) -> list[float]:
@@ -293,6 +309,13 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="fewer images per run")
+    parser.add_argument(
+        "--batches",
+        type=_batches,
+        default=BATCHES,
+        help="training batch sizes, comma-separated, or 'all' for every power of "
+        "two from 1 to 1024 (default 4,32,128,512)",
+    )
     parser.add_argument("--out", default=str(Path(__file__).parent / "results.json"))
     parser.add_argument(
         "--markdown",
@@ -315,7 +338,7 @@ def main(argv=None) -> int:
         "train": {},
     }
     rows = []
-    for batch in BATCHES:
+    for batch in args.batches:
         entry = bench_train(batch, args.repeats, args.quick)
         results["train"][batch] = entry
         for name, r in entry.items():
