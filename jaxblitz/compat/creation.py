@@ -422,6 +422,8 @@ def randint(
     """``torch.randint(high, size)`` or ``torch.randint(low, high, size)``."""
     if size is None and isinstance(high, tuple | list):
         low, high, size = 0, low, high
+    elif high is None and size is not None:  # torch.randint(high, size=...)
+        low, high = 0, low
     if high is None or size is None:
         raise TypeError(
             "randint() missing its size: call randint(high, size) or "

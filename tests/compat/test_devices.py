@@ -1,4 +1,5 @@
-"""Devices as PyTorch's CPU build reports them, on a CPU-only JAX process."""
+"""Devices as PyTorch's CPU build reports them, on a CPU-only JAX process; and
+the calls of real scripts that sit beside them (grad modes, Variable, randint)."""
 
 import pytest
 
@@ -102,3 +103,9 @@ def test_grad_modes_decorate_bare_and_called_as_torch():
     with torch.no_grad():
         assert enabled(x).requires_grad
     assert (x * 2).requires_grad
+
+
+def test_randint_takes_high_with_size_by_keyword_as_torch():
+    drawn = torch.randint(10, size=(3,))
+    assert drawn.dtype == torch.int64 and drawn.shape == (3,)
+    assert drawn.min().item() >= 0 and drawn.max().item() < 10

@@ -1,0 +1,99 @@
+"""Blitz 4's start: time to the first finished training step in a fresh process.
+
+Run: python benchmarks/bench_startup.py [--repeats 3]
+
+What a user waits for before their script's first step is done: the import, the
+Blitz's CIFAR ``Net()``, ``optim.SGD``, and one step at batch 4 (zero_grad,
+forward, loss, backward, step, ``loss.item()``), each in a new Python process.
+PyTorch eager against compat cold (an empty XLA cache folder: every op's program
+compiled) and warm (a second process, the programs read from that folder, as a
+user's second run is). The candidates take turns, round by round; medians.
+Prints each phase and the ratios to PyTorch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+SCRIPT = r"""
+import json, sys, time
+t0 = time.perf_counter()
+if sys.argv[1] == "torch":
+    import torch, torch.nn as nn, torch.nn.functional as F
+else:
+    import jaxblitz.compat as torch
+    import jaxblitz.compat.nn as nn
+    import jaxblitz.compat.nn.functional as F
+t1 = time.perf_counter()
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1, self.pool = nn.Conv2d(3, 6, 5), nn.MaxPool2d(2, 2)
+        self.conv2 = nn.Conv2d(6, 16, 5)
+        self.fc1, self.fc2 = nn.Linear(400, 120), nn.Linear(120, 84)
+        self.fc3 = nn.Linear(84, 10)
+
+    def forward(self, x):
+        x = self.pool(F.relu(self.conv1(x)))
+        x = torch.flatten(self.pool(F.relu(self.conv2(x))), 1)
+        return self.fc3(F.relu(self.fc2(F.relu(self.fc1(x)))))
+
+net = Net()
+t2 = time.perf_counter()
+optimizer = torch.optim.SGD(net.parameters(), lr=0.001, momentum=0.9)
+criterion = nn.CrossEntropyLoss()
+x, y = torch.randn(4, 3, 32, 32), torch.tensor([1, 2, 3, 4])
+optimizer.zero_grad()
+loss = criterion(net(x), y)
+loss.backward()
+optimizer.step()
+loss.item()
+t3 = time.perf_counter()
+print(json.dumps({"import": t1 - t0, "model": t2 - t1, "first_step": t3 - t2,
+                  "total": t3 - t0}))
+"""
+
+
+def run(lib: str, cache: str) -> dict:
+    env = dict(os.environ, JAX_PLATFORMS="cpu", JAXBLITZ_XLA_CACHE=cache)
+    env.pop("JAX_COMPILATION_CACHE_DIR", None)
+    out = subprocess.run(
+        [sys.executable, "-c", SCRIPT, lib],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args(argv)
+    results: dict[str, list[dict]] = {"torch": [], "compat cold": [], "compat warm": []}
+    for _ in range(args.repeats):
+        with tempfile.TemporaryDirectory() as cache:
+            results["torch"].append(run("torch", cache))
+            results["compat cold"].append(run("compat", cache))
+            results["compat warm"].append(run("compat", cache))
+    phases = ("import", "model", "first_step", "total")
+    print(f"| who | {' | '.join(phases)} (s, median) | x PyTorch's total |")
+    print("| --- |" + " ---: |" * (len(phases) + 1))
+    torch_total = statistics.median(r["total"] for r in results["torch"])
+    for who, runs in results.items():
+        medians = [statistics.median(r[p] for r in runs) for p in phases]
+        cells = " | ".join(f"{m:.2f}" for m in medians)
+        print(f"| {who} | {cells} | {medians[-1] / torch_total:.2f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
