@@ -128,7 +128,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--devices",
         default=None,
-        help="data parallelism: split each batch over N devices (or 'all')",
+        help="data parallelism: split each batch over N devices (or 'all'); "
+        f"default: one device, or on a multi-core CPU from batch "
+        f"{SHARD_FROM_BATCH} one CPU device per core",
     )
     p.add_argument(
         "--cpu-threads",
@@ -151,6 +153,26 @@ def cpu_threads(batch_size: int) -> int | None:
     BENCHMARKS.md has the measurements.
     """
     return 1 if batch_size <= 4 else None
+
+
+# From this batch size, a CPU run splits each batch over one device per core: the
+# per-core shards beat one device's intra-op threads there (BENCHMARKS.md: 1.1-1.5x
+# PyTorch from 128 to 1024 sharded, 0.7-1.0x on one device); below it, one device.
+SHARD_FROM_BATCH = 128
+
+
+def _cores() -> int:
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def cpu_devices(batch_size: int) -> int | None:
+    """The CPU devices ``jaxblitz-train`` splits a batch of ``batch_size`` over when
+    no ``--devices`` is given: one per core from :data:`SHARD_FROM_BATCH`, else
+    None (one device)."""
+    cores = _cores()
+    return cores if batch_size >= SHARD_FROM_BATCH and cores > 1 else None
 
 
 def set_cpu_threads(threads: int) -> bool:
@@ -296,6 +318,16 @@ def _main(argv: list[str] | None) -> int:
     threads = args.cpu_threads
     if threads is None and args.devices is None:
         threads = cpu_threads(config.batch_size)
+    # Big batches on a multi-core CPU: one CPU device per core, the batch split
+    # over them (set before JAX's backends start; GPU and TPU runs are untouched).
+    auto_devices = None
+    if args.devices is None and args.cpu_threads is None:
+        auto_devices = cpu_devices(config.batch_size)
+    if auto_devices:
+        try:
+            jax.config.update("jax_num_cpu_devices", auto_devices)
+        except RuntimeError:  # main() called in a process already using JAX
+            auto_devices = None
     narrowed = False
     if isinstance(threads, int):
         try:
@@ -309,6 +341,8 @@ def _main(argv: list[str] | None) -> int:
         say(f"XLA:CPU on {threads} thread(s) (--cpu-threads all: one per core)")
     try:
         mesh = None if args.devices is None else parallel.make_mesh(args.devices)
+        if auto_devices and jax.default_backend() == "cpu" and len(jax.devices()) > 1:
+            mesh = parallel.make_mesh("all")  # --devices 1 keeps one device
     except ValueError as e:
         parser.error(str(e))
     try:  # one run per --out-dir at a time (process 0 writes for all processes)

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from safetensors.numpy import load_file
 
-from jaxblitz import cli
+from jaxblitz import cli, parallel
 from tests import background
 from tests.background import BackgroundRun
 
@@ -91,6 +91,29 @@ def test_cli_runs_xla_on_one_thread_at_batch_4_in_a_fresh_process():
     printed, _ = whole_run()
     assert "XLA:CPU on 1 thread(s)" in printed
     assert "Accuracy of the network on the 359 test images" in printed
+
+
+# Batch 128 on a multi-core CPU: jaxblitz-train splits it over one device per core.
+BIG_BATCH = BackgroundRun(
+    [*run_args(RUN_FILES / "big-batch"), "--batch-size", "128", "--epochs", "1"],
+    timeout=300,
+    env=ENV,
+)
+
+
+def test_cli_picks_one_device_per_core_from_batch_128_and_one_below():
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
+    assert cli.cpu_devices(4) is None and cli.cpu_devices(64) is None
+    assert cli.cpu_devices(128) == (cores if cores > 1 else None)
+    proc = BIG_BATCH.result()
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    if cores > 1:
+        split = f"each batch of 128 split as {parallel.shard_sizes(128, cores)}"
+        assert f"Data parallel over {cores} cpu devices" in proc.stdout
+        assert split in proc.stdout
+    assert "Accuracy of the network on the 359 test images" in proc.stdout
+    printed, _ = whole_run()  # batch 4: one device
+    assert "Data parallel" not in printed
 
 
 def test_a_cli_run_keeps_its_compiled_programs_on_disk():
