@@ -20,6 +20,7 @@ from jaxblitz.compat._tensor_base import _as_int
 from jaxblitz.compat.autograd.grad_mode import no_grad
 from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.nn import init
+from jaxblitz.compat.nn._convnd import _pair, conv_extra_repr
 from jaxblitz.compat.nn.functional import _ints, _tensor, _two
 from jaxblitz.compat.nn.module import Module, Parameter
 from jaxblitz.compat.tensor import Tensor
@@ -170,10 +171,6 @@ def conv_transpose2d(
     )
 
 
-def _pair(v: Any) -> tuple:
-    return tuple(v) if isinstance(v, tuple | list) else (v, v)
-
-
 class ConvTranspose2d(Module):
     def __init__(
         self,
@@ -272,17 +269,5 @@ class ConvTranspose2d(Module):
             self.dilation,
         )
 
-    def extra_repr(self) -> str:  # torch's _ConvNd.extra_repr
-        text = (
-            f"{self.in_channels}, {self.out_channels}, "
-            f"kernel_size={self.kernel_size}, stride={self.stride}"
-        )
-        if self.padding != (0, 0):
-            text += f", padding={self.padding}"
-        if self.dilation != (1, 1):
-            text += f", dilation={self.dilation}"
-        if self.output_padding != (0, 0):
-            text += f", output_padding={self.output_padding}"
-        if self.groups != 1:
-            text += f", groups={self.groups}"
-        return text + ("" if self.bias is not None else ", bias=False")
+    def extra_repr(self) -> str:
+        return conv_extra_repr(self)

@@ -18,14 +18,11 @@ import numpy as np
 from jaxblitz.compat import _dtype, _host_random, creation
 from jaxblitz.compat._dtype import x64
 from jaxblitz.compat.nn import functional as F
+from jaxblitz.compat.nn._convnd import _pair, conv_extra_repr
 from jaxblitz.compat.nn.container import Sequential  # noqa: F401
 from jaxblitz.compat.nn.losses import CrossEntropyLoss, MSELoss  # noqa: F401
 from jaxblitz.compat.nn.module import Module, Parameter
 from jaxblitz.compat.tensor import Tensor
-
-
-def _pair(v: Any) -> tuple:
-    return tuple(v) if isinstance(v, tuple | list) else (v, v)
 
 
 def _init(
@@ -183,18 +180,8 @@ class Conv2d(Module):
             self.groups,
         )
 
-    def extra_repr(self) -> str:  # torch's _ConvNd.extra_repr
-        text = (
-            f"{self.in_channels}, {self.out_channels}, "
-            f"kernel_size={self.kernel_size}, stride={self.stride}"
-        )
-        if self.padding != (0, 0):
-            text += f", padding={self.padding}"
-        if self.dilation != (1, 1):
-            text += f", dilation={self.dilation}"
-        if self.groups != 1:
-            text += f", groups={self.groups}"
-        return text + ("" if self.bias is not None else ", bias=False")
+    def extra_repr(self) -> str:
+        return conv_extra_repr(self)
 
 
 class MaxPool2d(Module):

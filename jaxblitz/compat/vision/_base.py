@@ -93,6 +93,31 @@ class VisionDataset(Dataset):
         return "\n".join(lines)
 
 
+class ImageDataset(VisionDataset):
+    """A split of images: ``_sample(index)`` gives ``(PIL image, target)``, then
+    ``transform`` and ``target_transform`` apply, as torchvision's datasets do."""
+
+    train: bool
+
+    def _sample(self, index: int) -> tuple[Any, Any]:
+        raise NotImplementedError
+
+    def __getitem__(self, index: int) -> tuple[Any, Any]:
+        img, target = self._sample(index)
+        if self.transform is not None:
+            img = self.transform(img)
+        if self.target_transform is not None:
+            target = self.target_transform(target)
+        return img, target
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+    def extra_repr(self) -> str:
+        split = "Train" if self.train is True else "Test"
+        return f"Split: {split}"
+
+
 def not_found(
     name: str,
     folder: Path,

@@ -23,7 +23,12 @@ import numpy as np
 from PIL import Image
 
 from jaxblitz import data as core_data
-from jaxblitz.compat.vision._base import StandardTransform, VisionDataset, not_found
+from jaxblitz.compat.vision._base import (
+    ImageDataset,
+    StandardTransform,
+    VisionDataset,
+    not_found,
+)
 from jaxblitz.compat.vision.mnist import MNIST, FashionMNIST, host_index
 from jaxblitz.data import archives, fetch
 from jaxblitz.data.limits import broken, decompressed, tar_members
@@ -39,26 +44,12 @@ __all__ = [
 ]
 
 
-class _ImageDataset(VisionDataset):
+class _ImageDataset(ImageDataset):
     """``.data`` (N, H, W, C) uint8 NumPy and ``.targets`` ints -> PIL images."""
 
-    train: bool
-
-    def __getitem__(self, index: int) -> tuple[Any, Any]:
-        img, target = host_index(self.data, index), self.targets[index]
-        img = Image.fromarray(img)  # torch: Image.fromarray(img), mode 'RGB'
-        if self.transform is not None:
-            img = self.transform(img)
-        if self.target_transform is not None:
-            target = self.target_transform(target)
-        return img, target
-
-    def __len__(self) -> int:
-        return len(self.data)
-
-    def extra_repr(self) -> str:
-        split = "Train" if self.train is True else "Test"
-        return f"Split: {split}"
+    def _sample(self, index: int) -> tuple[Any, Any]:
+        # torch: Image.fromarray(img), mode 'RGB'
+        return Image.fromarray(host_index(self.data, index)), self.targets[index]
 
 
 class CIFAR10(_ImageDataset):

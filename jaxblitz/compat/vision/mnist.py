@@ -20,7 +20,7 @@ from PIL import Image
 
 from jaxblitz.compat.creation import from_numpy
 from jaxblitz.compat.tensor import Tensor
-from jaxblitz.compat.vision._base import VisionDataset, not_found
+from jaxblitz.compat.vision._base import ImageDataset, not_found
 from jaxblitz.data import fetch, idx
 
 _KINDS = ("images-idx3-ubyte", "labels-idx1-ubyte")
@@ -36,7 +36,7 @@ def host_index(array: np.ndarray, index: Any) -> Any:
         ) from None
 
 
-class MNIST(VisionDataset):
+class MNIST(ImageDataset):
     """``torchvision.datasets.MNIST(root, train, transform, target_transform,
     download)``, read from ``root/MNIST/raw``."""
 
@@ -97,26 +97,14 @@ class MNIST(VisionDataset):
         pixels, labels = idx.read_idx_pair(*files)  # (N, 1, 28, 28) uint8, int32
         return np.ascontiguousarray(pixels[:, 0]), labels.astype(np.int64)
 
-    def __getitem__(self, index: int) -> tuple[Any, Any]:
+    def _sample(self, index: int) -> tuple[Any, Any]:
         # torch: img, target = self.data[index], int(self.targets[index])
         if self._seen[0] is not self.data or self._seen[1] is not self.targets:
             # .data or .targets replaced (a subset, say): read the new ones
             self._pixels, self._labels = np.asarray(self.data), np.asarray(self.targets)
             self._seen = (self.data, self.targets)
         img = Image.fromarray(host_index(self._pixels, index))  # mode 'L'
-        target = int(host_index(self._labels, index))
-        if self.transform is not None:
-            img = self.transform(img)
-        if self.target_transform is not None:
-            target = self.target_transform(target)
-        return img, target
-
-    def __len__(self) -> int:
-        return len(self.data)
-
-    def extra_repr(self) -> str:
-        split = "Train" if self.train is True else "Test"
-        return f"Split: {split}"
+        return img, int(host_index(self._labels, index))
 
 
 class FashionMNIST(MNIST):
