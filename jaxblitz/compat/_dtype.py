@@ -278,7 +278,7 @@ def device_of(array: jax.Array) -> device:
     kind = _TYPE_OF_PLATFORM.get(where.platform)
     if kind is None:
         return device("cpu")
-    same = [d for d in jax.devices(where.platform)]
+    same = jax.devices(where.platform)
     return device(kind, same.index(where) if where in same else 0)
 
 
