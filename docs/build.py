@@ -1,6 +1,6 @@
-"""Build the docs pages from ``docs/src/*.md`` by running their code.
+"""Build the docs pages and their notebooks from ``docs/src/*.md`` by running them.
 
-Run: python docs/build.py            # regenerate docs/*.md and docs/img/*.png
+Run: python docs/build.py            # regenerate docs/*.md, docs/notebooks/, docs/img/
      python docs/build.py --check    # re-run everything; fail on stale output
      python docs/build.py --page 01_tensors --check   # one page
 
@@ -8,15 +8,32 @@ A source page is Markdown whose fenced code blocks may carry tags::
 
     ```python torch                  shown as the PyTorch code, never run here
     ```python exec=functional        run in the page's "functional" namespace
+    ```python exec=nnx               run in the page's "nnx" namespace
     ```python exec=compat            run in the page's "compat" namespace
 
 Consecutive tagged blocks (separated only by blank lines) form one *step*: the
 blocks are shown one after the other under their labels, then the output each
-``exec`` block printed. Each page runs in a fresh subprocess (CPU, Agg backend, a
-temporary working directory) with one namespace per column, blocks in page order;
-pictures the code writes to ``img/*.png`` are copied to ``docs/img``. A comment
-``<!-- build: env NAME=VALUE ... -->`` in a source sets environment variables for
-that page's subprocess (``JAX_NUM_CPU_DEVICES=8`` for the data-parallel page).
+``exec`` block printed.
+
+Each page with code is also a notebook, ``docs/notebooks/NAME.ipynb``: an install
+cell (jaxblitz from the repository named in pyproject.toml), a setup cell, then the
+page's text as Markdown cells, the PyTorch code as Markdown and each ``exec`` block
+as a code cell. The functional code runs in the notebook's namespace, the nnx and
+compat code under ``%%nnx`` / ``%%compat`` (``jaxblitz.notebook``), one namespace
+per column as on the page. The notebooks are committed *without outputs* (no
+execution counts, stable cell ids): small files whose diffs show only what changed
+in the source; the outputs are on the pages. ``--check`` fails when a committed
+notebook differs from a fresh one.
+
+The notebook is what the page's outputs come from: each page's notebook is run in
+a fresh kernel with nbclient (CPU, Agg backend, a temporary working directory; the
+install cell skipped) and what each code cell printed to stdout is recorded under
+its block -- not stderr (warnings, progress bars), not the value of a last
+expression, and without colours. Pictures the code writes to ``img/*.png`` are
+copied to ``docs/img``. A comment ``<!-- build: env NAME=VALUE ... -->`` in a
+source is set by the notebook's setup cell before JAX starts
+(``JAX_NUM_CPU_DEVICES=8`` for the data-parallel page). ``--torch`` also runs the
+PyTorch code, as ``%%torch`` cells of the copy that is run.
 
 Options after the tags of an ``exec`` block:
 
@@ -27,9 +44,9 @@ Options after the tags of an ``exec`` block:
 ``--check`` compares text exactly and numbers within tolerance, masks object
 addresses (``0x7f...``) and timings (``1.2 s``, ``350 img/s``, ``3.1x``), and
 fails when a page's code raises, its output or code no longer matches the
-committed page, or a picture it references is not produced. The README's
-``python`` blocks are run the same way (one namespace, in order) and must not
-raise.
+committed page, a picture it references is not produced, or its notebook is
+stale. The README's ``python`` blocks are run as a script in a fresh Python (one
+namespace, in order) and must not raise.
 """
 
 from __future__ import annotations
@@ -46,15 +63,21 @@ import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 import traceback
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import nbformat
+from nbclient import NotebookClient
+from nbclient.exceptions import CellTimeoutError, DeadKernelError
+
 DOCS = Path(__file__).resolve().parent
 ROOT = DOCS.parent
 SRC = DOCS / "src"
 IMG = DOCS / "img"
+NOTEBOOKS = DOCS / "notebooks"
 LABELS = {
     "torch": "**PyTorch**",
     "functional": "**jaxblitz, functional**",
@@ -69,6 +92,9 @@ BUILD_COMMENT = re.compile(r"^<!-- build: (.*) -->\s*$")
 IMAGE_REF = re.compile(r"!\[[^\]]*\]\((img/[^)\s]+\.png)\)")
 NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|\bnan\b|\binf\b")
 ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
+LINK = re.compile(r"(\]\()(?![a-z]+:|#)([^)\s]+)(\))")
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+IMPORTS_TORCH = re.compile(r"^\s*(?:import|from) torch\b", re.MULTILINE)
 TIMING = re.compile(
     r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?\s*"
     r"(?:ms|µs|us|ns|s|min|seconds|img/s|images/s|steps/s|it/s|x|×)(?![\w/])"
@@ -168,7 +194,7 @@ def readme_page() -> Page:
     return Page("README", [blocks])
 
 
-# -- Running (in a subprocess per page) ---------------------------------------------
+# -- Running the README (in a subprocess) -------------------------------------------
 def exec_blocks(page: Page, run_torch: bool) -> list[Block]:
     blocks = [b for c in page.chunks if isinstance(c, list) for b in c]
     if not run_torch:
@@ -203,7 +229,8 @@ def run_job(job_path: str, result_path: str) -> None:
 
 
 def run_page(page: Page, workdir: Path, run_torch: bool = False) -> list[dict]:
-    """Run a page's exec blocks in a fresh Python; one result per exec block."""
+    """Run a page's exec blocks as a script in a fresh Python, one result per exec
+    block: the README's (the docs pages run as notebooks: ``run_notebook``)."""
     blocks = exec_blocks(page, run_torch)
     (workdir / "img").mkdir(parents=True, exist_ok=True)
     if not blocks:  # a page of text only (the index): nothing to start a Python for
@@ -243,21 +270,315 @@ def run_page(page: Page, workdir: Path, run_torch: bool = False) -> list[dict]:
     return [r for b, r in zip(blocks, results, strict=True) if b.column != "torch"]
 
 
+# -- Notebooks ----------------------------------------------------------------------
+def repository() -> str:
+    """The project's repository URL: ``[project.urls] Repository`` in pyproject.toml."""
+    with (ROOT / "pyproject.toml").open("rb") as f:
+        return tomllib.load(f)["project"]["urls"]["Repository"].rstrip("/")
+
+
+RUNTIME_NOTE = (
+    "On a hosted runtime, choose a GPU or TPU (Colab: *Runtime > Change runtime "
+    "type*): nothing in the code changes. `jax.devices()` lists the accelerator, "
+    "arrays and compiled steps go to it, and `jaxblitz-train --devices all` trains "
+    "on every one; the outputs recorded here were printed on the CPU.\n"
+)
+
+
+def has_notebook(page: Page) -> bool:
+    """A page with code to run has a notebook (the index has none)."""
+    return page.name != "README" and bool(exec_blocks(page, False))
+
+
+def notebook_links(page: Page) -> str:
+    """The lines under a page's title: where to open its notebook, and on what."""
+    repo = repository()
+    path = f"docs/notebooks/{page.name}.ipynb"
+    colab = "https://colab.research.google.com/github/" + repo.removeprefix(
+        "https://github.com/"
+    )
+    return (
+        f"Open in a notebook: [Colab]({colab}/blob/main/{path}) · "
+        f"[download](notebooks/{page.name}.ipynb)\n\n" + RUNTIME_NOTE
+    )
+
+
+def _under_title(text: str, lines: str) -> str:
+    """``text`` with ``lines`` as a paragraph after its first ``# `` title."""
+    head, sep, rest = text.partition("\n")
+    if not head.startswith("# "):
+        raise ValueError(f"a page with code starts with its '# ' title: {head!r}")
+    return f"{head}{sep}\n{lines}{rest}"
+
+
+def _absolute_links(text: str, repo: str) -> str:
+    """Relative links of a page (``02_autograd.md``, ``img/loss.png``) as links into
+    the repository: a notebook opened elsewhere (Colab) has no docs/ beside it."""
+
+    def absolute(m: re.Match) -> str:
+        path = os.path.normpath(f"docs/{m.group(2)}")
+        raw = "?raw=true" if path.endswith(".png") else ""
+        return f"{m.group(1)}{repo}/blob/main/{path}{raw}{m.group(3)}"
+
+    return LINK.sub(absolute, text)
+
+
+def notebook(
+    page: Page, executed: bool = False, run_torch: bool = False
+) -> tuple[dict, list[Block | None]]:
+    """The page as a notebook, and for each cell the exec block it runs (or None).
+
+    The functional code runs in the notebook's own namespace, the other columns
+    under ``%%nnx`` / ``%%compat`` (jaxblitz.notebook), each in its own; the PyTorch
+    code is shown as Markdown. The copy that is ``executed`` to build the page runs
+    the column cells under the names the blocks had when pages were run as scripts
+    (``%%compat <07_porting: compat block 7>``), starts with a cell that has rich
+    print plain text as in a script, and with ``run_torch`` runs the PyTorch code
+    too, as ``%%torch`` cells.
+    """
+    repo = repository()
+    cells: list[tuple[dict, Block | None]] = []
+    text: list[str] = []
+
+    def markdown(source: str) -> None:
+        cells.append((nbformat.v4.new_markdown_cell(source.strip("\n")), None))
+
+    def flush() -> None:
+        if "".join(text).strip():
+            markdown(_absolute_links("".join(text), repo))
+        text.clear()
+
+    def code(source: str, block: Block | None = None, tag: str = "") -> None:
+        cell = nbformat.v4.new_code_cell(source.rstrip("\n"))
+        if tag:
+            cell.metadata["tags"] = [tag]
+        if block is not None and "hide" in block.tags:
+            cell.metadata["jupyter"] = {"source_hidden": True}
+        cells.append((cell, block))
+
+    def run(block: Block) -> None:
+        magic = "" if block.column == "functional" else f"%%{block.column}"
+        if magic and executed:
+            number = sum(b is not None for _, b in cells) + 1
+            magic += f" <{page.name}: {block.column} block {number}>"
+        code(f"{magic}\n{block.code}" if magic else block.code, block)
+
+    torch = any(IMPORTS_TORCH.search(b.code) for b in exec_blocks(page, False))
+    code(
+        "# On a hosted runtime (Colab, Kaggle): install jaxblitz from its repository."
+        "\n# The digits data of these pages ships with it: nothing else to download."
+        + ("\n# This page also imports PyTorch, to compare names." if torch else "")
+        + f'\n%pip install -q "jaxblitz @ git+{repo}"'
+        + (" torch" if torch else ""),
+        tag="install",
+    )
+    setup = ["import os", ""]
+    setup += [
+        f"os.environ[{json.dumps(k)}] = {json.dumps(v)}  # before JAX starts"
+        for k, v in page.env.items()
+    ]
+    setup += [
+        'os.makedirs("img", exist_ok=True)  # the pictures the code draws go here',
+        "# %%nnx and %%compat cells: each column in a namespace of its own",
+        "%load_ext jaxblitz.notebook",
+    ]
+    code("\n".join(setup), tag="setup")
+    if executed:
+        # What a script prints, as the pages record it: ipykernel forces colour
+        # (FORCE_COLOR) and rich draws its tables as HTML in a notebook
+        # (jax.debug.visualize_array_sharding; private, hence checked by page 5).
+        code(
+            "import os\n\nimport rich.console\n\n"
+            'os.environ.pop("FORCE_COLOR", None)\n'
+            'os.environ.pop("CLICOLOR_FORCE", None)\n'
+            "rich.console._is_jupyter = lambda: False",
+            tag="build",
+        )
+    first = True
+    for chunk in page.chunks:
+        if isinstance(chunk, str):
+            if first:
+                note = (
+                    f"<!-- Generated by docs/build.py from docs/src/{page.name}.md: "
+                    "edit that file, then run `python docs/build.py`. -->\n\n"
+                )
+                chunk = note + _under_title(chunk.lstrip("\n"), RUNTIME_NOTE)
+                first = False
+            text.append(chunk)
+        elif isinstance(chunk, Block):
+            text.append(f"```{' '.join([chunk.lang, *chunk.tags])}\n{chunk.code}```\n")
+        else:
+            flush()
+            for block in chunk:
+                shown = "hide" not in block.tags
+                if block.column == "torch" and shown:
+                    markdown(
+                        f"{LABELS['torch']}, for comparison:\n\n"
+                        f"```python\n{block.code}```"
+                    )
+                elif shown:
+                    markdown(LABELS[block.column])
+                torch_runs = executed and run_torch and "norun" not in block.tags
+                if block.column != "torch" or torch_runs:
+                    run(block)
+    flush()
+    nb = nbformat.v4.new_notebook()
+    nb.nbformat, nb.nbformat_minor = 4, 5  # fixed: the file does not follow nbformat
+    nb.metadata = {
+        "kernelspec": {
+            "display_name": "Python 3",
+            "language": "python",
+            "name": "python3",
+        },
+        "language_info": {"name": "python"},
+    }
+    for i, (cell, _) in enumerate(cells):
+        cell.id = f"{page.name}-{i}"  # stable ids: an unchanged page, the same file
+    nb.cells = [cell for cell, _ in cells]
+    nbformat.validate(nb)
+    return nb, [block for _, block in cells]
+
+
+def notebook_text(page: Page) -> str:
+    """The committed notebook: no outputs, no execution counts."""
+    return nbformat.writes(notebook(page)[0]) + "\n"
+
+
+def kernel_env(page: Page) -> dict[str, str]:
+    env = dict(os.environ, JAX_PLATFORMS="cpu", MPLBACKEND="Agg", PYTHONHASHSEED="0")
+    # Nothing in ~/.cache: the CLI's own cache is off. JAX's cache, when the
+    # environment names one (JAX_COMPILATION_CACHE_DIR: the tests do), is used.
+    env["JAXBLITZ_XLA_CACHE"] = ""
+    env.pop("JAX_NUM_CPU_DEVICES", None)  # the notebook's setup cell sets the page's
+    return env
+
+
+def _error_text(cell: dict) -> str | None:
+    errors = [o for o in cell.outputs if o.output_type == "error"]
+    if not errors:
+        return None
+    return "\n".join(ANSI.sub("", "\n".join(o.traceback)) for o in errors)
+
+
+def run_notebook(page: Page, workdir: Path, run_torch: bool = False) -> list[dict]:
+    """Execute the page's notebook in a fresh kernel (its install cell skipped); one
+    result (``stdout``, ``error``) per exec block but the PyTorch ones.
+
+    Only what the code prints to stdout is recorded, as the pages show it: not the
+    value of a cell's last expression, nor stderr (warnings, progress bars).
+    """
+    nb, owners = notebook(page, executed=True, run_torch=run_torch)
+    (workdir / "img").mkdir(parents=True, exist_ok=True)
+    client = NotebookClient(
+        nb,
+        kernel_name="python3",
+        allow_errors=True,  # each cell's error is read below, named by its block
+        iopub_timeout=60,  # a loaded machine: wait for a cell's last output...
+        raise_on_iopub_timeout=True,  # ...rather than lose it
+        resources={"metadata": {"path": str(workdir)}},
+    )
+    log_path = workdir / "kernel.log"
+    cells = _Cells(page, nb, owners)
+    try:
+        with (
+            log_path.open("w") as log,
+            client.setup_kernel(env=kernel_env(page), stdout=log, stderr=log),
+        ):
+            cells.run(client)
+    except CellTimeoutError as e:
+        raise RuntimeError(
+            f"{page.name}: not done after {PAGE_TIMEOUT_S} s, in {cells.where()}"
+        ) from e
+    except DeadKernelError as e:
+        raise RuntimeError(
+            f"{page.name}: the kernel died in {cells.where()}; its log:\n"
+            + log_path.read_text()[-4000:]
+        ) from e
+    except Exception as e:
+        if isinstance(e, RuntimeError) and str(e).startswith(page.name):
+            raise
+        raise RuntimeError(
+            f"{page.name}: the notebook runner failed in {cells.where()}: {e!r}; "
+            "the kernel's log:\n" + log_path.read_text()[-4000:]
+        ) from e
+    if cells.errors:
+        raise RuntimeError(f"{page.name}: code failed\n" + "\n".join(cells.errors))
+    return [r for b, r in cells.results if b.column != "torch"]
+
+
+class _Cells:
+    """Runs a page's notebook cell by cell; a column whose cell failed runs no more
+    cells (the next would fail on what it did not define)."""
+
+    def __init__(self, page: Page, nb, owners: list[Block | None]):
+        self.page, self.nb, self.owners = page, nb, owners
+        self.index: int | None = None
+        self.results: list[tuple[Block, dict]] = []
+        self.errors: list[str] = []
+
+    def where(self) -> str:
+        if self.index is None:
+            return "starting the kernel"
+        block = self.owners[self.index]
+        if block is None:
+            return f"the {self.nb.cells[self.index].metadata['tags'][0]} cell"
+        n = sum(b is not None for b in self.owners[: self.index + 1])
+        return f"{block.column} block {n}:\n{block.code}"
+
+    def run(self, client: NotebookClient) -> None:
+        deadline = time.monotonic() + PAGE_TIMEOUT_S
+        failed: set[str] = set()
+        for index, (cell, block) in enumerate(
+            zip(self.nb.cells, self.owners, strict=True)
+        ):
+            tags = cell.metadata.get("tags", [])
+            if cell.cell_type != "code" or "install" in tags:
+                continue
+            self.index = index
+            if block is not None and block.column in failed:
+                self.results.append((block, {"stdout": "", "error": "not run"}))
+                continue
+            client.timeout = max(1, int(deadline - time.monotonic()))
+            client.execute_cell(cell, index)
+            error = _error_text(cell)
+            if block is None and error:  # the setup cell
+                raise RuntimeError(f"{self.page.name}: {self.where()} failed:\n{error}")
+            if block is None:
+                continue
+            if error:
+                failed.add(block.column)
+                self.errors.append(f"--- {self.page.name}, {self.where()}\n{error}")
+            stdout = "".join(
+                o.text
+                for o in cell.outputs
+                if o.output_type == "stream" and o.name == "stdout"
+            )
+            stdout = ANSI.sub("", stdout)  # a notebook's colours (JAX's jaxprs)
+            self.results.append((block, {"stdout": stdout, "error": error}))
+
+
 # -- Rendering ----------------------------------------------------------------------
 def clean_output(text: str) -> str:
     return "\n".join(line.rstrip() for line in text.strip("\n").splitlines())
 
 
-def render(page: Page, results: list[dict]) -> tuple[str, list[Block | None]]:
+def render(
+    page: Page, results: list[dict], recorded: list[str] | None = None
+) -> tuple[str, list[Block | None]]:
     """The generated page, and for each of its fenced blocks the exec block whose
-    output it is (None for code and verbatim blocks)."""
+    output it is (None for code and verbatim blocks). An output that matches the
+    one ``recorded`` in its place (within tolerance) is kept as recorded."""
+    recorded = iter(recorded or [])
     out = [
         f"<!-- Generated by docs/build.py from docs/src/{page.name}.md: edit that "
         "file, then run `python docs/build.py`. -->\n\n"
     ]
     owners: list[Block | None] = []
     results = iter(results)
+    links = notebook_links(page) if has_notebook(page) else None
     for chunk in page.chunks:
+        if isinstance(chunk, str) and links:
+            chunk, links = _under_title(chunk, links), None
         if isinstance(chunk, str):
             after_step = out and out[-1].endswith("```\n\n")
             out.append(chunk.lstrip("\n") if after_step else chunk)
@@ -278,6 +599,9 @@ def render(page: Page, results: list[dict]) -> tuple[str, list[Block | None]]:
                     if text:
                         outputs.append((block, text))
             for block, text in outputs:
+                was = next(recorded, None)
+                if was is not None and outputs_match(was, text, block) is None:
+                    text = was  # no churn: timings, addresses, last digits
                 col = "functional" if block.column == "functional" else "compat"
                 out.append(f"Output ({col}):\n\n```text\n{text}\n```\n\n")
                 owners.append(block)
@@ -344,20 +668,36 @@ def page_diff(old: str, new: str, owners: list[Block | None]) -> list[str]:
     return problems
 
 
+def recorded_outputs(old: str, owners: list[Block | None]) -> list[str] | None:
+    """The outputs of a committed page, one per output of a fresh rendering whose
+    fenced blocks are ``owners``; None when the two have different blocks."""
+    blocks = [part for part in parse_fences(old) if isinstance(part, Block)]
+    if len(blocks) != len(owners):
+        return None
+    pairs = zip(blocks, owners, strict=True)
+    return [b.code.rstrip("\n") for b, owner in pairs if owner is not None]
+
+
 # -- Driver -------------------------------------------------------------------------
 def build_one(page: Page, check: bool, run_torch: bool) -> tuple[str, list[str], float]:
     t0 = time.perf_counter()
+    stale = notebook_problems(page, check)
     with tempfile.TemporaryDirectory(prefix=f"docs-{page.name}-") as tmp:
         workdir = Path(tmp)
         try:
-            results = run_page(page, workdir, run_torch)
+            if page.name == "README":
+                run_page(page, workdir)
+                return page.name, [], time.perf_counter() - t0
+            results = (
+                run_notebook(page, workdir, run_torch) if has_notebook(page) else []
+            )
         except (RuntimeError, subprocess.TimeoutExpired) as e:
-            return page.name, [str(e)], time.perf_counter() - t0
-        if page.name == "README":
-            return page.name, [], time.perf_counter() - t0
+            return page.name, stale + [str(e)], time.perf_counter() - t0
         new, owners = render(page, results)
         target = DOCS / f"{page.name}.md"
         old = target.read_text() if target.exists() else None
+        if old is not None:
+            new, owners = render(page, results, recorded_outputs(old, owners))
         problems = (
             ["no generated page: run python docs/build.py"] if old is None else []
         )
@@ -373,7 +713,7 @@ def build_one(page: Page, check: bool, run_torch: bool) -> tuple[str, list[str],
             absent = [r for r in IMAGE_REF.findall(new) if not (DOCS / r).exists()]
             if absent:
                 problems.append(f"pictures missing from docs/: {absent}")
-            return page.name, problems, time.perf_counter() - t0
+            return page.name, stale + problems, time.perf_counter() - t0
         if missing:
             return page.name, problems, time.perf_counter() - t0
         if problems:  # only rewrite what changed beyond tolerance: no churn
@@ -383,6 +723,32 @@ def build_one(page: Page, check: bool, run_torch: bool) -> tuple[str, list[str],
             if problems or not (IMG / name).exists():
                 shutil.copyfile(workdir / "img" / name, IMG / name)
         return page.name, [], time.perf_counter() - t0
+
+
+def notebook_problems(page: Page, check: bool) -> list[str]:
+    """Write the page's notebook where it changed; with ``check``, say so instead."""
+    target = NOTEBOOKS / f"{page.name}.ipynb"
+    if not has_notebook(page):
+        return []
+    text = notebook_text(page)
+    if target.exists() and target.read_text() == text:
+        return []
+    if check:
+        return [f"{target.relative_to(ROOT)} is stale: run python docs/build.py"]
+    NOTEBOOKS.mkdir(exist_ok=True)
+    target.write_text(text)
+    return []
+
+
+def orphan_notebooks(pages: list[Page], check: bool) -> list[str]:
+    """Notebooks of pages that are gone: removed, or with ``check`` reported."""
+    kept = {f"{p.name}.ipynb" for p in pages if has_notebook(p)}
+    orphans = sorted(p for p in NOTEBOOKS.glob("*.ipynb") if p.name not in kept)
+    if check:
+        return [f"{p.relative_to(ROOT)} has no page in docs/src/" for p in orphans]
+    for path in orphans:
+        path.unlink()
+    return []
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -397,6 +763,7 @@ def main(argv: list[str] | None = None) -> int:
         run_job(*args.run_job)
         return 0
     pages = [parse_page(p) for p in sorted(SRC.glob("*.md"))]
+    orphans = [] if args.page else orphan_notebooks(pages, args.check)
     pages.append(readme_page())
     if args.page:
         pages = [p for p in pages if p.name in args.page]
@@ -407,7 +774,9 @@ def main(argv: list[str] | None = None) -> int:
     pages.sort(key=lambda p: -sum(len(b.code) for b in exec_blocks(p, False)))
     with ThreadPoolExecutor(max(1, args.jobs)) as pool:
         done = list(pool.map(lambda p: build_one(p, args.check, args.torch), pages))
-    failed = 0
+    failed = len(orphans)
+    for orphan in orphans:
+        print(f"FAILED: {orphan}")
     for name, problems, seconds in sorted(done):
         status = "ok" if not problems else "FAILED"
         print(f"{name:24s} {status:6s} {seconds:6.1f} s")

@@ -1,6 +1,10 @@
-"""The docs pages (docs/src/*.md) and the README's python blocks still run and
-still print what the committed pages (docs/*.md) record."""
+"""The docs pages (docs/src/*.md) run as notebooks and still print what the
+committed pages (docs/*.md) record; the committed notebooks are up to date; the
+README's python blocks still run."""
 
+import functools
+import importlib.util
+import json
 import os
 import sys
 from pathlib import Path
@@ -11,7 +15,8 @@ from tests.background import BackgroundRun
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# Every page once, each in a fresh Python (docs/build.py), while other tests run.
+# Every page's notebook once, each in a fresh kernel (docs/build.py), while other
+# tests run.
 DOCS_CHECK = BackgroundRun(
     [sys.executable, ROOT / "docs" / "build.py", "--check"],
     timeout=900,
@@ -20,8 +25,50 @@ DOCS_CHECK = BackgroundRun(
 )
 
 
+@functools.cache
+def _build():
+    """docs/build.py as a module (it is a script, not part of the package)."""
+    spec = importlib.util.spec_from_file_location("docs_build", ROOT / "docs/build.py")
+    module = sys.modules["docs_build"] = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 @pytest.mark.slow
-def test_docs_pages_and_readme_examples_run_and_match_their_recorded_output():
+def test_docs_notebooks_run_and_print_what_the_pages_record_and_readme_runs():
     proc = DOCS_CHECK.result()
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-3000:]
     assert "FAILED" not in proc.stdout
+
+
+def test_a_pages_notebook_is_the_same_file_each_time_and_has_no_outputs():
+    build = _build()
+    page = build.parse_page(ROOT / "docs/src/05_data_parallelism.md")
+    text = build.notebook_text(page)
+    assert text == build.notebook_text(page)
+    nb = json.loads(text)
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    assert all(c["outputs"] == [] and c["execution_count"] is None for c in code)
+    assert [c["id"] for c in nb["cells"][:2]] == [f"{page.name}-0", f"{page.name}-1"]
+    install, setup = ("".join(c["source"]) for c in code[:2])
+    assert f"git+{build.repository()}" in install
+    assert 'os.environ["JAX_NUM_CPU_DEVICES"] = "8"' in setup  # the page's env
+    assert "%load_ext jaxblitz.notebook" in setup
+    sources = ["".join(c["source"]) for c in code[2:]]
+    assert any(s.startswith("%%compat\n") for s in sources)
+    assert not any(s.startswith("%%torch") for s in sources)  # torch: Markdown only
+
+
+def test_the_executed_copy_names_column_cells_as_the_pages_and_can_run_torch():
+    build = _build()
+    page = build.parse_page(ROOT / "docs/src/05_data_parallelism.md")
+    nb, owners = build.notebook(page, executed=True, run_torch=True)
+    runs = [(c.source, b) for c, b in zip(nb.cells, owners, strict=True) if b]
+    assert [b for _, b in runs] == build.exec_blocks(page, run_torch=True)
+    for i, (source, block) in enumerate(runs):
+        if block.column != "functional":
+            name = f"<{page.name}: {block.column} block {i + 1}>"
+            assert source.startswith(f"%%{block.column} {name}\n")
+    assert "rich.console" in "".join(
+        c.source for c in nb.cells if c.metadata.get("tags") == ["build"]
+    )
