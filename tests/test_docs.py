@@ -72,3 +72,47 @@ def test_the_executed_copy_names_column_cells_as_the_pages_and_can_run_torch():
     assert "rich.console" in "".join(
         c.source for c in nb.cells if c.metadata.get("tags") == ["build"]
     )
+
+
+def _page(tmp_path, blocks: str):
+    source = tmp_path / "99_test.md"
+    source.write_text(f"# A test page\n\nSome text.\n\n{blocks}")
+    return _build().parse_page(source)
+
+
+def test_a_notebook_records_what_a_block_prints_to_stdout_only(tmp_path):
+    page = _page(
+        tmp_path,
+        "```python exec=functional\n"
+        "import sys\n"
+        "import warnings\n"
+        "x = 1\n"
+        "print('\\x1b[31mred\\x1b[0m')\n"
+        "print('to stderr', file=sys.stderr)\n"
+        "warnings.warn('a warning')\n"
+        "'the value of the last expression'\n"
+        "```\n\n"
+        "```python exec=compat\n"
+        "x = 'compat'\n"
+        "```\n\n"
+        "```python exec=functional\n"
+        "print(x + 1, __name__)  # the functional x: compat's is apart\n"
+        "```\n",
+    )
+    results = _build().run_notebook(page, tmp_path / "run")
+    assert [r["stdout"] for r in results] == ["red\n", "", "2 __main__\n"]
+
+
+def test_a_failing_block_fails_its_page_naming_the_block_with_its_traceback(tmp_path):
+    page = _page(
+        tmp_path,
+        "```python exec=functional\nx = 1\n```\n\n"
+        "```python exec=compat\n"
+        "def f():\n    raise ValueError('no good')\n\n\nf()\n```\n",
+    )
+    with pytest.raises(RuntimeError) as error:
+        _build().run_notebook(page, tmp_path / "run")
+    message = str(error.value)
+    assert "99_test: code failed" in message
+    assert "99_test, compat block 2:" in message
+    assert "ValueError: no good" in message and "\x1b[" not in message
