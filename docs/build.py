@@ -602,8 +602,7 @@ def render(
                 was = next(recorded, None)
                 if was is not None and outputs_match(was, text, block) is None:
                     text = was  # no churn: timings, addresses, last digits
-                col = "functional" if block.column == "functional" else "compat"
-                out.append(f"Output ({col}):\n\n```text\n{text}\n```\n\n")
+                out.append(f"Output ({block.column}):\n\n```text\n{text}\n```\n\n")
                 owners.append(block)
     return "".join(out).rstrip("\n") + "\n", owners
 
