@@ -23,7 +23,8 @@ compat code under ``%%nnx`` / ``%%compat`` (``jaxblitz.notebook``), one namespac
 per column as on the page. The notebooks are committed *without outputs* (no
 execution counts, stable cell ids): small files whose diffs show only what changed
 in the source; the outputs are on the pages. ``--check`` fails when a committed
-notebook differs from a fresh one.
+notebook differs from a fresh one. ``ruff check .`` and ``ruff format --check .``
+read the notebooks too: the pages' code keeps the project's lint and format.
 
 The notebook is what the page's outputs come from: each page's notebook is run in
 a fresh kernel with nbclient (CPU, Agg backend, a temporary working directory; the
