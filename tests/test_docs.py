@@ -116,3 +116,17 @@ def test_a_failing_block_fails_its_page_naming_the_block_with_its_traceback(tmp_
     assert "99_test: code failed" in message
     assert "99_test, compat block 2:" in message
     assert "ValueError: no good" in message and "\x1b[" not in message
+
+
+def test_the_readme_opens_every_notebook_and_every_page_links_its_own():
+    build = _build()
+    readme = (ROOT / "README.md").read_text()
+    notebooks = sorted(p.name for p in (ROOT / "docs/notebooks").glob("*.ipynb"))
+    assert notebooks, "no notebooks in docs/notebooks"
+    repo = build.repository().split("github.com/")[1]
+    colab = f"https://colab.research.google.com/github/{repo}/blob/main/docs/notebooks/"
+    for name in notebooks:
+        assert f"({colab}{name})" in readme, name
+        page = (ROOT / "docs" / name.replace(".ipynb", ".md")).read_text()
+        assert f"[Colab]({colab}{name})" in page, name
+        assert f"[download](notebooks/{name})" in page, name
