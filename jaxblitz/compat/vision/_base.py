@@ -78,6 +78,14 @@ class VisionDataset(Dataset):
     def __len__(self) -> int:
         raise NotImplementedError
 
+    def _transformed(self, img: Any, target: Any) -> tuple[Any, Any]:
+        """``(img, target)`` through ``transform`` and ``target_transform``."""
+        if self.transform is not None:
+            img = self.transform(img)
+        if self.target_transform is not None:
+            target = self.target_transform(target)
+        return img, target
+
     def extra_repr(self) -> str:
         return ""
 
@@ -103,12 +111,7 @@ class ImageDataset(VisionDataset):
         raise NotImplementedError
 
     def __getitem__(self, index: int) -> tuple[Any, Any]:
-        img, target = self._sample(index)
-        if self.transform is not None:
-            img = self.transform(img)
-        if self.target_transform is not None:
-            target = self.target_transform(target)
-        return img, target
+        return self._transformed(*self._sample(index))
 
     def __len__(self) -> int:
         return len(self.data)

@@ -204,12 +204,7 @@ class FakeData(VisionDataset):
         pixels = pixels.transpose(1, 2, 0) if pixels.ndim == 3 else pixels
         if pixels.ndim == 3 and pixels.shape[2] == 1:
             pixels = pixels[:, :, 0]
-        img = Image.fromarray(pixels)
-        if self.transform is not None:
-            img = self.transform(img)
-        if self.target_transform is not None:
-            target = self.target_transform(target)
-        return img, target
+        return self._transformed(Image.fromarray(pixels), target)
 
     def __len__(self) -> int:
         return self.size
