@@ -8,6 +8,7 @@ running statistics and state_dicts are compared as plain values.
 
 from __future__ import annotations
 
+import itertools
 import zlib
 
 import numpy as np
@@ -396,6 +397,40 @@ def test_adaptive_max_pool_matches_torch_with_indices(size):
     ],
 )
 def test_pooling_errors_and_reprs_match_torch(case):
+    check(case)
+
+
+# One bad argument, or two, per call: ATen checks them in an order of its own
+# (the rank, then per axis a zero stride, a negative pad, a pad over half the
+# kernel; then kernel, stride, dilation, empty axes, the output size).
+_POOL_GOOD = {"k": 3, "s": 1, "p": 1, "d": 1, "x": (1, 1, 8, 8)}
+_POOL_BAD = {
+    "k": [0, -1, -2],
+    "s": [0, -2],
+    "p": [-1, 2],
+    "d": [0],
+    "x": [(8,), (2, 8), (1, 1, 1, 8, 8), (0, 8, 8), (1, 0, 8, 8), (0, 1, 8, 8)],
+}
+_POOL_CASES = [
+    (fn, dict(zip(keys, values, strict=True)))
+    for fn in ("max_pool2d", "avg_pool2d")
+    for keys in [(k,) for k in _POOL_BAD]
+    + [("k", "p"), ("s", "p"), ("p", "d")]
+    + [("k", "x"), ("s", "x"), ("p", "x"), ("d", "x")]
+    for values in itertools.product(*(_POOL_BAD[k] for k in keys))
+    if fn == "max_pool2d" or "d" not in keys
+]
+
+
+@pytest.mark.parametrize(("fn", "bad"), _POOL_CASES, ids=str)
+def test_pool2d_argument_checks_run_in_torchs_order(fn, bad):
+    a = {**_POOL_GOOD, **bad}
+
+    def case(torch):
+        pool = getattr(torch.nn.functional, fn)
+        extra = (a["d"],) if fn == "max_pool2d" else ()
+        return pool(torch.zeros(*a["x"]), a["k"], a["s"], a["p"], *extra)
+
     check(case)
 
 

@@ -410,50 +410,14 @@ def max_pool2d(
     return_indices: bool = False,
 ) -> Tensor:
     _tensor("max_pool2d", input)
-    # torch's checks, in torch's order (aten's max_pool2d shape check).
     kh, kw = _pool_arg("kernel_size", 2, kernel_size)
     no_stride = stride is None or (isinstance(stride, tuple | list) and not stride)
     dh, dw = (kh, kw) if no_stride else _pool_arg("stride", 3, stride)
     ph, pw = _pool_arg("padding", 4, padding)
     lh, lw = _pool_arg("dilation", 5, dilation)
-    if dh == 0 or dw == 0:
-        raise RuntimeError("stride should not be zero")
-    if kh <= 0 or kw <= 0:
-        raise RuntimeError(
-            f"kernel size should be greater than zero, but got kH: {kh} kW: {kw}"
-        )
-    if dh <= 0 or dw <= 0:
-        raise RuntimeError(
-            f"stride should be greater than zero, but got dH: {dh} dW: {dw}"
-        )
-    if lh <= 0 or lw <= 0:
-        raise RuntimeError(
-            "dilation should be greater than zero, but got dilationH: "
-            f"{lh} dilationW: {lw}"
-        )
-    if min(ph, pw) < 0:
-        raise RuntimeError(f"pad must be non-negative, but got pad: {min(ph, pw)}")
-    for p, k, d in ((ph, kh, lh), (pw, kw, lw)):
-        if p > ((k - 1) * d + 1) // 2:
-            raise RuntimeError(
-                "pad should be at most half of effective kernel size, but got "
-                f"pad={p}, kernel_size={k} and dilation={d}"
-            )
-    if input.dim() not in (3, 4) or not input.numel():
-        raise RuntimeError(
-            "non-empty 3D or 4D (batch mode) tensor expected for input, got "
-            f"{input.dim()}D"
-        )
-    c, h, w = input.shape[-3:]
-    out = [
-        _pool_size(n, k, st, p, d, ceil_mode)
-        for n, k, st, p, d in ((h, kh, dh, ph, lh), (w, kw, dw, pw, lw))
-    ]
-    if min(out) < 1:
-        raise RuntimeError(
-            f"Given input size: ({c}x{h}x{w}). Calculated output size: "
-            f"({c}x{out[0]}x{out[1]}). Output size is too small"
-        )
+    c, h, w, out = _pool2d_check(
+        "max_pool2d", input, (kh, kw), (dh, dw), (ph, pw), (lh, lw), ceil_mode
+    )
     plain = (ph, pw, lh, lw) == (0, 0, 1, 1) and not ceil_mode
     square = kh == kw and dh == dw and (dh == kh or input.dim() == 4)
     if plain and square and not return_indices:  # the Blitz's: the fast paths
@@ -483,6 +447,75 @@ def max_pool2d(
     if not return_indices:
         return values
     return values, apply(name, _pool_index_fn, choice, size=(h, w), **how)
+
+
+def _half(n: int) -> int:
+    """``n / 2`` rounded toward zero, as C++ divides."""
+    return -(-n // 2) if n < 0 else n // 2
+
+
+def _pool2d_check(
+    name: str, input: Tensor, k: tuple, s: tuple, p: tuple, d: tuple, ceil: bool
+) -> tuple[int, int, int, list[int]]:
+    """ATen's checks for ``max_pool2d`` and ``avg_pool2d``, in ATen's order, then
+    ``(C, H, W)`` and the output's ``[H', W']``.
+
+    The input's rank; per axis (H, then W) a zero stride, a negative pad, a pad
+    over half the dilated kernel (pooling_output_shape); then pool2d_shape_check:
+    kernel, stride, dilation above zero, no empty axis but the batch (a batch of
+    0 images pools to 0 images), an output of at least one element.
+    """
+    if input.dim() not in (3, 4):
+        if name == "max_pool2d":
+            raise RuntimeError(
+                "non-empty 3D or 4D (batch mode) tensor expected for input"
+            )
+        if input.dim() < 3:  # avg_pool2d reads input.size(-3) first
+            n = max(input.dim(), 1)
+            raise IndexError(
+                f"Dimension out of range (expected to be in range of [{-n}, {n - 1}]"
+                ", but got -3)"
+            )
+    for kk, ss, pp, dd in zip(k, s, p, d, strict=True):
+        if ss == 0:
+            raise RuntimeError("stride should not be zero")
+        if pp < 0:
+            raise RuntimeError(f"pad must be non-negative, but got pad: {pp}")
+        if pp > _half((kk - 1) * dd + 1):
+            raise RuntimeError(
+                "pad should be at most half of effective kernel size, but got "
+                f"pad={pp}, kernel_size={kk} and dilation={dd}"
+            )
+    if min(k) <= 0:
+        raise RuntimeError(
+            f"kernel size should be greater than zero, but got kH: {k[0]} kW: {k[1]}"
+        )
+    if min(s) <= 0:
+        raise RuntimeError(
+            f"stride should be greater than zero, but got dH: {s[0]} dW: {s[1]}"
+        )
+    if min(d) <= 0:
+        raise RuntimeError(
+            "dilation should be greater than zero, but got dilationH: "
+            f"{d[0]} dilationW: {d[1]}"
+        )
+    shape = tuple(input.shape)
+    if input.dim() not in (3, 4) or 0 in shape[-3:]:
+        raise RuntimeError(
+            "Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size "
+            f"for input, but got:{list(shape)}"
+        )
+    c, h, w = shape[-3:]
+    out = [
+        _pool_size(n, kk, ss, pp, dd, ceil)
+        for n, kk, ss, pp, dd in zip((h, w), k, s, p, d, strict=True)
+    ]
+    if min(out) < 1:
+        raise RuntimeError(
+            f"Given input size: ({c}x{h}x{w}). Calculated output size: "
+            f"({c}x{out[0]}x{out[1]}). Output size is too small"
+        )
+    return c, h, w, out
 
 
 def _pool_size(n: int, k: int, stride: int, pad: int, dil: int, ceil: bool) -> int:

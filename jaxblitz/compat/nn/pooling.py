@@ -17,7 +17,7 @@ import numpy as np
 from jax import lax
 
 from jaxblitz.compat.autograd.graph import apply, run
-from jaxblitz.compat.nn.functional import _ints, _pool_size, _tensor, _two
+from jaxblitz.compat.nn.functional import _ints, _pool2d_check, _tensor, _two
 from jaxblitz.compat.nn.module import Module
 from jaxblitz.compat.tensor import Tensor
 
@@ -76,30 +76,6 @@ def _arg(name: str, arg: str, position: int, value: Any) -> tuple[int, ...]:
     return _two(values)
 
 
-def _check_windows(input: Tensor, k, s, p) -> tuple[int, int]:
-    """ATen's pool2d_shape_check (dilation 1): the output's (H, W) is returned."""
-    if min(k) <= 0:
-        raise RuntimeError(
-            f"kernel size should be greater than zero, but got kH: {k[0]} kW: {k[1]}"
-        )
-    if min(s) <= 0:
-        raise RuntimeError(
-            f"stride should be greater than zero, but got dH: {s[0]} dW: {s[1]}"
-        )
-    for pad, kernel in zip(p, k, strict=True):
-        if pad > kernel // 2:
-            raise RuntimeError(
-                "pad should be at most half of effective kernel size, but got "
-                f"pad={pad}, kernel_size={kernel} and dilation=1"
-            )
-    if input.dim() not in (3, 4) or not input.numel():
-        raise RuntimeError(
-            "non-empty 3D or 4D (batch mode) tensor expected for input, got "
-            f"{input.dim()}D"
-        )
-    return tuple(input.shape[-2:])
-
-
 def avg_pool2d(
     input: Tensor,
     kernel_size: Any,
@@ -118,17 +94,7 @@ def avg_pool2d(
         raise RuntimeError("divisor must be not zero")
     if input.dtype.scalar_type == "Bool":
         raise NotImplementedError("\"avg_pool2d\" not implemented for 'Bool'")
-    h, w = _check_windows(input, k, s, p)
-    out = [
-        _pool_size(n, kk, ss, pp, 1, ceil_mode)
-        for n, kk, ss, pp in zip((h, w), k, s, p, strict=True)
-    ]
-    if min(out) < 1:
-        c = input.shape[-3]
-        raise RuntimeError(
-            f"Given input size: ({c}x{h}x{w}). Calculated output size: "
-            f"({c}x{out[0]}x{out[1]}). Output size is too small"
-        )
+    _, h, w, out = _pool2d_check("avg_pool2d", input, k, s, p, (1, 1), ceil_mode)
     # ATen's divisor per output (i, j): the window clipped to the padded input,
     # or to the input itself when padding is not counted.
     sizes = []
