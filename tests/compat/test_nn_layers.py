@@ -466,3 +466,52 @@ MAX_POOLS = {
 def test_max_pool_options_match_torch_in_values_gradients_and_repr(name):
     check(forward_and_grads(lambda torch: MAX_POOLS[name](torch.nn)))
     check(lambda torch: repr(MAX_POOLS[name](torch.nn)))
+
+
+# The same for convolutions: one or two bad arguments per call, checked in ATen's
+# order (rank; groups; each int list against the weight's rank; signs; operand
+# sizes; the kernel against the padded input; empty images, kernel, dilation).
+_CONV_BAD = {
+    "x": [(8, 8), (2, 8, 8), (1, 3, 8, 8), (0, 2, 8, 8), (1, 2, 2, 2), (1, 2, 0, 8)],
+    "w": [(4, 2, 3), (4, 1, 3, 3), (3, 2, 3, 3), (4, 2, 0, 3)],
+    "b": [(3,), (4, 1)],
+    "s": [0, -1],
+    "p": [-1],
+    "d": [0, -1],
+    "g": [0, 2, 3],
+    "op": [1, -1, 3],
+}
+_CONV_GOOD = {  # a valid call of each
+    "conv2d": {"x": (1, 2, 8, 8), "w": (4, 2, 3, 3), "b": (4,)},
+    "conv_transpose2d": {"x": (1, 4, 8, 8), "w": (4, 2, 3, 3), "b": (2,)},
+}
+# torch succeeds or fails inside a kernel on an empty batch with a zero dilation
+# or kernel; compat raises its argument error there.
+_CONV_KNOWN = {
+    ("conv2d", (("x", (0, 2, 8, 8)), ("w", (4, 2, 0, 3)))),
+    ("conv2d", (("x", (0, 2, 8, 8)), ("d", 0))),
+}
+_CONV_CASES = [
+    (fn, pairs)
+    for fn in _CONV_GOOD
+    for r in (1, 2)
+    for keys in itertools.combinations(_CONV_BAD, r)
+    if fn == "conv_transpose2d" or "op" not in keys
+    for values in itertools.product(*(_CONV_BAD[k] for k in keys))
+    for pairs in [tuple(zip(keys, values, strict=True))]
+    if (fn, pairs) not in _CONV_KNOWN
+]
+
+
+@pytest.mark.parametrize(("fn", "bad"), _CONV_CASES, ids=str)
+def test_conv2d_argument_checks_run_in_torchs_order(fn, bad):
+    a = {"s": 1, "p": 0, "d": 1, "g": 1, "op": 0, **_CONV_GOOD[fn], **dict(bad)}
+
+    def case(torch):
+        F = torch.nn.functional
+        x, w, b = (torch.zeros(*a[k]) for k in "xwb")
+        if fn == "conv2d":
+            return F.conv2d(x, w, b, a["s"], a["p"], a["d"], a["g"])
+        return F.conv_transpose2d(x, w, b, a["s"], a["p"], a["op"], a["g"], a["d"])
+
+    check(case)

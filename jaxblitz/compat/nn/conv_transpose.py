@@ -16,12 +16,11 @@ from typing import Any
 import jax
 
 from jaxblitz.compat import _dtype, creation
-from jaxblitz.compat._tensor_base import _as_int
 from jaxblitz.compat.autograd.grad_mode import no_grad
 from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.nn import init
 from jaxblitz.compat.nn._convnd import _pair, conv_extra_repr
-from jaxblitz.compat.nn.functional import _ints, _tensor, _two
+from jaxblitz.compat.nn.functional import _conv_checks, _ints, _tensor, _two
 from jaxblitz.compat.nn.module import Module, Parameter
 from jaxblitz.compat.tensor import Tensor
 
@@ -44,27 +43,25 @@ def _conv_transpose_fn(x, weight, bias, *, stride, pads, dilation, groups):
 
 
 def _args(stride: Any, padding: Any, output_padding: Any, dilation: Any):
-    """torch's parsing and checks of the four int pairs, in torch's words."""
+    """The four int pairs, parsed as torch binds them (their values are checked by
+    ``_conv_checks`` and :func:`_transposed_checks`)."""
     name = "conv_transpose2d"
-    pairs = {
-        "stride": _two(_ints(name, "stride", 4, stride)),
-        "padding": _two(_ints(name, "padding", 5, padding)),
-        "output_padding": _two(_ints(name, "output_padding", 6, output_padding)),
-        "dilation": _two(_ints(name, "dilation", 8, dilation)),
-    }
-    for arg, values in pairs.items():
-        if len(values) != 2:
-            raise RuntimeError(
-                f"expected {arg} to be a single integer value or a list of 2 values "
-                f"to match the convolution dimensions, but got {arg}={list(values)}"
-            )
-    s, p, op, d = pairs.values()
-    if min(s) <= 0:
-        raise RuntimeError("non-positive stride is not supported")
-    if min(p) < 0:
-        raise RuntimeError("negative padding is not supported")
-    if min(op) < 0:
-        raise RuntimeError("negative output_padding is not supported")
+    return (
+        _two(_ints(name, "stride", 4, stride)),
+        _two(_ints(name, "padding", 5, padding)),
+        _two(_ints(name, "output_padding", 6, output_padding)),
+        _two(_ints(name, "dilation", 8, dilation)),
+    )
+
+
+def _transposed_checks(weight: Tensor, s: tuple, op: tuple, d: tuple) -> None:
+    """ATen's slow_conv_transpose2d shape check, after ``_conv_checks``: kernel,
+    dilation, then the output padding against stride and dilation."""
+    if min(weight.shape[2:]) <= 0:
+        raise RuntimeError(
+            "kernel size should be greater than zero, but got kernel_height: "
+            f"{weight.shape[2]} kernel_width: {weight.shape[3]}"
+        )
     if min(d) <= 0:
         raise RuntimeError(
             "dilation should be greater than zero, but got dilation_height: "
@@ -76,44 +73,6 @@ def _args(stride: Any, padding: Any, output_padding: Any, dilation: Any):
             f"output_padding_height: {op[0]} output_padding_width: {op[1]} "
             f"stride_height: {s[0]} stride_width: {s[1]} dilation_height: {d[0]} "
             f"dilation_width: {d[1]}"
-        )
-    return s, p, op, d
-
-
-def _check_shapes(input: Tensor, weight: Tensor, bias: Any, groups: int) -> None:
-    if weight.dim() != 4:
-        raise RuntimeError(
-            f"Expected {weight.dim()}-dimensional input for {weight.dim()}-dimensional "
-            f"weight{list(weight.shape)}, but got {input.dim()}-dimensional input of "
-            f"size {list(input.shape)} instead"
-        )
-    for t in (weight, bias):
-        if t is not None and t.dtype is not input.dtype:
-            raise RuntimeError(
-                f"expected scalar type {input.dtype.scalar_type} but found "
-                f"{t.dtype.scalar_type}"
-            )
-    cin, cout_g = weight.shape[:2]
-    if cin % groups:
-        raise RuntimeError(
-            f"Given groups={groups}, expected weight to be divisible by {groups} at "
-            f"dimension 0, but got weight of size [{list(weight.shape)}] instead"
-        )
-    if min(weight.shape[2:]) <= 0:
-        raise RuntimeError(
-            "kernel size should be greater than zero, but got kernel_height: "
-            f"{weight.shape[2]} kernel_width: {weight.shape[3]}"
-        )
-    prefix = f"Given transposed=1, weight of size {list(weight.shape)}, expected"
-    if input.shape[1] != cin:
-        raise RuntimeError(
-            f"{prefix} input{list(input.shape)} to have {cin} channels, but got "
-            f"{input.shape[1]} channels instead"
-        )
-    if bias is not None and tuple(bias.shape) != (cout_g * groups,):
-        raise RuntimeError(
-            f"{prefix} bias to be 1-dimensional with {cout_g * groups} elements, but "
-            f"got bias of size {list(bias.shape)} instead"
         )
 
 
@@ -131,8 +90,6 @@ def conv_transpose2d(
     kW)."""
     _tensor("conv_transpose2d", input)
     s, p, op, d = _args(stride, padding, output_padding, dilation)
-    if _as_int(groups) is None or groups <= 0:
-        raise RuntimeError("non-positive groups is not supported")
     if input.dim() not in (3, 4):
         raise RuntimeError(
             "Expected 3D (unbatched) or 4D (batched) input to conv_transpose2d, but "
@@ -142,7 +99,8 @@ def conv_transpose2d(
         return conv_transpose2d(
             input.unsqueeze(0), weight, bias, s, p, op, groups, d
         ).squeeze(0)
-    _check_shapes(input, weight, bias, groups)
+    _conv_checks(input, weight, bias, groups, s, p, d, output_padding=op)
+    _transposed_checks(weight, s, op, d)
     k = weight.shape[2:]
     out = [
         (n - 1) * si - 2 * pi + di * (ki - 1) + oi + 1

@@ -212,7 +212,8 @@ def _square(name: str, values: tuple) -> int:
 
 
 def _conv_args(stride: Any, padding: Any, dilation: Any):
-    """torch's parsing and checks of conv2d's stride, padding and dilation."""
+    """conv2d's stride, padding and dilation, parsed as torch binds them (their
+    values are checked by :func:`_conv_checks`)."""
     strides = _two(_ints("conv2d", "stride", 4, stride))
     if isinstance(padding, str):
         if padding not in ("same", "valid"):
@@ -221,64 +222,126 @@ def _conv_args(stride: Any, padding: Any, dilation: Any):
     else:
         pads = _two(_ints("conv2d", "padding", 5, padding))
     dilations = _two(_ints("conv2d", "dilation", 6, dilation))
-    for arg, values in (("stride", strides), ("padding", pads)):
-        if not isinstance(values, str) and len(values) != 2:
-            raise RuntimeError(
-                f"expected {arg} to be a single integer value or a list of 2 values "
-                f"to match the convolution dimensions, but got {arg}={list(values)}"
-            )
-    if min(strides) <= 0:
-        raise RuntimeError("non-positive stride is not supported")
-    if not isinstance(pads, str) and min(pads) < 0:
-        raise RuntimeError("negative padding is not supported")
-    if min(dilations) <= 0:
-        raise RuntimeError(
-            f"dilation should be greater than zero, but got {list(dilations)}"
-        )
     return strides, pads, dilations
 
 
-def _check_conv_shapes(input: Tensor, weight: Tensor, bias: Any, groups: int) -> None:
-    """torch's checks of the operands, in torch's order and words."""
-    if weight.dim() != 4:
+def _conv_checks(
+    input: Tensor,
+    weight: Tensor,
+    bias: Any,
+    groups: Any,
+    strides: tuple,
+    pads: Any,
+    dilations: tuple,
+    output_padding: tuple | None = None,
+) -> None:
+    """ATen's checks of a (batched) convolution, in ATen's order and words, for
+    ``conv2d`` and (``output_padding`` given) ``conv_transpose2d``: groups; each
+    int list against the weight's spatial rank; the arguments' signs
+    (check_shape_forward); the operands' sizes; for a plain convolution, a
+    kernel no larger than the padded input."""
+    if _as_int(groups) is None or groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    transposed = output_padding is not None
+    args = {"stride": strides, "padding": pads, "dilation": dilations}
+    if transposed:
+        args["output_padding"] = output_padding
+    n = weight.dim() - 2
+    for arg, values in args.items():
+        if not isinstance(values, str) and len(values) != n:
+            raise RuntimeError(
+                f"expected {arg} to be a single integer value or a list of {n} values "
+                f"to match the convolution dimensions, but got {arg}={list(values)}"
+            )
+    if not isinstance(pads, str) and min(pads) < 0:
+        raise RuntimeError("negative padding is not supported")
+    if transposed and min(output_padding) < 0:
+        raise RuntimeError("negative output_padding is not supported")
+    if min(strides) <= 0:
+        raise RuntimeError("non-positive stride is not supported")
+    if min(dilations) < 0:
+        raise RuntimeError("dilation should be greater than zero")
+    if weight.dim() != input.dim():
         raise RuntimeError(
             f"Expected {weight.dim()}-dimensional input for {weight.dim()}-dimensional "
-            f"weight{list(weight.shape)}, but got {input.dim()}-dimensional input of "
+            f"weight {list(weight.shape)}, but got {input.dim()}-dimensional input of "
             f"size {list(input.shape)} instead"
         )
     for name, t in (("weight", weight), ("bias", bias)):
         if t is not None and t.dtype is not input.dtype:
             raise RuntimeError(
-                f"Input type ({input.dtype.scalar_type}) and {name} type "
+                f"expected scalar type {input.dtype.scalar_type} but found "
+                f"{t.dtype.scalar_type}"
+                if transposed
+                else f"Input type ({input.dtype.scalar_type}) and {name} type "
                 f"({t.dtype.scalar_type}) should be the same"
             )
-    out_ch, in_per_group = weight.shape[:2]
-    if out_ch < groups:
+    size = list(weight.shape)
+    if size[0] < groups:
         raise RuntimeError(
             f"Given groups={groups}, expected weight to be at least {groups} at "
-            f"dimension 0, but got weight of size {list(weight.shape)} instead"
+            f"dimension 0, but got weight of size {size} instead"
         )
-    if out_ch % groups:
+    if size[0] % groups:
         raise RuntimeError(
             f"Given groups={groups}, expected weight to be divisible by {groups} at "
-            f"dimension 0, but got weight of size {list(weight.shape)} instead"
+            f"dimension 0, but got weight of size [{size}] instead"
         )
-    if min(weight.shape[2:]) <= 0:
+    given = "transposed=1" if transposed else f"groups={groups}"
+    channels = size[0] if transposed else size[1] * groups
+    if input.shape[1] != channels:
+        raise RuntimeError(
+            f"Given {given}, weight of size {size}, expected input"
+            f"{list(input.shape)} to have {channels} channels, but got "
+            f"{input.shape[1]} channels instead"
+        )
+    outputs = size[1] * groups if transposed else size[0]
+    if bias is not None and tuple(bias.shape) != (outputs,):
+        head = "Given transposed=1, weight" if transposed else "Given weight"
+        raise RuntimeError(
+            f"{head} of size {size}, expected bias to be 1-dimensional with "
+            f"{outputs} elements, but got bias of size {list(bias.shape)} instead"
+        )
+    if transposed or pads == "same":  # "same" pads the dilated kernel's size - 1
+        return
+    padded = [
+        m + 2 * p
+        for m, p in zip(
+            input.shape[2:], (0, 0) if pads == "valid" else pads, strict=True
+        )
+    ]
+    kernel = [d * (k - 1) + 1 for d, k in zip(dilations, size[2:], strict=True)]
+    if any(m < k for m, k in zip(padded, kernel, strict=True)):
+        raise RuntimeError(
+            f"Calculated padded input size per channel: ({padded[0]} x {padded[1]}). "
+            f"Kernel size: ({kernel[0]} x {kernel[1]}). Kernel size can't be greater "
+            "than actual input size"
+        )
+
+
+def _conv_sizes_check(input: Tensor, weight: Tensor, dilations: tuple) -> None:
+    """ATen's checks after :func:`_conv_checks` for ``conv2d``: an empty image (only
+    an empty batch or channel axis is allowed), then the kernel's and dilation's
+    sizes (in the words of the kernel ATen picks: a zero dilation selects another)."""
+    shape = list(input.shape)
+    if input.numel() == 0 and shape[0] and shape[1]:
+        raise RuntimeError(
+            "Only zero batch or zero channel inputs are supported, but got input "
+            f"shape: {shape}"
+        )
+    kernel = list(weight.shape[2:])
+    if min(dilations) == 0:
+        if min(kernel) <= 0:
+            raise RuntimeError(
+                f"kernel size should be greater than zero, but got {kernel}"
+            )
+        raise RuntimeError(
+            f"dilation should be greater than zero, but got {list(dilations)}"
+        )
+    if min(kernel) <= 0:
         raise RuntimeError(
             "kernel size should be greater than zero, but got kernel_height: "
-            f"{weight.shape[2]} kernel_width: {weight.shape[3]}"
-        )
-    if input.shape[1] != in_per_group * groups:
-        raise RuntimeError(
-            f"Given groups={groups}, weight of size {list(weight.shape)}, expected "
-            f"input{list(input.shape)} to have {in_per_group * groups} channels, but "
-            f"got {input.shape[1]} channels instead"
-        )
-    if bias is not None and tuple(bias.shape) != (out_ch,):
-        raise RuntimeError(
-            f"Given weight of size {list(weight.shape)}, expected bias to be "
-            f"1-dimensional with {out_ch} elements, but got bias of size "
-            f"{list(bias.shape)} instead"
+            f"{kernel[0]} kernel_width: {kernel[1]}"
         )
 
 
@@ -293,22 +356,19 @@ def conv2d(
 ) -> Tensor:
     _tensor("conv2d", input)
     strides, pads, dilations = _conv_args(stride, padding, dilation)
-    if _as_int(groups) is None or groups <= 0:
-        raise RuntimeError("non-positive groups is not supported")
-    if pads == "same" and strides != (1, 1):
-        raise RuntimeError("padding='same' is not supported for strided convolutions")
     if input.dim() not in (3, 4):
         raise RuntimeError(
             "Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input "
             f"of size: {list(input.shape)}"
         )
     if input.dim() == 3:  # torch: an unbatched (C, H, W) image
-        if weight.dim() != 4:
-            _check_conv_shapes(input, weight, bias, groups)
         return conv2d(
             input.unsqueeze(0), weight, bias, stride, padding, dilation, groups
         ).squeeze(0)
-    _check_conv_shapes(input, weight, bias, groups)
+    if pads == "same" and strides != (1, 1):
+        raise RuntimeError("padding='same' is not supported for strided convolutions")
+    _conv_checks(input, weight, bias, groups, strides, pads, dilations)
+    _conv_sizes_check(input, weight, dilations)
     k = [d * (s - 1) + 1 for d, s in zip(dilations, weight.shape[2:], strict=True)]
     if pads == "valid":
         pads = (0, 0)
@@ -316,12 +376,6 @@ def conv2d(
         pairs = tuple((n // 2, n - n // 2) for n in (s - 1 for s in k))
     else:
         pairs = tuple((p, p) for p in pads)
-    h, w = (s + sum(p) for s, p in zip(input.shape[2:], pairs, strict=True))
-    if h < k[0] or w < k[1]:
-        raise RuntimeError(
-            f"Calculated padded input size per channel: ({h} x {w}). Kernel size: "
-            f"({k[0]} x {k[1]}). Kernel size can't be greater than actual input size"
-        )
     square = weight.shape[2] == weight.shape[3]
     plain = dilations == (1, 1) and groups == 1 and square
     unpadded = pairs == ((0, 0), (0, 0))
