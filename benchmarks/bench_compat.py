@@ -65,6 +65,7 @@ def make_step(torch, nn, F, optim, batch: int = 4, compiled: bool = False):
         return train_step(images[i % 64], labels[i % 64]).item()
 
     step.net = net  # for callers that also time inference
+    step.train_step = train_step  # the CompiledFunction when compiled
     return step
 
 
