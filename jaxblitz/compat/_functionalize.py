@@ -22,9 +22,9 @@ import jax
 import numpy as np
 
 from jaxblitz.compat import _dtype, creation
-from jaxblitz.compat._dtype import x64
 from jaxblitz.compat._tensor_base import _from_numpy_copy, _Storage
 from jaxblitz.compat.autograd.grad_mode import is_grad_enabled
+from jaxblitz.compat.optim.optimizer import init_states
 from jaxblitz.compat.tensor import Tensor
 
 
@@ -185,14 +185,16 @@ class Frame:
         self.absent, states = [], []
         for opt in self.optimizers:
             for group in opt.param_groups:
-                tx = opt._tx(group)
-                for p in group["params"]:
-                    state = opt.state.get(p)
-                    self.absent.append(state is None)
-                    if state is None:  # torch creates it at the first step()
-                        with x64(True):
-                            state = tx.init(p._data)
-                    states.append(state)
+                params = group["params"]
+                # torch creates a state at the first step()
+                fresh = iter(
+                    init_states(
+                        opt._tx(group), [p._data for p in params if p not in opt.state]
+                    )
+                )
+                for p in params:
+                    self.absent.append(p not in opt.state)
+                    states.append(opt.state[p] if p in opt.state else next(fresh))
         # step() sets Optax's injected hyperparameters from the group on every
         # update and never reads the stored ones: they stay out of the program
         # (no input or output buffers) and go back unchanged after the call.

@@ -9,6 +9,7 @@ reproducible, though its numbers differ from PyTorch's.
 from __future__ import annotations
 
 import builtins
+import functools
 from typing import TYPE_CHECKING, Any
 
 import jax
@@ -67,6 +68,49 @@ def initial_seed() -> int:
 
 def _key(generator: Generator | None) -> jax.Array:
     return (generator or default_generator).next_key()
+
+
+def draw(sample: Any, key: jax.Array, shape: tuple, dtype: Any, *static: Any):
+    """``sample(key, shape, dtype, *static)`` -- ``jax.random.uniform``, ``normal``
+    or ``randint`` -- with the same values, compiled once per size class.
+
+    JAX's partitionable threefry (its default) draws element ``i`` from
+    ``(key, i)`` alone, so n values drawn flat are the first n of any longer flat
+    draw. Eagerly, the values are drawn flat at the next size class
+    (:func:`_size_class`) and cut to ``shape``: the random program, slow to
+    compile (BENCHMARKS.md), is shared by every shape of a class, and a new shape
+    compiles only a slice. Under tracing (``torch.compile``), or with another
+    random implementation, it draws exactly n, the same values.
+    """
+    n = int(np.prod(shape, dtype=np.int64))
+    if isinstance(key, jax.core.Tracer) or not n:
+        return sample(key, (n,), dtype, *static).reshape(shape)
+    prefix = (
+        jax.config.jax_threefry_partitionable
+        and str(jax.random.key_impl(key)) == "threefry2x32"
+    )
+    size = _size_class(n) if prefix else n
+    flat = _draw_flat(key, size=size, dtype=dtype, sample=sample, static=static)
+    return _cut(flat, n=n, shape=tuple(shape))
+
+
+def _size_class(n: int) -> int:
+    """n rounded up: to a power of two (at least 256) up to 2**16, beyond that to
+    a multiple of 1/16 of n's power of two (at most 1/16 more values drawn)."""
+    if n <= 1 << 16:
+        return max(256, 1 << (n - 1).bit_length())
+    step = 1 << (n.bit_length() - 5)
+    return -(-n // step) * step
+
+
+@functools.partial(jax.jit, static_argnames=("size", "dtype", "sample", "static"))
+def _draw_flat(key, *, size, dtype, sample, static):
+    return sample(key, (size,), dtype, *static)
+
+
+@functools.partial(jax.jit, static_argnames=("n", "shape"))
+def _cut(flat, *, n, shape):
+    return flat[:n].reshape(shape)
 
 
 # ---------------------------------------------------------------------------
@@ -392,7 +436,7 @@ def rand(
     with x64(True):
         shape = _size("rand", size)
         dt = _draw_dtype(dtype, "check_uniform_bounds")
-        array = jax.random.uniform(_key(generator), shape, dt)
+        array = draw(jax.random.uniform, _key(generator), shape, dt)
     return _finish(array, None, device, requires_grad)
 
 
@@ -406,7 +450,7 @@ def randn(
     with x64(True):
         shape = _size("randn", size)
         dt = _draw_dtype(dtype, "normal_kernel_cpu")
-        array = jax.random.normal(_key(generator), shape, dt)
+        array = draw(jax.random.normal, _key(generator), shape, dt)
     return _finish(array, None, device, requires_grad)
 
 
@@ -443,9 +487,13 @@ def randint(
         )
     dt = _dtype.to_dtype(dtype or _dtype.int64).np
     with x64(True):  # drawn as int64; torch allows any dtype (floats hold ints)
-        array = jax.random.randint(_key(generator), shape, low, high, np.int64)
+        array = draw(_randint, _key(generator), shape, np.int64, low, high)
         array = array.astype(dt)
     return _finish(array, None, device, False)
+
+
+def _randint(key, shape, dtype, low, high):
+    return jax.random.randint(key, shape, low, high, dtype)
 
 
 def randperm(

@@ -19,7 +19,7 @@ from jaxblitz.compat._dtype import x64
 from jaxblitz.compat._tensor_base import TensorBase
 from jaxblitz.compat.autograd.grad_mode import no_grad
 from jaxblitz.compat.autograd.graph import AutogradMixin, apply
-from jaxblitz.compat.creation import default_generator, full, tensor
+from jaxblitz.compat.creation import default_generator, draw, full, tensor
 
 if TYPE_CHECKING:
     from jaxblitz.compat.tensor import Tensor
@@ -127,8 +127,12 @@ ELEMENTWISE = [
 ]
 
 
+def _uniform(key, shape, dt, a, b):
+    return jax.random.uniform(key, shape, dt, a, b)
+
+
 def _normal(key, shape, dt, a, b):
-    return a + b * jax.random.normal(key, shape, dt)
+    return a + b * draw(jax.random.normal, key, shape, dt)
 
 
 def _random_fill(draw: Callable) -> Callable[..., Tensor]:
@@ -188,7 +192,7 @@ class InplaceMixin(AutogradMixin):
         )
 
     uniform_ = _random_fill(
-        lambda key, shape, dt, a, b: jax.random.uniform(key, shape, dt, a, b)
+        lambda key, shape, dt, a, b: draw(_uniform, key, shape, dt, a, b)
     )
     normal_ = _random_fill(_normal)
 

@@ -172,6 +172,26 @@ def test_parameters_without_grad_are_skipped_and_keep_no_state():
     check(fn)
 
 
+def test_first_step_makes_every_state_in_one_program():
+    """Optax's init, run eagerly, compiled a zeros program per parameter shape;
+    compat makes a group's states in one (optimizer.init_states)."""
+    from jaxblitz.compat import nn
+    from jaxblitz.compat.optim import optimizer
+
+    net = nn.Sequential(nn.Linear(7, 5), nn.ReLU(), nn.Linear(5, 3), nn.Linear(3, 2))
+    opt = jaxblitz.compat.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
+    net(jaxblitz.compat.ones(4, 7)).sum().backward()
+    before = optimizer._init_jit._cache_size()
+    opt.step()
+    assert optimizer._init_jit._cache_size() == before + 1
+    assert len(opt.state) == 6
+    state = opt.state_dict()["state"]
+    for i, p in enumerate(net.parameters()):  # torch: the first gradient
+        np.testing.assert_array_equal(
+            state[i]["momentum_buffer"].numpy(), p.grad.numpy()
+        )
+
+
 def test_zero_grad_sets_none_by_default_and_zeros_when_asked():
     def fn(m):
         ps = _params(m)

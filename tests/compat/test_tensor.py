@@ -127,3 +127,51 @@ def test_seeded_draws_are_reproducible():
     torch.manual_seed(3)
     assert torch.equal(a, torch.randn(4))
     assert sorted(torch.randperm(6).tolist()) == list(range(6))
+
+
+@pytest.mark.parametrize("shape", [(5, 3), (4, 3, 32, 32), (1,), (70001,), (2, 0, 3)])
+def test_draws_are_jax_randoms_own_draws_in_their_shape(shape):
+    """Drawn flat at a size class and cut (creation.draw): the values are those
+    of jax.random drawing ``shape`` itself from the generator's next key."""
+    import jax
+
+    from jaxblitz.compat._dtype import x64
+
+    g = torch.Generator().manual_seed(7)
+    with x64(True):
+        k = g.next_key()
+        want = {
+            "rand": jax.random.uniform(k, shape, jnp.float32),
+            "randn": jax.random.normal(k, shape, jnp.float64),
+            "randint": jax.random.randint(k, shape, -3, 9, jnp.int64),
+            "uniform_": jax.random.uniform(k, shape, jnp.float32, -2.0, 3.0),
+            "normal_": 1.5 + 0.5 * jax.random.normal(k, shape, jnp.float32),
+        }
+    got = {}
+    torch.manual_seed(7)
+    got["rand"] = torch.rand(*shape)
+    torch.manual_seed(7)
+    got["randn"] = torch.randn(*shape, dtype=torch.float64)
+    torch.manual_seed(7)
+    got["randint"] = torch.randint(-3, 9, shape)
+    torch.manual_seed(7)
+    got["uniform_"] = torch.empty(*shape).uniform_(-2.0, 3.0)
+    torch.manual_seed(7)
+    got["normal_"] = torch.empty(*shape).normal_(1.5, 0.5)
+    for name, t in got.items():
+        assert tuple(t.shape) == shape, name
+        np.testing.assert_array_equal(t.numpy(), np.asarray(want[name]), err_msg=name)
+
+
+def test_draws_of_new_shapes_share_one_random_program():
+    """A threefry program takes ~0.5 s to compile: shapes of one size class
+    (here, up to 256 values) share it, and only a slice is compiled per shape."""
+    from jaxblitz.compat import creation
+
+    torch.rand(3, 7)  # the size class's program exists
+    before = creation._draw_flat._cache_size()
+    for shape in [(2, 3), (5, 3), (4, 4), (3, 3, 3), (10,), (16, 16)]:
+        torch.rand(*shape)
+    assert creation._draw_flat._cache_size() == before
+    assert creation._size_class(257) == 512
+    assert creation._size_class(70001) == 73728  # 1/16 of 2**17 steps

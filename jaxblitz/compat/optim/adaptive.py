@@ -16,12 +16,12 @@ import jax.numpy as jnp
 import optax
 
 from jaxblitz import optimizers
-from jaxblitz.compat._dtype import x64
 from jaxblitz.compat.optim.optimizer import (
     Optimizer,
     _check,
     _check_tensor,
     _unsupported,
+    init_states,
 )
 
 
@@ -173,10 +173,8 @@ class Adagrad(Optimizer):
             raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
         # torch makes Adagrad's state (step 0, sum) here, not at the first step
         for group in self.param_groups:
-            tx = self._tx(group)
-            for p in group["params"]:
-                with x64(True):
-                    self.state[p] = tx.init(p._data)
+            states = init_states(self._tx(group), [p._data for p in group["params"]])
+            self.state.update(zip(group["params"], states, strict=True))
 
     def _buffers(self, group: dict[str, Any]) -> list[tuple[str, str, str]]:
         return [("step", "", "count"), ("sum", "TorchAdagradState", "sum")]

@@ -11,6 +11,7 @@ whole param group.
 
 from __future__ import annotations
 
+import functools
 import numbers
 import warnings
 from typing import Any
@@ -40,6 +41,18 @@ def _update(params, grads, states, hyper, *, tx):
 
 
 _update_jit = jax.jit(_update, static_argnames=("tx",))
+
+
+@functools.partial(jax.jit, static_argnames=("tx",))
+def _init_jit(arrays, *, tx):
+    return [tx.init(a) for a in arrays]
+
+
+def init_states(tx: optax.GradientTransformation, arrays: list) -> list:
+    """``[tx.init(a) for a in arrays]`` as one program: made eagerly, each state's
+    zeros were a program compiled per parameter shape before the first step."""
+    with x64(True):
+        return _init_jit(arrays, tx=tx) if arrays else []
 
 
 def _number(value: Any) -> Any:
@@ -175,9 +188,11 @@ class Optimizer:
             hyper = {name: _number(group[key]) for name, key in self._hyper.items()}
             with x64(True):
                 arrays = [p._data for p in params]
+                fresh = iter(
+                    init_states(tx, [p._data for p in params if p not in self.state])
+                )
                 states = [
-                    self.state.get(p) or tx.init(a)
-                    for p, a in zip(params, arrays, strict=True)
+                    self.state[p] if p in self.state else next(fresh) for p in params
                 ]
                 grads = [p.grad._data for p in params]
                 if group.get("maximize"):  # torch: ascend, the gradient negated first
