@@ -6,9 +6,11 @@ What a user waits for before their script's first step is done: the import, the
 Blitz's CIFAR ``Net()``, ``optim.SGD``, and one step at batch 4 (zero_grad,
 forward, loss, backward, step, ``loss.item()``), each in a new Python process.
 PyTorch eager against compat cold (an empty XLA cache folder: every op's program
-compiled) and warm (a second process, the programs read from that folder, as a
-user's second run is). The candidates take turns, round by round; medians.
-Prints each phase and the ratios to PyTorch.
+compiled), cold without the background warm-ups (``JAXBLITZ_WARM=0``: the
+backward's and the optimizer's programs compiled when first called, on the main
+thread; see ``jaxblitz.compat._warm``) and warm (a second process, the programs
+read from that folder, as a user's second run is). The candidates take turns,
+round by round; medians. Prints each phase and the ratios to PyTorch.
 """
 
 from __future__ import annotations
@@ -61,8 +63,10 @@ print(json.dumps({"import": t1 - t0, "model": t2 - t1, "first_step": t3 - t2,
 """
 
 
-def run(lib: str, cache: str) -> dict:
-    env = dict(os.environ, JAX_PLATFORMS="cpu", JAXBLITZ_XLA_CACHE=cache)
+def run(lib: str, cache: str, warm: str = "1") -> dict:
+    env = dict(
+        os.environ, JAX_PLATFORMS="cpu", JAXBLITZ_XLA_CACHE=cache, JAXBLITZ_WARM=warm
+    )
     env.pop("JAX_COMPILATION_CACHE_DIR", None)
     out = subprocess.run(
         [sys.executable, "-c", SCRIPT, lib],
@@ -78,8 +82,15 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args(argv)
-    results: dict[str, list[dict]] = {"torch": [], "compat cold": [], "compat warm": []}
+    results: dict[str, list[dict]] = {
+        "torch": [],
+        "compat cold": [],
+        "compat cold, JAXBLITZ_WARM=0": [],
+        "compat warm": [],
+    }
     for _ in range(args.repeats):
+        with tempfile.TemporaryDirectory() as cache:
+            results["compat cold, JAXBLITZ_WARM=0"].append(run("compat", cache, "0"))
         with tempfile.TemporaryDirectory() as cache:
             results["torch"].append(run("torch", cache))
             results["compat cold"].append(run("compat", cache))

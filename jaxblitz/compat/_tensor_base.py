@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from jaxblitz.compat import _dtype, _layout
@@ -190,8 +189,15 @@ def _bitcast(array: Any, dt: Any) -> jax.Array:
 
 def _from_numpy_copy(n: np.ndarray) -> jax.Array:
     # A private, finished copy: later writes to `n` must never reach the array.
+    return from_host(np.array(n, copy=True))
+
+
+def from_host(n: np.ndarray) -> jax.Array:
+    """A NumPy array nothing else will write to, as a JAX array of its dtype:
+    ``jax.device_put``, which compiles nothing (``jnp.asarray`` of an ndarray
+    compiles a program per shape, ``lax.stage``)."""
     with x64(True):
-        return jnp.asarray(np.array(n, copy=True))
+        return jax.device_put(n)
 
 
 _PACKAGE = str(Path(__file__).parent)  # jaxblitz/compat

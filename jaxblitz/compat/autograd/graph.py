@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import jax
 
-from jaxblitz.compat import _dtype, _layout
+from jaxblitz.compat import _dtype, _layout, _warm
 from jaxblitz.compat._dtype import x64
 from jaxblitz.compat._tensor_base import TensorBase
 from jaxblitz.compat.autograd.grad_mode import is_grad_enabled, set_grad_enabled
@@ -63,6 +63,7 @@ class Node:
         "hooks",
         "prehooks",
         "posthooks",
+        "warm",
         "__weakref__",
     )
 
@@ -76,6 +77,7 @@ class Node:
         self.saved = saved  # the input arrays (None once freed)
         self.inputs = inputs  # per input: its Node, or None
         self.mask = mask  # per input: whether a gradient flows to it
+        self.warm = None  # its backward program's warm-up (compat._warm)
 
     def name(self) -> str:
         name = type(self).__name__
@@ -127,6 +129,9 @@ class Node:
             if result is not None:  # its output edited through .data: as torch
                 with x64(True):
                     return [_RESULT_VJPS[type(self).__name__](result, grad)]
+        if self.warm is not None:  # let its warm-up finish: no second compile
+            _warm.wait(self.warm)
+            self.warm = None
         grads = _bwd(*saved, grad=grad, fn=self.fn, static=self.static, mask=self.mask)
         it = iter(grads)
         return [next(it) if m else None for m in self.mask]
@@ -212,6 +217,9 @@ class ResidualNode(Node):
         if self.checks:
             _verify(self)
             saved = _current(self)
+        if self.warm is not None:  # let its warm-up finish: no second compile
+            _warm.wait(self.warm)
+            self.warm = None
         grads = _bwd(
             *saved,
             grad=grad,
@@ -508,6 +516,8 @@ def _apply(name, forward, fn, args, static):
     inputs = tuple(a._node() if m else None for a, m in zip(args, mask, strict=True))
     base = Node if forward is None else ResidualNode
     node = node_class(name, base)(fn, items, arrays, inputs, mask)
+    if _warm.active():  # compile its backward on the spare core meanwhile
+        node.warm = _warm.backward(_bwd, node, arrays, out)
     result = TensorBase._wrap(out, requires_grad=True, grad_fn=node)
     if name in _SAVES:
         node.checks = _saved_checks(name, args, mask, result)
@@ -596,6 +606,7 @@ def run_backward(
                 grads[id(child)] = cg if prev is None else prev + cg
             if not (retain_graph or create_graph):  # torch's default for both
                 node.release()
+    _warm.done()
     return collect or {}
 
 

@@ -17,7 +17,7 @@ import jax.numpy as jnp
 
 from jaxblitz.compat import _host_random
 from jaxblitz.compat._dtype import x64
-from jaxblitz.compat._tensor_base import TensorBase
+from jaxblitz.compat._tensor_base import TensorBase, from_host
 from jaxblitz.compat.autograd.grad_mode import no_grad
 from jaxblitz.compat.creation import default_generator
 
@@ -141,7 +141,7 @@ def _host_fill(tensor: TensorBase, draw: Any, a: float, b: float, generator: Any
         tensor._check_inplace()
         array = draw(_key(generator), tuple(tensor.shape), tensor.dtype.np, a, b)
         with x64(True):
-            tensor._set_data(jnp.asarray(array))
+            tensor._set_data(from_host(array))
     return tensor
 
 

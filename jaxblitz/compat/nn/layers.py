@@ -12,11 +12,11 @@ import math
 import warnings
 from typing import Any
 
-import jax.numpy as jnp
 import numpy as np
 
 from jaxblitz.compat import _dtype, _host_random, creation
 from jaxblitz.compat._dtype import x64
+from jaxblitz.compat._tensor_base import from_host
 from jaxblitz.compat.nn import functional as F
 from jaxblitz.compat.nn._convnd import _pair, conv_extra_repr
 from jaxblitz.compat.nn.container import Sequential  # noqa: F401
@@ -55,12 +55,10 @@ def _init(
         flat = _host_random.uniform(key, (n + shape[0],), dt.np, -bound, bound)
         weight, bias_values = flat[:n].reshape(shape), flat[n:]
     with x64(True):  # a float64 layer is float64
-        weight_param = Parameter(Tensor._wrap(jnp.asarray(weight)).to(device))
+        weight_param = Parameter(Tensor._wrap(from_host(weight)).to(device))
         if not bias:
             return weight_param, None
-        return weight_param, Parameter(
-            Tensor._wrap(jnp.asarray(bias_values)).to(device)
-        )
+        return weight_param, Parameter(Tensor._wrap(from_host(bias_values)).to(device))
 
 
 class Identity(Module):

@@ -20,7 +20,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from jaxblitz.compat import _optim_state
+from jaxblitz.compat import _optim_state, _warm
 from jaxblitz.compat._dtype import x64
 from jaxblitz.compat.autograd.grad_mode import enable_grad, no_grad
 from jaxblitz.compat.tensor import Tensor
@@ -87,6 +87,9 @@ class Optimizer:
         for group in groups:
             self.add_param_group(group)
         self._txs: dict[tuple, optax.GradientTransformation] = {}
+        self._warming = (
+            [self._warm_up(g) for g in self.param_groups] if _warm.active() else ()
+        )
 
     def add_param_group(self, param_group: dict[str, Any]) -> None:
         """torch's ``add_param_group``, with its checks and its words."""
@@ -174,8 +177,25 @@ class Optimizer:
             self._txs[static] = tx
         return tx
 
+    def _warm_up(self, group: dict[str, Any]):
+        """Compile ``step()``'s program for ``group`` on the spare core while the
+        first forward runs (compat._warm), as that step will call it: with every
+        trainable param of the group."""
+        arrays = [p._data for p in group["params"] if p.requires_grad]
+        if not arrays or _warm.traced(arrays):
+            return None
+        tx = self._tx(group)
+        hyper = {name: _number(group[key]) for name, key in self._hyper.items()}
+        grads = [_warm.zeros(a) for a in arrays]
+        return _warm.submit(
+            lambda: _update_jit(arrays, grads, _init_jit(arrays, tx=tx), hyper, tx=tx)
+        )
+
     @no_grad()
     def step(self, closure: Any = None) -> Any:
+        for future in getattr(self, "_warming", None) or ():
+            _warm.wait(future)
+        self._warming = ()
         loss = None
         if closure is not None:
             with enable_grad():

@@ -1,0 +1,133 @@
+"""Blitz 4's first step, compiled ahead on a spare core.
+
+Every op of a compat step runs its own small XLA program, compiled the first
+time its shapes are seen: the first training step compiles the forward's
+programs as they run, then the backward's and the optimizer's. The backward's
+and the optimizer's programs are known earlier -- a backward program as soon as
+its forward op is recorded, the optimizer's at its first ``zero_grad()`` -- so
+while the forward runs, one background thread calls them once on zeros of the
+right shapes and dtypes: that compiles them into the same jit caches the real
+calls use, on the other core. The real call waits for its warm-up (no program is
+compiled twice) and then finds it ready.
+
+Only until the first backward pass has finished (:func:`done`): later steps
+reuse the programs, and checking for new shapes would cost every op a little.
+Off on a one-core machine and with ``JAXBLITZ_WARM=0``. A warm-up that fails is
+ignored: the real call then compiles (and raises) as it would have.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import os
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import numpy as np
+
+from jaxblitz.compat._dtype import x64
+
+_pool: concurrent.futures.ThreadPoolExecutor | None = None
+_active = (os.cpu_count() or 1) > 1 and os.environ.get("JAXBLITZ_WARM", "1") != "0"
+
+
+def active() -> bool:
+    """Whether warm-ups are still being made (until the first backward is done)."""
+    return _active
+
+
+def done() -> None:
+    """The first backward pass has run: no more warm-ups."""
+    global _active
+    _active = False
+
+
+def zeros(like: jax.Array) -> jax.Array:
+    """Zeros with ``like``'s shape, dtype and placement, compiling nothing (a
+    committed array where ``like`` is one: jit keys its programs on that too)."""
+    where = like.sharding if getattr(like, "committed", False) else None
+    return jax.device_put(np.zeros(like.shape, like.dtype), where)
+
+
+def traced(arrays: Any) -> bool:
+    """Whether any of ``arrays`` is a tracer (inside ``torch.compile``: the real
+    program is compiled there, nothing to warm)."""
+    return any(isinstance(a, jax.core.Tracer) for a in arrays)
+
+
+_seen: set = set()
+_MAX_SEEN = 512  # then stop: a script that never calls backward()
+
+
+def backward(bwd: Callable, node: Any, arrays: list, out: jax.Array):
+    """Warm up ``node``'s backward program (``bwd``, compat's jitted VJP) for the
+    arrays it saved and a cotangent like ``out``, once per op and shapes."""
+    if traced((out, *arrays)):
+        return None
+    mask = node._vjp_mask()
+    key = (
+        node.fn,
+        node.static,
+        mask,
+        tuple((type(a), np.shape(a), getattr(a, "dtype", None)) for a in arrays),
+        out.shape,
+        out.dtype,
+    )
+    if key in _seen:
+        return None
+    _seen.add(key)
+    if len(_seen) > _MAX_SEEN:
+        done()
+    return submit(
+        bwd, *arrays, grad=zeros(out), fn=node.fn, static=node.static, mask=mask
+    )
+
+
+_stack: list[tuple[concurrent.futures.Future, Callable]] = []
+_lock = threading.Lock()
+
+
+def submit(program: Callable, /, *args: Any, **kwargs: Any):
+    """Call ``program(*args, **kwargs)`` (jitted) on the background thread, in x64
+    mode as compat's ops run; returns a Future, or None when inactive.
+
+    The newest warm-up runs first: backward needs the last op's program first,
+    and ``step()`` (warmed at ``zero_grad()``, before the forward) needs its last.
+    """
+    global _pool
+    if not _active:
+        return None
+    if _pool is None:
+        _pool = concurrent.futures.ThreadPoolExecutor(
+            1, thread_name_prefix="jaxblitz-warm"
+        )
+
+    def call():
+        with x64(True):
+            jax.block_until_ready(program(*args, **kwargs))
+
+    future: concurrent.futures.Future = concurrent.futures.Future()
+    with _lock:
+        _stack.append((future, call))
+    _pool.submit(_run_newest)
+    return future
+
+
+def _run_newest() -> None:
+    with _lock:
+        future, call = _stack.pop()
+    if future.set_running_or_notify_cancel():
+        try:
+            call()
+        except Exception as err:  # noqa: BLE001 -- the real call will raise it
+            future.set_exception(err)
+        else:
+            future.set_result(None)
+
+
+def wait(future: concurrent.futures.Future | None) -> None:
+    """Let ``future``'s warm-up finish; its failure is ignored (see the module)."""
+    if future is not None:
+        concurrent.futures.wait([future])

@@ -1,0 +1,142 @@
+"""compat's start-up: nothing compiled to build a network, and the first step's
+backward and optimizer programs compiled ahead on a spare core (compat._warm) --
+the same programs, each compiled once, the same results."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import re
+
+import jax
+import numpy as np
+import pytest
+
+import jaxblitz.compat as torch
+from jaxblitz.compat import _warm, nn
+
+
+@pytest.fixture
+def warm(monkeypatch):
+    """_warm as in a fresh process (active until a backward finishes), counting
+    the warm-ups it starts."""
+    monkeypatch.setattr(_warm, "_active", True)
+    monkeypatch.setattr(_warm, "_seen", set())
+    started = []
+    submit = _warm.submit
+
+    def counted(*args, **kwargs):
+        future = submit(*args, **kwargs)
+        started.append(future)
+        return future
+
+    monkeypatch.setattr(_warm, "submit", counted)
+    return started
+
+
+@contextlib.contextmanager
+def compiles():
+    """The names of the programs XLA compiles meanwhile, on any thread."""
+    names: list[str] = []
+
+    class Names(logging.Handler):
+        def emit(self, record):
+            found = re.search(r"Finished XLA compilation of (\S+)", record.getMessage())
+            if found:
+                names.append(found.group(1))
+
+    handler, logger = Names(), logging.getLogger("jax")
+    logger.addHandler(handler)
+    before = jax.config.jax_log_compiles
+    jax.config.update("jax_log_compiles", True)
+    try:
+        yield names
+    finally:
+        jax.config.update("jax_log_compiles", before)
+        logger.removeHandler(handler)
+
+
+def test_building_a_network_compiles_nothing():
+    """Layers draw their initial values on the host and hand them to JAX without
+    a program per parameter shape (nor does nn.init): only the generator's key
+    split is a program, once per process."""
+    nn.Linear(2, 2)
+    with compiles() as names:
+        net = nn.Sequential(
+            nn.Conv2d(3, 7, 3), nn.Conv2d(7, 5, 2), nn.Flatten(), nn.Linear(45, 13)
+        )
+        nn.init.normal_(net[3].weight)
+        nn.init.uniform_(net[0].bias, -0.5, 0.5)
+    assert names == []
+    assert net[0].weight.dtype == torch.float32 and net[0].weight.shape == (7, 3, 3, 3)
+
+
+def first_step(sizes: tuple[int, int, int, int], seed: int = 0):
+    """One SGD-momentum step of a small net, every shape set by ``sizes`` (inputs,
+    hidden, classes, batch): (the backward and update programs compiled, by
+    name, and the parameters after)."""
+    n_in, hidden, classes, batch = sizes
+    torch.manual_seed(seed)
+    net = nn.Sequential(nn.Linear(n_in, hidden), nn.Tanh(), nn.Linear(hidden, classes))
+    with compiles() as names:
+        opt = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
+        x, y = torch.randn(batch, n_in), torch.arange(batch) % classes
+        opt.zero_grad()
+        nn.functional.cross_entropy(net(x), y).backward()
+        opt.step()
+    wanted = sorted(n for n in names if n in ("jit(_bwd_impl)", "jit(_update)"))
+    return wanted, [p.detach().numpy().copy() for p in net.parameters()]
+
+
+def test_first_step_warms_its_programs_once_with_the_same_result(warm):
+    compiled_warm, params_warm = first_step((23, 9, 3, 5))
+    assert not _warm.active()  # the first backward ended the warm-ups
+    started = [f for f in warm if f is not None]
+    # the optimizer's update, and a backward program per recorded op
+    assert len(started) >= len(compiled_warm) >= 2
+    assert all(f.done() and f.exception() is None for f in started)
+    # the same net at shapes of its own, nothing warmed: the same programs
+    # compiled as often, so each real call found its warmed program ready
+    compiled_cold, _ = first_step((29, 11, 4, 6))
+    assert compiled_warm == compiled_cold
+    assert compiled_cold.count("jit(_update)") == 1
+    assert compiled_cold.count("jit(_bwd_impl)") >= 3
+    # and the same shapes again, nothing warmed: the same numbers
+    compiled_again, params_again = first_step((23, 9, 3, 5))
+    assert "jit(_bwd_impl)" not in compiled_again
+    for a, b in zip(params_warm, params_again, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_nothing_is_warmed_inside_torch_compile(warm):
+    torch.manual_seed(0)
+    net = nn.Linear(17, 2)
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    warm.clear()  # the constructor's own warm-up is fine: real arrays
+
+    @torch.compile
+    def step(x):
+        opt.zero_grad()
+        loss = net(x).square().sum()
+        loss.backward()
+        opt.step()
+        return loss
+
+    assert np.isfinite(step(torch.ones(3, 17)).item())
+    assert [f for f in warm if f is not None] == []  # traced ops: no warm-up
+
+
+def test_a_failing_warm_up_is_ignored(warm):
+    def broken():
+        raise ValueError("no such program")
+
+    future = _warm.submit(broken)
+    _warm.wait(future)  # does not raise: the real call raises instead
+    assert isinstance(future.exception(), ValueError)
+
+
+def test_no_warm_ups_once_done(warm):
+    _warm.done()
+    assert _warm.submit(lambda: None) is None
+    x = torch.ones(3, 19, requires_grad=True)
+    assert (x * 2).grad_fn.warm is None
