@@ -184,8 +184,11 @@ class Optimizer:
         arrays = [p._data for p in group["params"] if p.requires_grad]
         if not arrays or _warm.traced(arrays):
             return None
-        tx = self._tx(group)
-        hyper = {name: _number(group[key]) for name, key in self._hyper.items()}
+        try:
+            tx = self._tx(group)
+            hyper = {name: _number(group[key]) for name, key in self._hyper.items()}
+        except Exception:  # noqa: BLE001 -- step() raises it, where torch would
+            return None
         grads = [_warm.zeros(a) for a in arrays]
         return _warm.submit(
             lambda: _update_jit(arrays, grads, _init_jit(arrays, tx=tx), hyper, tx=tx)
