@@ -4,7 +4,7 @@ Every op of a compat step runs its own small XLA program, compiled the first
 time its shapes are seen: the first training step compiles the forward's
 programs as they run, then the backward's and the optimizer's. The backward's
 and the optimizer's programs are known earlier -- a backward program as soon as
-its forward op is recorded, the optimizer's at its first ``zero_grad()`` -- so
+its forward op is recorded, the optimizer's when the optimizer is built -- so
 while the forward runs, one background thread calls them once on zeros of the
 right shapes and dtypes: that compiles them into the same jit caches the real
 calls use, on the other core. The real call waits for its warm-up (no program is
@@ -94,7 +94,7 @@ def submit(program: Callable, /, *args: Any, **kwargs: Any):
     mode as compat's ops run; returns a Future, or None when inactive.
 
     The newest warm-up runs first: backward needs the last op's program first,
-    and ``step()`` (warmed at ``zero_grad()``, before the forward) needs its last.
+    and ``step()`` (warmed when its optimizer is built) needs its last.
     """
     global _pool
     if not _active:

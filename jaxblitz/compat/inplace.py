@@ -135,18 +135,18 @@ def _normal(key, shape, dt, a, b):
     return a + b * draw(jax.random.normal, key, shape, dt)
 
 
-def _random_fill(draw: Callable) -> Callable[..., Tensor]:
+def _random_fill(fill: Callable) -> Callable[..., Tensor]:
     """``x.uniform_(a, b)`` / ``x.normal_(mean, std)`` from compat's generator."""
 
     def method(
         self: Tensor, a: float = 0.0, b: float = 1.0, *, generator: Any = None
     ) -> Tensor:
         self._check_inplace()
-        if draw is _normal and b < 0:
+        if fill is _normal and b < 0:
             raise RuntimeError(f"normal expects std >= 0.0, but found std {b:g}")
         key = (generator or default_generator).next_key()
         with x64(True):
-            array = draw(key, self.shape, self.dtype.np, a, b)
+            array = fill(key, self.shape, self.dtype.np, a, b)
         self._set_data(array)
         return self
 
