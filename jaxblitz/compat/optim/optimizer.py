@@ -55,6 +55,9 @@ def init_states(tx: optax.GradientTransformation, arrays: list) -> list:
         return _init_jit(arrays, tx=tx) if arrays else []
 
 
+_TXS: dict[tuple, optax.GradientTransformation] = {}  # Optimizer._tx's
+
+
 def _number(value: Any) -> Any:
     # torch.compile swaps hyperparameters for tracers, so a changed lr needs no
     # recompilation (jaxblitz.compat.compile); eager steps see Python numbers.
@@ -86,7 +89,6 @@ class Optimizer:
         groups = params if isinstance(params[0], dict) else [{"params": params}]
         for group in groups:
             self.add_param_group(group)
-        self._txs: dict[tuple, optax.GradientTransformation] = {}
         self._warming = (
             [self._warm_up(g) for g in self.param_groups] if _warm.active() else ()
         )
@@ -166,15 +168,21 @@ class Optimizer:
                     p.grad = p.grad.detach().zero_()
 
     def _tx(self, group: dict[str, Any]) -> optax.GradientTransformation:
-        static = tuple(group[k] for k in self._static)
-        tx = self._txs.get(static)
+        """The group's Optax transform, shared by every optimizer of this kind
+        with these static settings: it is a static argument of the update
+        program, so a second optimizer (or param group) reuses that program.
+        The injected hyperparameters' initial values are never read (``step()``
+        passes the group's), and what an ``init`` reads is static."""
+        key = (type(self)._factory, self._static, *(group[k] for k in self._static))
+        tx = _TXS.get(key)
         if tx is None:
-            init = {name: float(group[key]) for name, key in self._hyper.items()}
+            init = {name: float(group[k]) for name, k in self._hyper.items()}
             factory = optax.inject_hyperparams(
                 type(self)._factory, static_args=self._static
             )
+            static = (group[k] for k in self._static)
             tx = factory(**init, **dict(zip(self._static, static, strict=True)))
-            self._txs[static] = tx
+            _TXS[key] = tx
         return tx
 
     def _warm_up(self, group: dict[str, Any]):
