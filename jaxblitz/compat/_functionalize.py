@@ -24,7 +24,6 @@ import numpy as np
 from jaxblitz.compat import _dtype, creation
 from jaxblitz.compat._tensor_base import _from_numpy_copy, _Storage
 from jaxblitz.compat.autograd.grad_mode import is_grad_enabled
-from jaxblitz.compat.optim.optimizer import init_states
 from jaxblitz.compat.tensor import Tensor
 
 
@@ -186,15 +185,8 @@ class Frame:
         for opt in self.optimizers:
             for group in opt.param_groups:
                 params = group["params"]
-                # torch creates a state at the first step()
-                fresh = iter(
-                    init_states(
-                        opt._tx(group), [p._data for p in params if p not in opt.state]
-                    )
-                )
-                for p in params:
-                    self.absent.append(p not in opt.state)
-                    states.append(opt.state[p] if p in opt.state else next(fresh))
+                self.absent.extend(p not in opt.state for p in params)
+                states.extend(opt._states(group, params))
         # step() sets Optax's injected hyperparameters from the group on every
         # update and never reads the stored ones: they stay out of the program
         # (no input or output buffers) and go back unchanged after the call.

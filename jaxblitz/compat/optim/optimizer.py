@@ -199,8 +199,15 @@ class Optimizer:
             return None
         grads = [_warm.zeros(a) for a in arrays]
         return _warm.submit(
-            lambda: _update_jit(arrays, grads, _init_jit(arrays, tx=tx), hyper, tx=tx)
+            lambda: _update_jit(arrays, grads, init_states(tx, arrays), hyper, tx=tx)
         )
+
+    def _states(self, group: dict[str, Any], params: list) -> list:
+        """``params``' states: the stored ones, and for params without one (torch
+        makes it at the first ``step()``) new ones, made in one program."""
+        missing = [p._data for p in params if p not in self.state]
+        fresh = iter(init_states(self._tx(group), missing))
+        return [self.state[p] if p in self.state else next(fresh) for p in params]
 
     @no_grad()
     def step(self, closure: Any = None) -> Any:
@@ -219,12 +226,7 @@ class Optimizer:
             hyper = {name: _number(group[key]) for name, key in self._hyper.items()}
             with x64(True):
                 arrays = [p._data for p in params]
-                fresh = iter(
-                    init_states(tx, [p._data for p in params if p not in self.state])
-                )
-                states = [
-                    self.state[p] if p in self.state else next(fresh) for p in params
-                ]
+                states = self._states(group, params)
                 grads = [p.grad._data for p in params]
                 if group.get("maximize"):  # torch: ascend, the gradient negated first
                     grads = [-g for g in grads]
