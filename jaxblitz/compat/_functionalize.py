@@ -24,6 +24,7 @@ import numpy as np
 from jaxblitz.compat import _dtype, creation
 from jaxblitz.compat._tensor_base import _from_numpy_copy, _Storage
 from jaxblitz.compat.autograd.grad_mode import is_grad_enabled
+from jaxblitz.compat.optim.optimizer import with_hyper as _with_hyper
 from jaxblitz.compat.tensor import Tensor
 
 
@@ -81,13 +82,6 @@ def _store(storage: _Storage, array: jax.Array) -> None:
 def _kept(out: Any) -> bool:
     # `()` in the program's outputs: the step left this piece as it was.
     return type(out) is tuple and not out
-
-
-def _with_hyper(state: Any, hyper: Any) -> Any:
-    """``state._replace(hyperparams=hyper)`` for Optax's injected-hyperparameter
-    states, without ``_replace``'s keyword machinery (it ran 20 times a call)."""
-    i = type(state)._fields.index("hyperparams")
-    return tuple.__new__(type(state), (*state[:i], hyper, *state[i + 1 :]))
 
 
 def _spec(t: Tensor) -> tuple:

@@ -30,7 +30,15 @@ import numpy as np
 from jaxblitz.compat._dtype import x64
 
 _pool: concurrent.futures.ThreadPoolExecutor | None = None
-_active = (os.cpu_count() or 1) > 1 and os.environ.get("JAXBLITZ_WARM", "1") != "0"
+_spare = (os.cpu_count() or 1) > 1 and os.environ.get("JAXBLITZ_WARM", "1") != "0"
+_active = _spare
+
+
+def spare() -> bool:
+    """Whether a spare core compiles ahead (not on one core, nor with
+    ``JAXBLITZ_WARM=0``): for the first step's warm-ups and for
+    :func:`ahead`."""
+    return _spare
 
 
 def active() -> bool:
@@ -96,9 +104,22 @@ def submit(program: Callable, /, *args: Any, **kwargs: Any):
     The newest warm-up runs first: backward needs the last op's program first,
     and ``step()`` (warmed when its optimizer is built) needs its last.
     """
-    global _pool
     if not _active:
         return None
+    return _enqueue(program, args, kwargs)
+
+
+def ahead(program: Callable, /, *args: Any, **kwargs: Any):
+    """:func:`submit` at any time, not only before the first backward: a program
+    compiled on the spare core for later steps (compat's fused backward,
+    ``autograd._fused``). None where there is no spare core."""
+    if not _spare:
+        return None
+    return _enqueue(program, args, kwargs)
+
+
+def _enqueue(program: Callable, args: tuple, kwargs: dict):
+    global _pool
     if _pool is None:
         _pool = concurrent.futures.ThreadPoolExecutor(
             1, thread_name_prefix="jaxblitz-warm"

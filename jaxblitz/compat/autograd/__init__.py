@@ -23,7 +23,7 @@ import numpy as np
 
 from jaxblitz.compat._dtype import x64
 from jaxblitz.compat._tensor_base import TensorBase
-from jaxblitz.compat.autograd import function
+from jaxblitz.compat.autograd import _fused, function
 from jaxblitz.compat.autograd.function import Function, FunctionCtx
 from jaxblitz.compat.autograd.grad_mode import (
     enable_grad,
@@ -187,7 +187,11 @@ def _run_engine(
             )
     root = _GraphRoot(nodes, arrays)
     if not inputs:
-        run_backward(root, _START, retain_graph, create_graph=create_graph)
+        order = _topological(root)
+        if create_graph or not _fused.run(order, retain_graph):
+            run_backward(
+                root, _START, retain_graph, create_graph=create_graph, order=order
+            )
         return ()
     result = _run_for_inputs(root, inputs, retain_graph, create_graph, accumulate_grad)
     if accumulate_grad:

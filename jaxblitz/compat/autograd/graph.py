@@ -558,18 +558,20 @@ def run_backward(
     retain_graph: bool = False,
     inputs: Sequence[Any] | None = None,
     create_graph: bool = False,
+    order: list[Node] | None = None,
 ) -> dict[int, Any]:
     """Propagate ``grad`` from ``root`` into the leaves (or collect ``inputs``).
 
     With ``create_graph`` the gradients are Tensors recorded on the tape (so they
-    can be differentiated again), else plain arrays.
+    can be differentiated again), else plain arrays. ``order``: ``root``'s
+    :func:`_topological` order, where the caller has it already.
     """
     collect = {id(t._node()): None for t in inputs} if inputs is not None else None
     if create_graph and not isinstance(grad, TensorBase):
         grad = TensorBase._wrap(grad)
     grads: dict[int, Any] = {id(root): grad}
     with x64(True), set_grad_enabled(create_graph):
-        for node in _topological(root):
+        for node in order or _topological(root):
             g = grads.pop(id(node), None)
             if g is None:
                 continue

@@ -36,8 +36,17 @@ def _update(params, grads, states, hyper, *, tx):
         )
         updates, s = tx.update(g.astype(p.dtype), s, p)
         new_params.append(optax.apply_updates(p, updates))
-        new_states.append(s)
+        # step() puts the stored hyperparameters back (it never reads them): an
+        # output each would cost the call a buffer apiece (40 of SGD's 80).
+        new_states.append(with_hyper(s, None))
     return new_params, new_states
+
+
+def with_hyper(state: Any, hyper: Any) -> Any:
+    """``state._replace(hyperparams=hyper)`` for Optax's injected-hyperparameter
+    states, without ``_replace``'s keyword machinery (it runs per parameter)."""
+    i = type(state)._fields.index("hyperparams")
+    return tuple.__new__(type(state), (*state[:i], hyper, *state[i + 1 :]))
 
 
 _update_jit = jax.jit(_update, static_argnames=("tx",))
@@ -233,9 +242,11 @@ class Optimizer:
                 new_arrays, new_states = _update_jit(
                     arrays, grads, states, hyper, tx=tx
                 )
-            for p, a, s in zip(params, new_arrays, new_states, strict=True):
+            for p, a, s, old in zip(
+                params, new_arrays, new_states, states, strict=True
+            ):
                 p._set_data(a)
-                self.state[p] = s
+                self.state[p] = with_hyper(s, old.hyperparams)
         return loss
 
     def state_dict(self) -> dict[str, Any]:
