@@ -16,7 +16,7 @@ op in compat).
 from __future__ import annotations
 
 import math
-from functools import partial
+from functools import lru_cache, partial
 from typing import NamedTuple
 
 import jax
@@ -32,6 +32,7 @@ class Layout(NamedTuple):
     offset: int
 
 
+@lru_cache(maxsize=4096)  # pure, and asked for on every view op
 def contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
     """Row-major strides of ``shape``, as torch gives them (size-0/1 dims too)."""
     strides, step = [], 1
@@ -41,6 +42,7 @@ def contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(reversed(strides))
 
 
+@lru_cache(maxsize=4096)
 def identity(shape: tuple[int, ...]) -> Layout:
     return Layout(tuple(shape), contiguous_strides(shape), 0)
 

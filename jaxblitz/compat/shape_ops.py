@@ -218,7 +218,7 @@ def flatten(self: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
         return _reshape(self, (1,))
     if start == end:
         return self
-    merged = int(np.prod(shape[start : end + 1], dtype=np.int64))
+    merged = math.prod(shape[start : end + 1])
     return _reshape(self, (*shape[:start], merged, *shape[end + 1 :]))
 
 

@@ -18,6 +18,7 @@ import warnings
 from collections.abc import Mapping
 from typing import Any
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -40,7 +41,7 @@ from jaxblitz.compat.autograd.graph import (
     run_backward,
 )
 from jaxblitz.compat.autograd.variable import Variable
-from jaxblitz.compat.creation import ones_like, zeros_like
+from jaxblitz.compat.creation import zeros_like
 from jaxblitz.grad import GradcheckError, numerical_jacobian
 
 __all__ = [
@@ -111,6 +112,23 @@ def _tensor_or_tensors_to_tuple(tensors: Any, length: int) -> tuple:
     return tuple(tensors)
 
 
+_ONES: dict[tuple, Any] = {}
+
+
+def _one(like: Any) -> Any:
+    """The implicit gradient of a one-element output ``like`` (an array): ones of
+    its shape, dtype and placement, made once per kind (``loss.backward()`` runs
+    every step; JAX arrays are immutable, so one serves all)."""
+    if isinstance(like, jax.core.Tracer):  # inside torch.compile
+        return jnp.ones(like.shape, like.dtype)
+    where = like.sharding if like.committed else None
+    key = (like.shape, like.dtype, where)
+    one = _ONES.get(key)
+    if one is None:
+        one = _ONES[key] = jax.device_put(np.ones(like.shape, like.dtype), where)
+    return one
+
+
 def _make_grads(outputs: tuple, grads: tuple) -> tuple:
     """torch's ``_make_grads``: each output's gradient, checked, or ones for a
     scalar output that requires grad."""
@@ -139,7 +157,7 @@ def _make_grads(outputs: tuple, grads: tuple) -> tuple:
                     "grad can be implicitly created only for real scalar outputs but "
                     f"got {out.dtype}"
                 )
-            new_grads.append(ones_like(out))
+            new_grads.append(TensorBase._wrap(_one(out._data)))
         else:
             raise TypeError(
                 "gradients can be either Tensors or None, but got "
