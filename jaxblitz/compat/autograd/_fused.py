@@ -12,12 +12,16 @@ calls that one program and hands each leaf its gradient.
 The program applies the very VJPs the node-by-node engine applies
 (``graph._bwd_impl`` of each node's ``fn``), in the same order, summing the
 gradients that meet at a node in the same order; only the number of calls
-changes. It is used only where the node-by-node engine would do nothing else:
-every node a plain recorded op (no custom ``autograd.Function``, no module
-backward hook), no hooks on tensors or nodes, no ``retain_grad``, nothing saved
-modified in place or freed, no ``inputs=`` or ``create_graph``. Anything else,
-and any graph it has not seen often enough, takes the node-by-node path
-unchanged. Off where compat's warm-ups are off (one core, ``JAXBLITZ_WARM=0``).
+changes (the Blitz's gradients come out equal to the bit: tested). It costs the
+spare core one compilation (BENCHMARKS.md gives its time), and a script that
+ends while it compiles waits for it at exit.
+
+It is used only where the node-by-node engine would do nothing else: every node
+a plain recorded op (no custom ``autograd.Function``, no module backward hook),
+no hooks on tensors or nodes, no ``retain_grad``, nothing saved modified in
+place or freed, no ``inputs=`` or ``create_graph``. Anything else, and any graph
+it has not seen often enough, takes the node-by-node path unchanged. Off where
+compat's warm-ups are off (one core, ``JAXBLITZ_WARM=0``).
 """
 
 from __future__ import annotations
@@ -40,7 +44,7 @@ from jaxblitz.compat.autograd.graph import (
     _verify,
 )
 
-REPEATS = 16  # a graph seen this often is compiled as one program
+REPEATS = 32  # a graph seen this often is compiled as one program
 _MAX_GRAPHS = 32  # structures remembered (least recently used dropped)
 
 _ROOT = "root"
