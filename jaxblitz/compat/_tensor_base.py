@@ -428,15 +428,20 @@ class TensorBase:
         where = self.device
         return -1 if where.type == "cpu" else where.index or 0
 
+    def _shape(self) -> tuple[int, ...]:
+        """The shape as a plain tuple (no ``Size`` made: ops ask often)."""
+        view = self._view
+        return self._s.shape if view is None else view.shape
+
     @property
     def ndim(self) -> int:
-        return len(self.shape)
+        return len(self._shape())
 
     def dim(self) -> int:
-        return len(self.shape)
+        return len(self._shape())
 
     def numel(self) -> int:
-        return self.shape.numel()
+        return math.prod(self._shape())
 
     nelement = numel
 

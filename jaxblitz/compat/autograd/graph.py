@@ -317,7 +317,7 @@ def _saved_checks(name, args, mask, out) -> tuple:
             continue
         if position == "result":
             where = ("result", out._s, out._s.array, out._view)
-            checks.append((out._vc, 0, None, name, tuple(out.shape), out.dtype, where))
+            checks.append((out._vc, 0, None, name, out._shape(), out.dtype, where))
             continue
         t = args[position]
         if isinstance(t, TensorBase):
@@ -326,7 +326,7 @@ def _saved_checks(name, args, mask, out) -> tuple:
             # then, so an edit through `.data`, which the version misses, shows).
             where = (position, t._s, t._s.array, t._view)
             checks.append(
-                (t._vc, t._vc[0], weakref.ref(t), fn, tuple(t.shape), t.dtype, where)
+                (t._vc, t._vc[0], weakref.ref(t), fn, t._shape(), t.dtype, where)
             )
     return tuple(checks)
 
