@@ -16,7 +16,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxblitz.compat import _dtype
+from jaxblitz.compat import _dtype, _warm
 from jaxblitz.compat._dtype import x64
 from jaxblitz.compat._layout import Layout
 from jaxblitz.compat._tensor_base import (
@@ -50,12 +50,28 @@ class Generator:
         return self._seed
 
     def next_key(self) -> jax.Array:
+        global _split_warm
+        if _split_warm is not None:  # its program compiled ahead (see below)
+            _warm.wait(_split_warm)
+            _split_warm = None
         with x64(True):
-            self._key, key = jax.random.split(self._key)
+            self._key, key = _split(self._key)
         return key
 
 
+@jax.jit
+def _split(key: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """``jax.random.split(key)``'s two keys, as one program (split eagerly, then
+    unpacked, it compiled two): the generator's next state and the key to draw
+    with. Every draw and every layer's initial values take one."""
+    keys = jax.random.split(key)
+    return keys[0], keys[1]
+
+
 default_generator = Generator()
+# Compiled on the spare core while the rest of compat imports: every script
+# that builds a layer or draws a random number needs it (compat._warm).
+_split_warm = _warm.submit(_split, default_generator._key)
 
 
 def manual_seed(seed: int) -> Generator:
@@ -108,8 +124,18 @@ def _draw_flat(key, *, size, dtype, sample, static):
     return sample(key, (size,), dtype, *static)
 
 
+def _cut(flat: jax.Array, *, n: int, shape: tuple) -> jax.Array:
+    """The first ``n`` values of ``flat`` in ``shape``. On the CPU, cut on the host
+    (the array's own memory, then one copy back): a program per shape compiled
+    slowly for a slice (BENCHMARKS.md); elsewhere, that program."""
+    if next(iter(flat.devices())).platform == "cpu":
+        where = flat.sharding if flat.committed else None
+        return jax.device_put(np.asarray(flat)[:n].reshape(shape), where)
+    return _cut_jit(flat, n=n, shape=shape)
+
+
 @functools.partial(jax.jit, static_argnames=("n", "shape"))
-def _cut(flat, *, n, shape):
+def _cut_jit(flat, *, n, shape):
     return flat[:n].reshape(shape)
 
 
