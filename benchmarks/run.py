@@ -46,7 +46,7 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bench_compat import make_step  # noqa: E402
+from bench_compat import make_step, warm_up  # noqa: E402
 
 from jaxblitz import cli, evaluate, models, parallel, train  # noqa: E402
 from jaxblitz.data import epoch_order  # noqa: E402
@@ -215,8 +215,7 @@ def torch_style_runner(lib: str, batch: int, quick: bool):
         return None
     step = make_step(torch, nn, F, optim, batch, compiled=lib == "compiled")
     steps = steps_for(batch, quick) // (4 if lib != "torch" and batch == 4 else 1)
-    for i in range(20):
-        step(i)
+    warm_up(step)
     return steps * batch, lambda: [step(i) for i in range(steps)]
 
 

@@ -26,6 +26,7 @@ compat's warm-ups are off (one core, ``JAXBLITZ_WARM=0``).
 
 from __future__ import annotations
 
+import concurrent.futures
 from collections import OrderedDict
 from typing import Any
 
@@ -181,6 +182,12 @@ def run(order: list[Node], retain_graph: bool) -> bool:
         for node in order:
             node.release()
     return True
+
+
+def wait() -> None:
+    """Let the fused programs being compiled finish (benchmarks and tests that
+    measure the steady state)."""
+    concurrent.futures.wait([e[1] for e in _cache.values() if e[1] is not None])
 
 
 def clear() -> None:
