@@ -190,3 +190,24 @@ def test_off_without_a_spare_core(fused, monkeypatch):
     assert fused == [False] * 4
     assert not _fused._cache
     np.testing.assert_array_equal(w.grad.numpy(), [8.0, 16.0])
+
+
+def test_a_module_backward_hook_runs_after_fusion(fused):
+    torch.manual_seed(0)
+    net, criterion = Net(), nn.CrossEntropyLoss()
+    x, y = _data()
+    for _ in range(3):
+        net.zero_grad()
+        criterion(net(x), y).backward()
+    _compiled()
+    seen = []
+    handle = net.fc3.register_full_backward_hook(
+        lambda module, grad_in, grad_out: seen.append(grad_out[0].shape)
+    )
+    net.zero_grad()
+    criterion(net(x), y).backward()
+    assert fused[-1] is False and seen == [(4, 10)]
+    handle.remove()
+    net.zero_grad()
+    criterion(net(x), y).backward()
+    assert fused[-1] is True and len(seen) == 1
