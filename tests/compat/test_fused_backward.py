@@ -13,6 +13,7 @@ import jaxblitz.compat as torch
 from jaxblitz.compat import _warm, nn
 from jaxblitz.compat.autograd import _fused
 from tests.compat.blitz_net import Net
+from tests.compat.test_extending import _square
 
 
 @pytest.fixture
@@ -164,20 +165,10 @@ def test_a_new_shape_or_a_custom_function_runs_node_by_node(fused):
     ((w2 * torch.tensor([0.5, -1.0])).exp() * w2).sum().backward()
     assert fused[-1] is False  # another shape: counted, not yet fused
 
-    class Square(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, a):
-            ctx.save_for_backward(a)
-            return a * a
-
-        @staticmethod
-        def backward(ctx, g):
-            (a,) = ctx.saved_tensors
-            return 2 * a * g
-
+    square = _square(torch)  # a custom autograd.Function: x * x
     for _ in range(3):
         w.grad = None
-        Square.apply(w).sum().backward()
+        square.apply(w).sum().backward()
         np.testing.assert_array_equal(w.grad.numpy(), [2.0, 4.0, 6.0])
     assert fused[-3:] == [False, False, False]
 
