@@ -156,9 +156,9 @@ def cpu_threads(batch_size: int) -> int | None:
 
 
 # From this batch size, a CPU run splits each batch over one device per core: the
-# per-core shards beat one device's intra-op threads there (BENCHMARKS.md: 1.1-1.5x
-# PyTorch from 128 to 1024 sharded, 0.7-1.0x on one device); below it, one device.
-SHARD_FROM_BATCH = 128
+# per-core shards, each chunking its gradient, beat one device's intra-op threads
+# there (BENCHMARKS.md); below it, one device.
+SHARD_FROM_BATCH = 64
 
 
 def _cores() -> int:

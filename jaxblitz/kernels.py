@@ -293,10 +293,14 @@ def chunked_value_and_grad(
     return chunked
 
 
-def grad_chunk(batch_size: int) -> int | None:
-    """The gradient ``chunk`` for a single-device step at ``batch_size``.
+def grad_chunk(batch_size: int, shard: bool = False) -> int | None:
+    """The gradient ``chunk`` for a step over ``batch_size`` rows on one device.
 
-    Chunks of 8 from batch 64 up (the fastest measured, BENCHMARKS.md); small
-    batches run whole (None).
+    Chunks of 8 (the fastest measured, BENCHMARKS.md) from batch 64 up, and from
+    32 rows up where the rows are one shard of a batch split over devices
+    (``shard``: :mod:`jaxblitz.parallel`'s per-device step; on a CPU, one device
+    per core, so one core's cache holds a chunk's patches); small batches run
+    whole (None).
     """
-    return 8 if batch_size >= 64 and batch_size % 8 == 0 else None
+    start = 32 if shard else 64
+    return 8 if batch_size >= start and batch_size % 8 == 0 else None

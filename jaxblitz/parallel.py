@@ -131,7 +131,7 @@ def shard_batches(mesh: Mesh, data, idx: np.ndarray, mask: np.ndarray):
 def _step(state, images, labels, mask, tx):
     """One device's rows: the loss and gradient sums chunked as on one device,
     summed over the mesh, then one step (torch: DataParallel's all-reduce)."""
-    chunk = kernels.grad_chunk(images.shape[0])
+    chunk = kernels.grad_chunk(images.shape[0], shard=True)
     sums = train.batch_sums(state.params, images, labels, mask, chunk)
     return train.apply_mean(state, *jax.lax.psum(sums, AXIS), tx)
 

@@ -101,10 +101,10 @@ BIG_BATCH = BackgroundRun(
 )
 
 
-def test_cli_picks_one_device_per_core_from_batch_128_and_one_below():
+def test_cli_picks_one_device_per_core_from_batch_64_and_one_below():
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
-    assert cli.cpu_devices(4) is None and cli.cpu_devices(64) is None
-    assert cli.cpu_devices(128) == (cores if cores > 1 else None)
+    assert cli.cpu_devices(4) is None and cli.cpu_devices(32) is None
+    assert cli.cpu_devices(64) == cli.cpu_devices(128) == (cores if cores > 1 else None)
     proc = BIG_BATCH.result()
     assert proc.returncode == 0, proc.stderr[-3000:]
     if cores > 1:

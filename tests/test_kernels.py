@@ -168,3 +168,7 @@ def test_grad_chunk_is_eight_from_batch_64_when_it_divides():
     assert kernels.grad_chunk(4) is None and kernels.grad_chunk(512) == 8
     assert kernels.grad_chunk(100) is None  # not a multiple of 8: whole batch
     assert kernels.grad_chunk(64) == 8 and kernels.grad_chunk(56) is None
+    # a shard of a batch split over devices is chunked from 32 rows
+    assert kernels.grad_chunk(32) is None and kernels.grad_chunk(32, shard=True) == 8
+    assert kernels.grad_chunk(16, shard=True) is None
+    assert kernels.grad_chunk(40, shard=True) == 8

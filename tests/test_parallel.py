@@ -62,12 +62,12 @@ def test_sharded_training_ends_with_the_single_device_params(worker, batch, loop
     assert result["replicated"]
 
 
-@pytest.mark.parametrize("devices, local_chunk", [(2, 8), (4, None)])
+@pytest.mark.parametrize("devices, local_chunk", [(2, 8), (4, 8), (8, None)])
 def test_each_device_chunks_its_own_rows_and_the_step_is_the_whole_batchs(
     worker, devices, local_chunk
 ):
     result = worker[f"chunked devices {devices}"]
-    assert result["local_chunk"] == local_chunk  # 64 rows per device are chunked
+    assert result["local_chunk"] == local_chunk  # from 32 rows per device, chunked
     assert result["rel"] < 1e-5
 
 
