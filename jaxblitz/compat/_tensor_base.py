@@ -192,12 +192,15 @@ def _from_numpy_copy(n: np.ndarray) -> jax.Array:
     return from_host(np.array(n, copy=True))
 
 
-def from_host(n: np.ndarray) -> jax.Array:
+def from_host(n: np.ndarray, like: Any = None) -> jax.Array:
     """A NumPy array nothing else will write to, as a JAX array of its dtype:
     ``jax.device_put``, which compiles nothing (``jnp.asarray`` of an ndarray
-    compiles a program per shape, ``lax.stage``)."""
+    compiles a program per shape, ``lax.stage``). Placed as ``like`` (a JAX
+    array) is where given: committed to its devices if it is committed, as jit
+    keys its programs on that too; else on the default device, uncommitted."""
+    where = like.sharding if getattr(like, "committed", False) else None
     with x64(True):
-        return jax.device_put(n)
+        return jax.device_put(n, where)
 
 
 _PACKAGE = str(Path(__file__).parent)  # jaxblitz/compat

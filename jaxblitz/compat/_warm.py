@@ -28,6 +28,7 @@ import jax
 import numpy as np
 
 from jaxblitz.compat._dtype import x64
+from jaxblitz.compat._tensor_base import from_host
 
 _pool: concurrent.futures.ThreadPoolExecutor | None = None
 _spare = (os.cpu_count() or 1) > 1 and os.environ.get("JAXBLITZ_WARM", "1") != "0"
@@ -53,10 +54,8 @@ def done() -> None:
 
 
 def zeros(like: jax.Array) -> jax.Array:
-    """Zeros with ``like``'s shape, dtype and placement, compiling nothing (a
-    committed array where ``like`` is one: jit keys its programs on that too)."""
-    where = like.sharding if getattr(like, "committed", False) else None
-    return jax.device_put(np.zeros(like.shape, like.dtype), where)
+    """Zeros with ``like``'s shape, dtype and placement, compiling nothing."""
+    return from_host(np.zeros(like.shape, like.dtype), like)
 
 
 def traced(arrays: Any) -> bool:

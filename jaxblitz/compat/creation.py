@@ -25,6 +25,7 @@ from jaxblitz.compat._tensor_base import (
     _as_int,
     _Storage,
     _type_name,
+    from_host,
     sizes,
 )
 
@@ -129,8 +130,7 @@ def _cut(flat: jax.Array, *, n: int, shape: tuple) -> jax.Array:
     (the array's own memory, then one copy back): a program per shape compiled
     slowly for a slice (BENCHMARKS.md); elsewhere, that program."""
     if next(iter(flat.devices())).platform == "cpu":
-        where = flat.sharding if flat.committed else None
-        return jax.device_put(np.asarray(flat)[:n].reshape(shape), where)
+        return from_host(np.asarray(flat)[:n].reshape(shape), flat)
     return _cut_jit(flat, n=n, shape=shape)
 
 

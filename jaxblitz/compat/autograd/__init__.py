@@ -23,7 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxblitz.compat._dtype import x64
-from jaxblitz.compat._tensor_base import TensorBase
+from jaxblitz.compat._tensor_base import TensorBase, from_host
 from jaxblitz.compat.autograd import _fused, function
 from jaxblitz.compat.autograd.function import Function, FunctionCtx
 from jaxblitz.compat.autograd.grad_mode import (
@@ -121,11 +121,10 @@ def _one(like: Any) -> Any:
     every step; JAX arrays are immutable, so one serves all)."""
     if isinstance(like, jax.core.Tracer):  # inside torch.compile
         return jnp.ones(like.shape, like.dtype)
-    where = like.sharding if like.committed else None
-    key = (like.shape, like.dtype, where)
+    key = (like.shape, like.dtype, like.sharding if like.committed else None)
     one = _ONES.get(key)
     if one is None:
-        one = _ONES[key] = jax.device_put(np.ones(like.shape, like.dtype), where)
+        one = _ONES[key] = from_host(np.ones(like.shape, like.dtype), like)
     return one
 
 

@@ -203,13 +203,17 @@ class Optimizer:
             return None
         try:
             tx = self._tx(group)
-            hyper = {name: _number(group[key]) for name, key in self._hyper.items()}
+            hyper = self._hyperparams(group)
         except Exception:  # noqa: BLE001 -- step() raises it, where torch would
             return None
         grads = [_warm.zeros(a) for a in arrays]
         return _warm.submit(
             lambda: _update_jit(arrays, grads, init_states(tx, arrays), hyper, tx=tx)
         )
+
+    def _hyperparams(self, group: dict[str, Any]) -> dict[str, Any]:
+        """The Optax hyperparameters ``step()`` injects, from ``group``'s values."""
+        return {name: _number(group[key]) for name, key in self._hyper.items()}
 
     def _states(self, group: dict[str, Any], params: list) -> list:
         """``params``' states: the stored ones, and for params without one (torch
@@ -232,7 +236,7 @@ class Optimizer:
             if not params:
                 continue
             tx = self._tx(group)
-            hyper = {name: _number(group[key]) for name, key in self._hyper.items()}
+            hyper = self._hyperparams(group)
             with x64(True):
                 arrays = [p._data for p in params]
                 states = self._states(group, params)
