@@ -13,6 +13,9 @@ same computations rearranged for speed, each tested equal to the plain one.
   these tiny convolutions on CPU, and channel-major faster than NHWC.
 - :func:`conv2d_rows_cm`: the same from k-times smaller row patches -- faster
   for inference, where no weight gradient is needed.
+- :func:`conv2d_chunked`: an NCHW convolution ``chunk`` images at a time, forward
+  and backward, for batches whose patches would not fit in cache
+  (:func:`patch_chunk`).
 - :func:`max_pool2x2`: 2x2 pooling whose gradient goes to the first maximum of
   each window, as PyTorch's does, by one select.
 - :func:`pool_relu`: pooling then ReLU as the max of the window corners -- ReLU on
@@ -216,6 +219,76 @@ def conv2d_rows_cm(params: Params, x: jax.Array) -> jax.Array:
     z = (rows @ cols.reshape(in_ch * k, n)).reshape(out_ch, k, b, h, w)
     y = sum(z[:, i, :, i : i + h - k + 1, : w - k + 1] for i in range(k))
     return y + params["bias"][:, None, None, None]
+
+
+# A batch's patches up to this size are built whole; above it, a chunk's patches
+# stay near this size (BENCHMARKS.md: whole, conv1's forward and weight gradient
+# went from 7 ms at batch 128 to 23 ms -- page faults on fresh 30 MB buffers and
+# patches that leave the cache -- and 14 against 90 ms at batch 256).
+PATCHES_WHOLE_BYTES = 2 << 20
+PATCHES_CHUNK_BYTES = 2 << 20
+
+
+def patch_chunk(batch_size: int, image_bytes: int) -> int | None:
+    """Images per chunk for :func:`conv2d_chunked` when each image's patches take
+    ``image_bytes``: None (build them whole) up to :data:`PATCHES_WHOLE_BYTES`,
+    else the largest power of two whose patches fit :data:`PATCHES_CHUNK_BYTES`."""
+    if batch_size * image_bytes <= PATCHES_WHOLE_BYTES:
+        return None
+    chunk = 1
+    while 2 * chunk * image_bytes <= PATCHES_CHUNK_BYTES and 2 * chunk < batch_size:
+        chunk *= 2
+    return chunk
+
+
+def _conv2d_nchw(x: jax.Array, weight: jax.Array, bias: jax.Array) -> jax.Array:
+    y = conv2d_cm({"weight": weight, "bias": bias}, x.transpose(1, 0, 2, 3))
+    return y.transpose(1, 0, 2, 3)
+
+
+def _batch_chunks(a: jax.Array, chunk: int) -> jax.Array:
+    """``(B, ...)`` -> ``(n, chunk, ...)``, the batch zero-padded to ``n * chunk``."""
+    if pad := -a.shape[0] % chunk:
+        a = jnp.pad(a, [(0, pad)] + [(0, 0)] * (a.ndim - 1))
+    return a.reshape(-1, chunk, *a.shape[1:])
+
+
+@functools.partial(jax.custom_vjp, nondiff_argnums=(3,))
+def conv2d_chunked(
+    x: jax.Array, weight: jax.Array, bias: jax.Array, chunk: int
+) -> jax.Array:
+    """Valid, stride-1 convolution of NCHW ``x`` by OIHW ``weight``, ``chunk``
+    images at a time (:func:`conv2d_cm` on each), forward and backward.
+
+    For batches whose patches would not fit in cache (:func:`patch_chunk`): each
+    chunk's patches are built, used and dropped in cache, in the forward and
+    again in the backward (a ``lax.scan`` summing the weight's gradient), where
+    the whole batch's patches cost a fresh buffer of tens of MB per call. A
+    batch that ``chunk`` does not divide is zero-padded; the padded images add
+    nothing to the gradients.
+    """
+    ys = lax.map(lambda c: _conv2d_nchw(c, weight, bias), _batch_chunks(x, chunk))
+    return ys.reshape(-1, *ys.shape[2:])[: x.shape[0]]
+
+
+def _conv2d_chunked_fwd(x, weight, bias, chunk):
+    return conv2d_chunked(x, weight, bias, chunk), (x, weight, bias)
+
+
+def _conv2d_chunked_bwd(chunk, residuals, g):
+    x, weight, bias = residuals
+
+    def body(total, xg):
+        dx, dw, db = jax.vjp(_conv2d_nchw, xg[0], weight, bias)[1](xg[1])
+        return (total[0] + dw, total[1] + db), dx
+
+    zero = (jnp.zeros_like(weight), jnp.zeros_like(bias))
+    chunks = (_batch_chunks(x, chunk), _batch_chunks(g, chunk))
+    (dw, db), dx = lax.scan(body, zero, chunks)
+    return dx.reshape(-1, *dx.shape[2:])[: x.shape[0]], dw, db
+
+
+conv2d_chunked.defvjp(_conv2d_chunked_fwd, _conv2d_chunked_bwd)
 
 
 def conv_stack_cm(params: Params, x: jax.Array, rows: bool = False) -> jax.Array:

@@ -30,6 +30,36 @@ def test_channel_major_im2col_convolution_equals_lax_conv(in_ch, out_ch, batch, 
     )
 
 
+@pytest.mark.parametrize("batch, chunk", [(8, 4), (7, 4), (5, 8), (6, 1)])
+def test_chunked_convolution_and_its_gradients_equal_lax_conv(batch, chunk):
+    params = models.init_conv2d(jax.random.key(0), 3, 6, 5)
+    x = jax.random.normal(jax.random.key(1), (batch, 3, 12, 10))
+    g = jax.random.normal(jax.random.key(2), (batch, 6, 8, 6))
+
+    def chunked(x, w, b):
+        return kernels.conv2d_chunked(x, w, b, chunk)
+
+    def whole(x, w, b):
+        return models.conv2d({"weight": w, "bias": b}, x)
+
+    args = (x, params["weight"], params["bias"])
+    y, vjp = jax.vjp(chunked, *args)
+    y_ref, vjp_ref = jax.vjp(whole, *args)
+    np.testing.assert_allclose(y, y_ref, rtol=1e-5, atol=1e-5)
+    for grad, ref in zip(vjp(g), vjp_ref(g), strict=True):  # padded rows add nothing
+        np.testing.assert_allclose(grad, ref, rtol=1e-4, atol=1e-4)
+
+
+def test_patch_chunk_builds_small_batches_whole_and_chunks_to_the_byte_budget():
+    image = 75 * 28 * 28 * 4  # LeNet conv1's patches of one CIFAR image
+    whole = kernels.PATCHES_WHOLE_BYTES // image
+    assert kernels.patch_chunk(whole, image) is None
+    chunk = kernels.patch_chunk(whole + 1, image)
+    assert chunk & (chunk - 1) == 0  # a power of two
+    assert chunk * image <= kernels.PATCHES_CHUNK_BYTES < 2 * chunk * image
+    assert kernels.patch_chunk(1024, kernels.PATCHES_WHOLE_BYTES) == 1
+
+
 def _windows_one_by_one(x, k, axis, at):
     """Every (i, j) window offset sliced on its own: the definition."""
     h, w = x.shape[axis : axis + 2]

@@ -454,6 +454,37 @@ def test_conv2d_options_match_torch_in_values_gradients_and_repr(name):
     check(lambda torch: repr(CONVS[name](torch.nn)))
 
 
+@pytest.mark.parametrize("path", ["whole", "chunked", "no_grad"])
+def test_stride_one_conv2d_matches_torch_whole_in_chunks_and_without_grad(
+    path, monkeypatch
+):
+    # compat builds a small batch's patches whole (kept for the backward, or not
+    # when nothing needs it) and a large one's in chunks (kernels.conv2d_chunked):
+    # a budget of 16 KB makes these 5 images run as 3 chunks of 2, one padded.
+    from jaxblitz import kernels
+
+    calls = []
+    chunked = kernels.conv2d_chunked
+    monkeypatch.setattr(
+        kernels, "conv2d_chunked", lambda *a: calls.append(a[-1]) or chunked(*a)
+    )
+    if path == "chunked":
+        monkeypatch.setattr(kernels, "PATCHES_WHOLE_BYTES", 0)
+        monkeypatch.setattr(kernels, "PATCHES_CHUNK_BYTES", 1 << 14)
+    width = {"whole": 9, "chunked": 10, "no_grad": 11}[path]  # a fresh trace each
+    x = RNG.standard_normal((5, 3, 8, width)).astype(np.float32)
+    if path == "no_grad":
+
+        def case(torch):
+            with torch.no_grad():
+                return fill(torch.nn.Conv2d(3, 4, 3), torch)(torch.tensor(x))
+
+        check(case)
+    else:
+        check(forward_and_grads(lambda torch: torch.nn.Conv2d(3, 4, 3), x))
+    assert set(calls) == ({2} if path == "chunked" else set())  # traced, not cached
+
+
 MAX_POOLS = {
     "k3_s2_p1": lambda nn: nn.MaxPool2d(3, 2, 1),
     "ceil": lambda nn: nn.MaxPool2d(2, ceil_mode=True),

@@ -6,7 +6,8 @@ losses (``cross_entropy``, ``mse_loss`` ...) are :mod:`.losses`'s, with torch's
 reductions, weights and checks. A stride-1, unpadded convolution uses
 the kernels' im2col formulation (channel-major ``kernels.window_stack`` patches
 and one matmul, ``weight @ patches``), faster on CPU than ``lax.conv``, and keeps
-its patches for the backward (:func:`~jaxblitz.compat.autograd.graph.apply_saving`);
+its patches for the backward (:func:`~jaxblitz.compat.autograd.graph.apply_saving`),
+or, for a batch whose patches would not fit in cache, runs ``kernels.conv2d_chunked``;
 2x2 pooling is ``kernels.max_pool2x2``, with torch's gradient on ties.
 """
 
@@ -21,6 +22,7 @@ import jax.numpy as jnp
 from jaxblitz import kernels, models
 from jaxblitz.compat import ops
 from jaxblitz.compat._tensor_base import _as_int, wrap_dim
+from jaxblitz.compat.autograd.grad_mode import is_grad_enabled
 from jaxblitz.compat.autograd.graph import apply, apply_saving
 from jaxblitz.compat.creation import rand
 from jaxblitz.compat.nn.losses import (  # noqa: F401 -- torch.nn.functional's losses
@@ -89,6 +91,36 @@ def _im2col_fn(x, weight, bias, patches):
     rebuilt = _patches(x, weight.shape[2])
     zero = rebuilt - jax.lax.stop_gradient(rebuilt)
     return y + _matmul_nchw(zero, jax.lax.stop_gradient(weight), None)
+
+
+def _im2col_plain(x, weight, bias):  # no backward to come: no patches kept
+    return _matmul_nchw(_patches(x, weight.shape[2]), weight, bias)
+
+
+def _chunked_fn(x, weight, bias, *, chunk):
+    bias = jnp.zeros(weight.shape[:1], x.dtype) if bias is None else bias
+    return kernels.conv2d_chunked(x, weight, bias, chunk)
+
+
+def _im2col_conv(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
+    """A stride-1, unpadded convolution: patches chunked when a batch's would not
+    fit in cache, else built whole and kept for the backward when there is one."""
+    b, c, h, w = input.shape
+    k = weight.shape[2]
+    image_bytes = c * k * k * (h - k + 1) * (w - k + 1) * input.dtype.itemsize
+    chunk = kernels.patch_chunk(b, image_bytes)
+    if chunk is not None:
+        return apply(
+            "ConvolutionBackward0", _chunked_fn, input, weight, bias, chunk=chunk
+        )
+    recorded = is_grad_enabled() and any(
+        t is not None and t.requires_grad for t in (input, weight, bias)
+    )
+    if not recorded:
+        return apply("ConvolutionBackward0", _im2col_plain, input, weight, bias)
+    return apply_saving(
+        "ConvolutionBackward0", _im2col_forward, _im2col_fn, input, weight, bias
+    )
 
 
 def _addmm_fn(bias, x, weight_t):
@@ -380,9 +412,7 @@ def conv2d(
     plain = dilations == (1, 1) and groups == 1 and square
     unpadded = pairs == ((0, 0), (0, 0))
     if plain and strides == (1, 1) and unpadded and input.numel() and weight.numel():
-        return apply_saving(
-            "ConvolutionBackward0", _im2col_forward, _im2col_fn, input, weight, bias
-        )
+        return _im2col_conv(input, weight, bias)
     even = len(set(strides)) == 1 and len({p for pair in pairs for p in pair}) == 1
     if plain and even:  # the core's conv2d (square stride and padding)
         return apply(
