@@ -1,8 +1,9 @@
 """Blitz 4's training step, compat eager vs PyTorch eager, in one run.
 
-Run: python benchmarks/bench_compat.py [--steps 300] [--repeats 5]
+Run: python benchmarks/bench_compat.py [--steps 300] [--repeats 5] [--batches 4,32]
 
-The Blitz's CIFAR-10 ``Net`` at batch 4: ``zero_grad``, forward,
+The Blitz's CIFAR-10 ``Net`` at batch 4 (or at each of ``--batches`` in turn, with
+``--steps`` scaled to about as many images a round): ``zero_grad``, forward,
 ``CrossEntropyLoss``, ``backward``, ``SGD(lr=0.001, momentum=0.9).step()`` and
 ``loss.item()``, on CIFAR-shaped random batches. The same script runs for both
 libraries (only the imports differ); prints ms/step (min and median of
@@ -111,29 +112,39 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument(
+        "--batches", default="4", help="comma-separated batch sizes (default: 4)"
+    )
     args = parser.parse_args()
+    for batch in (int(b) for b in args.batches.split(",")):
+        # about as many images a round at every batch size, at least 20 steps
+        compare(batch, max(20, args.steps * 4 // batch), args.repeats)
 
+
+def compare(batch: int, count: int, repeats: int) -> None:
     import jaxblitz.compat as ctorch
     import jaxblitz.compat.nn.functional as cF
     from jaxblitz.compat import nn as cnn
     from jaxblitz.compat import optim as coptim
 
-    steps = {"compat eager": make_step(ctorch, cnn, cF, coptim)}
+    steps = {"compat eager": make_step(ctorch, cnn, cF, coptim, batch)}
     try:
         import torch
         import torch.nn.functional as F
         from torch import nn, optim
 
-        steps["torch eager"] = make_step(torch, nn, F, optim)
+        steps["torch eager"] = make_step(torch, nn, F, optim, batch)
     except ImportError:
         print("PyTorch is not installed: no ratio")
-    times = time_steps(steps, dict.fromkeys(steps, args.steps), args.repeats)
+    times = time_steps(steps, dict.fromkeys(steps, count), repeats)
+    print(f"batch {batch}:")
     for name, (best, median) in times.items():
-        print(f"{name:13s}: min {best:.3f}  median {median:.3f} ms/step")
+        print(f"  {name:13s}: min {best:.3f}  median {median:.3f} ms/step")
     if "torch eager" in times:
         ratio = times["compat eager"][0] / times["torch eager"][0]
-        print(f"torch threads: {torch.get_num_threads()}")
-        print(f"ratio compat/torch (min): {ratio:.2f}x (goal <= 1.5x)")
+        median = times["compat eager"][1] / times["torch eager"][1]
+        print(f"  torch threads: {torch.get_num_threads()}")
+        print(f"  compat / torch: {ratio:.2f}x (min), {median:.2f}x (median)")
 
 
 if __name__ == "__main__":
