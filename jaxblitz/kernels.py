@@ -222,9 +222,9 @@ def conv2d_rows_cm(params: Params, x: jax.Array) -> jax.Array:
 
 
 # A batch's patches up to this size are built whole; above it, a chunk's patches
-# stay near this size (BENCHMARKS.md: whole, conv1's forward and weight gradient
-# went from 7 ms at batch 128 to 23 ms -- page faults on fresh 30 MB buffers and
-# patches that leave the cache -- and 14 against 90 ms at batch 256).
+# stay within this size. Whole, a large batch's patches cost a fresh buffer of
+# tens of MB per call (page faults) and leave the cache (BENCHMARKS.md, "Compat
+# eager at larger batches").
 PATCHES_WHOLE_BYTES = 2 << 20
 PATCHES_CHUNK_BYTES = 2 << 20
 
