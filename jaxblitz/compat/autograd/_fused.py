@@ -85,10 +85,11 @@ _program = jax.jit(_run_all, static_argnames=("structure",))
 
 
 def _plan(order: list[Node]) -> tuple | None:
-    """``(structure, args, leaves)`` of the graph below ``order[0]`` (the engine's
-    root), or None where the node-by-node engine must run it."""
+    """``(structure, args, leaves, checked)`` of the graph below ``order[0]`` (the
+    engine's root), or None where the node-by-node engine must run it;
+    ``checked``: the nodes whose saved tensors :func:`_intact` must check."""
     index = {id(node): i for i, node in enumerate(order)}
-    structure, args, leaves = [], [], []
+    structure, args, leaves, checked = [], [], [], []
     for i, node in enumerate(order):
         cls = type(node)
         if cls is AccumulateGrad:
@@ -115,15 +116,23 @@ def _plan(order: list[Node]) -> tuple | None:
         if saved is None or node.warm is not None:
             return None
         if node.checks:
-            try:
-                _verify(node)
-                if _current(node) is not saved or _edited_result(node) is not None:
-                    return None
-            except (RuntimeError, NotImplementedError):
-                return None  # the node-by-node engine raises it where torch does
+            checked.append(node)
         structure.append((None, node.fn, node.static, mask, children, len(saved)))
         args += saved
-    return tuple(structure), args, leaves
+    return tuple(structure), args, leaves, checked
+
+
+def _intact(checked: list[Node]) -> bool:
+    """Whether every saved tensor of ``checked`` is as it was saved: else the
+    node-by-node engine runs, and raises where torch does."""
+    for node in checked:
+        try:
+            _verify(node)
+            if _current(node) is not node.saved or _edited_result(node) is not None:
+                return False
+        except (RuntimeError, NotImplementedError):
+            return False
+    return True
 
 
 def _signature(args: list) -> tuple | None:
@@ -152,7 +161,7 @@ def run(order: list[Node], retain_graph: bool) -> bool:
     plan = _plan(order)
     if plan is None:
         return False
-    structure, args, leaves = plan
+    structure, args, leaves, checked = plan
     sig = _signature(args)
     if sig is None:
         return False
@@ -174,6 +183,8 @@ def run(order: list[Node], retain_graph: bool) -> bool:
         if not future.done() or future.exception() is not None:
             return False
         entry[2] = True
+    if not _intact(checked):  # checked only here: a graph not run fused skips it
+        return False
     with x64(True):
         grads = _program(*args, structure=structure)
     for leaf, g in zip(leaves, grads, strict=True):

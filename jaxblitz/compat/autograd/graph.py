@@ -15,6 +15,7 @@ Every op runs inside ``x64(True)`` (see :mod:`jaxblitz.compat._dtype`).
 
 from __future__ import annotations
 
+import functools
 import re
 import weakref
 from collections.abc import Callable, Sequence
@@ -491,28 +492,47 @@ def apply_saving(name: str, forward: Callable, fn: Callable, *args: Any, **stati
 
     ``forward(*arrays, **static)`` returns ``(out, residual)``; the backward is the
     VJP of ``fn(*arrays, residual, **static)``, which must compute ``out`` using
-    ``residual`` where the forward built it, so nothing is computed twice.
+    ``residual`` where the forward built it, so nothing is computed twice. With
+    nothing to record (no grad mode, no input requiring grad) only ``out`` is
+    computed and kept.
     """
     return _apply(name, forward, fn, args, static)
+
+
+_VALUES: dict[Callable, Callable] = {}
+
+
+def _value_of(forward: Callable) -> Callable:
+    """``forward`` of :func:`apply_saving` without its residual, one function per
+    ``forward`` (a static argument of the jitted call): with no backward to come,
+    the program does not output what only the backward would read."""
+    value = _VALUES.get(forward)
+    if value is None:
+        value = _VALUES[forward] = functools.partial(_first_output, forward)
+    return value
+
+
+def _first_output(forward: Callable, *args: Any, **static: Any) -> Any:
+    return forward(*args, **static)[0]
 
 
 def _apply(name, forward, fn, args, static):
     arrays = [a._data if isinstance(a, TensorBase) else a for a in args]
     items = tuple(static.items())
+    mask = is_grad_enabled() and tuple(
+        isinstance(a, TensorBase)
+        and (a.requires_grad_flag or (a._base is not None and a._stale()))
+        for a in args
+    )
+    if not (mask and any(mask)):  # nothing to record: the value alone
+        run = fn if forward is None else _value_of(forward)
+        with x64(True):
+            return TensorBase._wrap(_fwd(*arrays, fn=run, static=items))
     with x64(True):
         out = _fwd(*arrays, fn=fn if forward is None else forward, static=items)
     if forward is not None:
         out, residual = out
         arrays.append(residual)
-    if not is_grad_enabled():
-        return TensorBase._wrap(out)
-    mask = tuple(
-        isinstance(a, TensorBase)
-        and (a.requires_grad_flag or (a._base is not None and a._stale()))
-        for a in args
-    )
-    if not any(mask):
-        return TensorBase._wrap(out)
     inputs = tuple(a._node() if m else None for a, m in zip(args, mask, strict=True))
     base = Node if forward is None else ResidualNode
     node = node_class(name, base)(fn, items, arrays, inputs, mask)

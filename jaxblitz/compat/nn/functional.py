@@ -22,7 +22,6 @@ import jax.numpy as jnp
 from jaxblitz import kernels, models
 from jaxblitz.compat import ops
 from jaxblitz.compat._tensor_base import _as_int, wrap_dim
-from jaxblitz.compat.autograd.grad_mode import is_grad_enabled
 from jaxblitz.compat.autograd.graph import apply, apply_saving
 from jaxblitz.compat.creation import rand
 from jaxblitz.compat.nn.losses import (  # noqa: F401 -- torch.nn.functional's losses
@@ -40,9 +39,13 @@ from jaxblitz.compat.tensor import Tensor
 # -- pure JAX functions --------------------------------------------------------
 
 
+def _bias(bias, weight, x):  # a conv's bias, zeros where it has none
+    return jnp.zeros(weight.shape[:1], x.dtype) if bias is None else bias
+
+
 def _conv_fn(x, weight, bias, *, stride, padding):
-    bias = jnp.zeros(weight.shape[:1], x.dtype) if bias is None else bias
-    return models.conv2d({"weight": weight, "bias": bias}, x, stride, padding)
+    params = {"weight": weight, "bias": _bias(bias, weight, x)}
+    return models.conv2d(params, x, stride, padding)
 
 
 def _conv_general_fn(x, weight, bias, *, stride, padding, dilation, groups):
@@ -93,18 +96,13 @@ def _im2col_fn(x, weight, bias, patches):
     return y + _matmul_nchw(zero, jax.lax.stop_gradient(weight), None)
 
 
-def _im2col_plain(x, weight, bias):  # no backward to come: no patches kept
-    return _matmul_nchw(_patches(x, weight.shape[2]), weight, bias)
-
-
 def _chunked_fn(x, weight, bias, *, chunk):
-    bias = jnp.zeros(weight.shape[:1], x.dtype) if bias is None else bias
-    return kernels.conv2d_chunked(x, weight, bias, chunk)
+    return kernels.conv2d_chunked(x, weight, _bias(bias, weight, x), chunk)
 
 
 def _im2col_conv(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
     """A stride-1, unpadded convolution: patches chunked when a batch's would not
-    fit in cache, else built whole and kept for the backward when there is one."""
+    fit in cache, else built whole (and kept for the backward, if any)."""
     b, c, h, w = input.shape
     k = weight.shape[2]
     image_bytes = c * k * k * (h - k + 1) * (w - k + 1) * input.dtype.itemsize
@@ -113,11 +111,6 @@ def _im2col_conv(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
         return apply(
             "ConvolutionBackward0", _chunked_fn, input, weight, bias, chunk=chunk
         )
-    recorded = is_grad_enabled() and any(
-        t is not None and t.requires_grad for t in (input, weight, bias)
-    )
-    if not recorded:
-        return apply("ConvolutionBackward0", _im2col_plain, input, weight, bias)
     return apply_saving(
         "ConvolutionBackward0", _im2col_forward, _im2col_fn, input, weight, bias
     )
