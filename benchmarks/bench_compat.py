@@ -41,16 +41,22 @@ def blitz_net(torch, nn, F, in_channels: int = 3):
     return Net()
 
 
-def make_step(torch, nn, F, optim, batch: int = 4, compiled: bool = False):
-    net = blitz_net(torch, nn, F)
+def make_step(
+    torch, nn, F, optim, batch: int = 4, compiled: bool = False, device: str = "cpu"
+):
+    """The Blitz's training step on ``device`` ("cuda": Blitz 4's "Training on
+    GPU", the net and the batches moved there with ``.to(device)``)."""
+    net = blitz_net(torch, nn, F).to(device)
     criterion = nn.CrossEntropyLoss()
     optimizer = optim.SGD(net.parameters(), lr=0.001, momentum=0.9)
     rng = np.random.default_rng(0)
     images = [
-        torch.tensor(rng.standard_normal((batch, 3, 32, 32), dtype=np.float32))
+        torch.tensor(rng.standard_normal((batch, 3, 32, 32), dtype=np.float32)).to(
+            device
+        )
         for _ in range(64)
     ]
-    labels = [torch.tensor(rng.integers(0, 10, batch)) for _ in range(64)]
+    labels = [torch.tensor(rng.integers(0, 10, batch)).to(device) for _ in range(64)]
 
     def train_step(inputs, targets):
         optimizer.zero_grad()

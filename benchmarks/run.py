@@ -16,6 +16,12 @@ the FLOP limit (3.9 MFLOP per training image, 1.3 per inference). Prints a
 table, ratios to PyTorch, and writes JSON. The candidates for one batch size
 take turns, round by round, so noise hits them alike. Measure on a quiet
 machine: a second busy process slows both sides 2-4x.
+
+On a GPU machine the same command runs unchanged: jaxblitz on JAX's GPU (XLA's
+convolutions, whole batches, kernels.im2col_backend), compat on its ``cuda``
+device, and PyTorch on CUDA beside them when it is a CUDA build (else on the CPU,
+as the table's header says); the one-thread and sharded-over-cores candidates
+are CPU-only.
 """
 
 from __future__ import annotations
@@ -86,12 +92,19 @@ def summary(images: int, times: list[float]) -> dict:
     return {"best": max(rates), "median": statistics.median(rates), "worst": min(rates)}
 
 
+def matmul_size() -> int:
+    """The square matmul that measures the FLOP peak: 2048 on a CPU, 8192 on an
+    accelerator (at 2048 a GPU's product is too short to time past dispatch)."""
+    return 8192 if on_accelerator() else 2048
+
+
 def matmul_gflops(repeats: int) -> float:
-    a = jax.random.normal(jax.random.key(0), (2048, 2048))
+    n = matmul_size()
+    a = jax.random.normal(jax.random.key(0), (n, n))
     f = jax.jit(lambda a: a @ a)
     f(a).block_until_ready()
     best = min(repeat(lambda: f(a).block_until_ready(), repeats * 3))
-    return 2 * 2048**3 / best / 1e9
+    return 2 * n**3 / best / 1e9
 
 
 def steps_for(batch: int, quick: bool) -> int:
@@ -198,6 +211,19 @@ def one_thread_runner(batch: int, quick: bool):
     return images, epoch, worker
 
 
+def on_accelerator() -> bool:
+    """Whether JAX runs on a GPU (or TPU) here: then PyTorch runs beside it on CUDA
+    where it can (:func:`torch_device`), and compat on its ``cuda`` device."""
+    return jax.default_backend() != "cpu"
+
+
+def torch_device(torch) -> str:
+    """PyTorch's side of the comparison: CUDA when JAX runs on a GPU and this
+    PyTorch is a CUDA build that sees it, else the CPU (named in the table)."""
+    gpu = jax.default_backend() == "gpu" and torch.cuda.is_available()
+    return "cuda" if gpu else "cpu"
+
+
 def torch_style_runner(lib: str, batch: int, quick: bool):
     """The Blitz's own loop body (bench_compat.make_step) in torch or compat."""
     if lib == "torch":
@@ -207,13 +233,16 @@ def torch_style_runner(lib: str, batch: int, quick: bool):
             from torch import nn, optim
         except ImportError:
             return None
+        device = torch_device(torch)
     else:
         import jaxblitz.compat as torch
         import jaxblitz.compat.nn.functional as F
         from jaxblitz.compat import nn, optim
+
+        device = "cuda" if jax.default_backend() == "gpu" else "cpu"
     if lib == "compiled" and not hasattr(torch, "compile"):
         return None
-    step = make_step(torch, nn, F, optim, batch, compiled=lib == "compiled")
+    step = make_step(torch, nn, F, optim, batch, lib == "compiled", device)
     steps = steps_for(batch, quick) // (4 if lib != "torch" and batch == 4 else 1)
     warm_up(step)
     return steps * batch, lambda: [step(i) for i in range(steps)]
@@ -222,7 +251,8 @@ def torch_style_runner(lib: str, batch: int, quick: bool):
 def bench_train(batch: int, repeats: int, quick: bool) -> dict:
     runners, compile_s = jax_runners(batch, quick)
     worker = None
-    if cli.cpu_threads(batch) == 1 and CORES > 1:  # what jaxblitz-train runs
+    one_thread = not on_accelerator() and cli.cpu_threads(batch) == 1
+    if one_thread and CORES > 1:  # what jaxblitz-train runs on a CPU
         images, epoch, worker = one_thread_runner(batch, quick)
         runners = {"scan": runners.pop("scan"), "scan_1thread": (images, epoch)} | (
             runners
@@ -273,13 +303,16 @@ def bench_eval(repeats: int) -> dict:
         import torch.nn.functional as F
         from torch import nn, optim
 
-        net = make_step(torch, nn, F, optim).net
-        xt = [torch.from_numpy(batch) for batch in x]
+        device = torch_device(torch)
+        net = make_step(torch, nn, F, optim, device=device).net
+        xt = [torch.from_numpy(batch).to(device) for batch in x]
 
         def torch_eval():
             with torch.no_grad():
                 for batch in xt:
                     net(batch).argmax(1)
+            if device == "cuda":  # CUDA runs asynchronously: wait for the pass
+                torch.cuda.synchronize()
 
         torch_eval()
         runners["torch"] = torch_eval
@@ -287,6 +320,17 @@ def bench_eval(repeats: int) -> dict:
         pass
     times = round_robin(runners, repeats * 2)
     return {name: summary(1000 * EVAL_BATCHES, t) for name, t in times.items()}
+
+
+def torch_version() -> str:
+    """``, PyTorch 2.x on cuda (card)`` for the table's header; '' without it."""
+    try:
+        import torch
+    except ImportError:
+        return ""
+    device = torch_device(torch)
+    card = f" ({torch.cuda.get_device_name()})" if device == "cuda" else ""
+    return f", PyTorch {torch.__version__} on {device}{card}"
 
 
 BEGIN = "<!-- benchmarks/run.py: generated from here -->"
@@ -332,7 +376,7 @@ def main(argv=None) -> int:
     results = {
         "date": time.strftime("%Y-%m-%d %H:%M"),
         "machine": f"{platform.processor() or platform.machine()}, "
-        f"{jax.devices()[0].device_kind}, jax {jax.__version__}",
+        f"{jax.devices()[0].device_kind}, jax {jax.__version__}{torch_version()}",
         "matmul_gflops": peak,
         "train": {},
     }
@@ -340,6 +384,8 @@ def main(argv=None) -> int:
     for batch in args.batches:
         entry = bench_train(batch, args.repeats, args.quick)
         results["train"][batch] = entry
+        done = ", ".join(f"{k} {r['median']:,.0f}" for k, r in entry.items() if r)
+        print(f"batch {batch} (images/s): {done}", file=sys.stderr, flush=True)
         for name, r in entry.items():
             if r:
                 rows.append(("train", batch, name, r, TRAIN_FLOP, entry["torch"]))
@@ -349,7 +395,8 @@ def main(argv=None) -> int:
         rows.append(("eval", 1000, name, r, EVAL_FLOP, evals.get("torch")))
 
     header = (
-        f"{results['machine']}; matmul {peak:.0f} GFLOP/s (2048x2048 float32); "
+        f"{results['machine']}; matmul {peak:.0f} GFLOP/s ({matmul_size()}x"
+        f"{matmul_size()} float32, JAX's default precision); "
         f"{results['date']}"
     )
     table = [

@@ -322,8 +322,20 @@ def lenet_features(params: Params, x: jax.Array, chunk: int | None = None) -> ja
     return x.reshape(b, *x.shape[2:])  # (B, 16, 5, 5)
 
 
+def im2col_backend() -> bool:
+    """Whether JAX's default backend runs LeNet with these im2col kernels: the
+    CPU, where they measure faster (BENCHMARKS.md). GPUs and TPUs run XLA's own
+    convolution (cuDNN on a GPU) on the whole batch, so the cache-sized chunks
+    that :func:`eval_chunk`, :func:`grad_chunk` and :func:`patch_chunk` pick are
+    CPU-only: elsewhere they would only serialise the batch."""
+    return jax.default_backend() == "cpu"
+
+
 def eval_chunk(batch_size: int) -> int | None:
-    """The ``chunk`` for fast inference at ``batch_size`` (None: no chunking)."""
+    """The ``chunk`` for fast inference at ``batch_size`` (None: no chunking, as
+    on a GPU or TPU, see :func:`im2col_backend`)."""
+    if not im2col_backend():
+        return None
     return next((c for c in (50, 40, 25, 20, 10, 8, 5, 4) if batch_size % c == 0), None)
 
 
@@ -373,7 +385,9 @@ def grad_chunk(batch_size: int, shard: bool = False) -> int | None:
     32 rows up where the rows are one shard of a batch split over devices
     (``shard``: :mod:`jaxblitz.parallel`'s per-device step; on a CPU, one device
     per core, so one core's cache holds a chunk's patches); small batches run
-    whole (None).
+    whole (None), as does every batch on a GPU or TPU (:func:`im2col_backend`).
     """
+    if not im2col_backend():
+        return None
     start = 32 if shard else 64
     return 8 if batch_size >= start and batch_size % 8 == 0 else None

@@ -231,7 +231,7 @@ def default_impl() -> Impl:
     """The ``lenet`` implementation for JAX's default backend: the im2col kernels
     on CPU, where they measure faster (BENCHMARKS.md); ``lax.conv`` elsewhere
     until a measurement there says otherwise."""
-    return "im2col" if jax.default_backend() == "cpu" else "xla"
+    return "im2col" if kernels.im2col_backend() else "xla"
 
 
 def _check_images(params: Params, x: jax.Array) -> None:

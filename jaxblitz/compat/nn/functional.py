@@ -404,7 +404,8 @@ def conv2d(
     square = weight.shape[2] == weight.shape[3]
     plain = dilations == (1, 1) and groups == 1 and square
     unpadded = pairs == ((0, 0), (0, 0))
-    if plain and strides == (1, 1) and unpadded and input.numel() and weight.numel():
+    im2col = plain and strides == (1, 1) and unpadded and kernels.im2col_backend()
+    if im2col and input.numel() and weight.numel():
         return _im2col_conv(input, weight, bias)
     even = len(set(strides)) == 1 and len({p for pair in pairs for p in pair}) == 1
     if plain and even:  # the core's conv2d (square stride and padding)

@@ -1,0 +1,121 @@
+"""What a GPU (or TPU) run checks before benchmarks/run.py times it there.
+
+Run: python benchmarks/check_device.py
+
+Prints the versions and devices, then compares on JAX's default device:
+- the core's LeNet logits and gradients (XLA's convolutions, the backend's pick)
+  with the CPU's im2col kernels on the same float32 inputs, as a relative error
+  (a GPU's float32 convolutions and products default to TF32: expect ~1e-3);
+- one Blitz training step of compat on its ``cuda`` device with PyTorch's on
+  CUDA, from the same weights and batch (loss and the step's new weights).
+Exits 1 when a check fails.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxblitz import kernels, models, train
+
+
+def rel(a, b) -> float:
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    return float(np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-30))
+
+
+def core_check(tol: float) -> bool:
+    cpu = jax.devices("cpu")[0]
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((64, 3, 32, 32), dtype=np.float32)
+    y = rng.integers(0, 10, 64)
+    params = train.init_state(train.Config(), 3).params
+
+    def loss(p, x, y, impl):
+        return models.cross_entropy(models.lenet(p, x, impl=impl), y)
+
+    grad = jax.jit(jax.value_and_grad(loss), static_argnums=3)
+    here = grad(params, jnp.asarray(x), jnp.asarray(y), None)
+    ref_params = jax.device_put(params, cpu)  # committed: runs on the CPU
+    ref = grad(ref_params, jax.device_put(x, cpu), jax.device_put(y, cpu), "im2col")
+    errors = {"loss": rel(here[0], ref[0])}
+    for path, g in jax.tree_util.tree_leaves_with_path(here[1]):
+        want = ref[1]
+        for key in path:
+            want = want[key.key]
+        errors[jax.tree_util.keystr(path)] = rel(g, want)
+    worst = max(errors.values())
+    print(
+        f"core: default impl {models.default_impl()!r}, im2col_backend "
+        f"{kernels.im2col_backend()}, grad_chunk(512) {kernels.grad_chunk(512)}; "
+        f"loss and gradients vs the CPU's im2col: worst relative error "
+        f"{worst:.2e} ({max(errors, key=errors.get)})"
+    )
+    return worst < tol
+
+
+def compat_check(tol: float) -> bool:
+    try:
+        import torch
+    except ImportError:
+        print("compat: PyTorch not installed, no comparison")
+        return True
+    sys.path.insert(0, __file__.rsplit("/", 1)[0])
+    from bench_compat import blitz_net
+
+    import jaxblitz.compat as ctorch
+    import jaxblitz.compat.nn.functional as cF
+    from jaxblitz.compat import nn as cnn
+
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    cdevice = "cuda" if ctorch.cuda.is_available() else "cpu"
+    torch.manual_seed(0)
+    net = blitz_net(torch, torch.nn, torch.nn.functional)
+    cnet = blitz_net(ctorch, cnn, cF)
+    cnet.load_state_dict(
+        {k: ctorch.tensor(v.numpy()) for k, v in net.state_dict().items()}
+    )
+    net.to(device)
+    cnet.to(cdevice)
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((32, 3, 32, 32), dtype=np.float32)
+    y = rng.integers(0, 10, 32)
+    losses = []
+    for lib, model, dev in ((torch, net, device), (ctorch, cnet, cdevice)):
+        opt = lib.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        opt.zero_grad()
+        loss = lib.nn.CrossEntropyLoss()(
+            model(lib.tensor(x).to(dev)), lib.tensor(y).to(dev)
+        )
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    new = {k: v.cpu().numpy() for k, v in net.state_dict().items()}
+    cnew = {k: v.cpu().numpy() for k, v in cnet.state_dict().items()}
+    worst = max(rel(cnew[k], new[k]) for k in new)
+    where = next(iter(cnet.parameters())).device
+    print(
+        f"compat on {where} vs PyTorch {torch.__version__} on {device}: loss "
+        f"{losses[1]:.6f} vs {losses[0]:.6f}; new weights' worst relative "
+        f"error {worst:.2e}"
+    )
+    return abs(losses[1] - losses[0]) < tol * abs(losses[0]) and worst < tol
+
+
+def main() -> int:
+    print(
+        f"jax {jax.__version__}, default backend {jax.default_backend()}, "
+        f"devices {jax.devices()}"
+    )
+    tol = 1e-4 if jax.default_backend() == "cpu" else 2e-2
+    ok = core_check(tol)
+    ok = compat_check(tol) and ok
+    print("device checks:", "passed" if ok else "FAILED")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
