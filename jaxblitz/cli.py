@@ -137,7 +137,8 @@ def build_parser() -> argparse.ArgumentParser:
         type=_threads,
         default=None,
         help="XLA:CPU threads, an int or 'all' (default: 1 at batch <= 4 on one "
-        "device, see BENCHMARKS.md; else all)",
+        "device where no GPU or TPU plugin is installed, see BENCHMARKS.md; else "
+        "all)",
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     return p
@@ -184,8 +185,13 @@ def set_cpu_threads(threads: int) -> bool:
     ``threads`` cores, starts the backends, then gives every thread of the
     process its full affinity back: the pool keeps its size, and no thread stays
     pinned. Returns False where it cannot act (no ``sched_setaffinity``: macOS,
-    Windows) or ``threads`` is not below the cores available. A GPU or TPU run is
-    unaffected apart from JAX's CPU backend, which it barely uses.
+    Windows) or ``threads`` is not below the cores available.
+
+    Every backend starts inside the narrow mask, and XLA's GPU compiler sizes its
+    own pool then too: on an H100 machine with 16 cores, one thread made the
+    Blitz's training program compile in 28-30 s instead of 2.9 s (BENCHMARKS.md).
+    So ``jaxblitz-train`` calls it only where no accelerator can start
+    (:func:`accelerator_installed`) or ``--cpu-threads`` asks.
 
     Raises:
       RuntimeError: JAX's backends have already started.
@@ -214,6 +220,33 @@ def set_cpu_threads(threads: int) -> bool:
             "first jax.devices(), array or computation in this process)."
         )
     return True
+
+
+def accelerator_installed() -> bool:
+    """Whether JAX may start a GPU or TPU backend here, told without starting any
+    backend (:func:`set_cpu_threads` must run before they start).
+
+    Where ``JAX_PLATFORMS`` (``jax_platforms``) is set, whether it names a
+    platform other than the CPU; else whether an accelerator plugin is installed,
+    found as JAX finds them: a ``jax_plugins`` module or entry point (``jax[cuda]``,
+    ``jax[rocm]``) or ``libtpu``. An installed plugin with no card for it counts
+    too: that CPU run keeps every thread, a little slower at batch 4.
+    """
+    platforms = jax.config.jax_platforms
+    if platforms:
+        return any(p.strip() not in ("", "cpu") for p in platforms.split(","))
+    import importlib.metadata
+    import importlib.util
+    import pkgutil
+
+    with contextlib.suppress(ImportError):
+        import jax_plugins  # the namespace package accelerator plugins install into
+
+        if any(pkgutil.iter_modules(jax_plugins.__path__)):
+            return True
+    if importlib.metadata.entry_points(group="jax_plugins"):
+        return True
+    return importlib.util.find_spec("libtpu") is not None
 
 
 def _thread_count() -> int:
@@ -316,8 +349,8 @@ def _main(argv: list[str] | None) -> int:
     tensors.use_compilation_cache(min_compile_secs=0.2)
     parallel.initialize()  # joins the multi-process runtime when launched into one
     threads = args.cpu_threads
-    if threads is None and args.devices is None:
-        threads = cpu_threads(config.batch_size)
+    if threads is None and args.devices is None and not accelerator_installed():
+        threads = cpu_threads(config.batch_size)  # a CPU run's pick
     # Big batches on a multi-core CPU: one CPU device per core, the batch split
     # over them (set before JAX's backends start; GPU and TPU runs are untouched).
     auto_devices = None

@@ -45,6 +45,64 @@ def test_cli_cpu_threads_after_jax_started_is_a_usage_error(capsys):
     assert "--cpu-threads: set_cpu_threads must run before" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("platforms", "expected"),
+    [("cpu", False), ("cuda", True), ("cpu,tpu", True), ("rocm", True)],
+)
+def test_accelerator_installed_follows_jax_platforms(platforms, expected, platform):
+    platform(platforms)
+    assert cli.accelerator_installed() is expected
+
+
+@pytest.fixture
+def platform():
+    """Sets ``jax_platforms`` (the tests run with JAX_PLATFORMS=cpu) for a test."""
+    import jax
+
+    before = jax.config.jax_platforms
+    yield lambda value: jax.config.update("jax_platforms", value)
+    jax.config.update("jax_platforms", before)
+
+
+def test_accelerator_installed_finds_a_plugin_as_jax_does(
+    tmp_path, monkeypatch, platform
+):
+    # This machine has no accelerator plugin; an installed one is a module in
+    # the jax_plugins namespace package (jax[cuda] installs jax_plugins.xla_cuda12).
+    platform(None)  # unset: the plugins decide
+    monkeypatch.delitem(sys.modules, "jax_plugins", raising=False)
+    assert not cli.accelerator_installed()
+    (tmp_path / "jax_plugins" / "xla_fake_gpu").mkdir(parents=True)
+    (tmp_path / "jax_plugins" / "xla_fake_gpu" / "__init__.py").write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "jax_plugins", raising=False)
+    assert cli.accelerator_installed()
+
+
+class _Stop(Exception):
+    pass
+
+
+@pytest.mark.parametrize("accelerator", [False, True])
+def test_cli_narrows_cpu_threads_at_batch_4_only_without_an_accelerator(
+    accelerator, tmp_path, monkeypatch
+):
+    # One thread for the CPU's batch-4 run; on a GPU machine the narrow mask
+    # would also size XLA's GPU compiler pool to one (10x slower compiles).
+    calls = []
+    monkeypatch.setattr(cli, "accelerator_installed", lambda: accelerator)
+    monkeypatch.setattr(cli, "set_cpu_threads", lambda n: calls.append(n) or True)
+
+    def stop(*_):  # the run's lock is taken right after the threads are set
+        raise _Stop
+
+    monkeypatch.setattr(cli, "DirectoryLock", stop)
+    monkeypatch.setenv("JAXBLITZ_XLA_CACHE", "")
+    with pytest.raises(_Stop):
+        cli.main(["--dataset", "digits", "--out-dir", str(tmp_path / "run")])
+    assert calls == ([] if accelerator else [1])
+
+
 RUN_FILES = background.scratch("cli-digits")  # out-dirs and the runs' XLA cache
 ENV = dict(os.environ, JAX_PLATFORMS="cpu", MPLBACKEND="Agg",
            JAXBLITZ_XLA_CACHE=str(RUN_FILES / "xla"))  # fmt: skip

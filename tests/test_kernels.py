@@ -202,3 +202,15 @@ def test_grad_chunk_is_eight_from_batch_64_when_it_divides():
     assert kernels.grad_chunk(32) is None and kernels.grad_chunk(32, shard=True) == 8
     assert kernels.grad_chunk(16, shard=True) is None
     assert kernels.grad_chunk(40, shard=True) == 8
+
+
+def test_gpu_and_tpu_run_xla_convolutions_on_whole_batches(monkeypatch):
+    # The im2col kernels and their cache-sized chunks are the CPU's pick; on a
+    # GPU a chunk of 8 would only serialise the batch (cuDNN takes it whole).
+    assert kernels.im2col_backend() and models.default_impl() == "im2col"
+    for backend in ("gpu", "tpu"):
+        monkeypatch.setattr(jax, "default_backend", lambda b=backend: b)
+        assert not kernels.im2col_backend() and models.default_impl() == "xla"
+        assert kernels.grad_chunk(512) is None
+        assert kernels.grad_chunk(64, shard=True) is None
+        assert kernels.eval_chunk(1000) is None

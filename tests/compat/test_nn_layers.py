@@ -485,6 +485,20 @@ def test_stride_one_conv2d_matches_torch_whole_in_chunks_and_without_grad(
     assert set(calls) == ({2} if path == "chunked" else set())  # traced, not cached
 
 
+def test_conv2d_off_the_cpu_runs_xla_convolution_not_im2col(monkeypatch):
+    # On a GPU or TPU compat's stride-1 convolution is lax.conv (cuDNN), as the
+    # core's lenet there; same values and gradients as torch either way.
+    from jaxblitz import kernels
+    from jaxblitz.compat.nn import functional
+
+    calls = []
+    monkeypatch.setattr(kernels, "im2col_backend", lambda: False)
+    monkeypatch.setattr(functional, "_im2col_conv", lambda *a: calls.append(a))
+    x = RNG.standard_normal((3, 2, 7, 6)).astype(np.float32)
+    check(forward_and_grads(lambda torch: torch.nn.Conv2d(2, 4, 3), x))
+    assert calls == []
+
+
 MAX_POOLS = {
     "k3_s2_p1": lambda nn: nn.MaxPool2d(3, 2, 1),
     "ceil": lambda nn: nn.MaxPool2d(2, ceil_mode=True),
