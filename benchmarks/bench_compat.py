@@ -8,6 +8,8 @@ The Blitz's CIFAR-10 ``Net`` at batch 4 (or at each of ``--batches`` in turn, wi
 ``loss.item()``, on CIFAR-shaped random batches. The same script runs for both
 libraries (only the imports differ); prints ms/step (min and median of
 ``--repeats`` rounds in which the two take turns) and the ratio compat / PyTorch.
+Where JAX runs on a GPU, both run there, as the Blitz's "Training on GPU" does
+(PyTorch on CUDA when it is a CUDA build).
 """
 
 import argparse
@@ -133,17 +135,23 @@ def compare(batch: int, count: int, repeats: int) -> None:
     from jaxblitz.compat import nn as cnn
     from jaxblitz.compat import optim as coptim
 
-    steps = {"compat eager": make_step(ctorch, cnn, cF, coptim, batch)}
+    # The Blitz's own choice, "cuda" where there is one: compat's cuda is JAX's
+    # GPU; PyTorch goes there too only beside it (else both on the CPU).
+    device = "cuda" if ctorch.cuda.is_available() else "cpu"
+    steps = {"compat eager": make_step(ctorch, cnn, cF, coptim, batch, False, device)}
     try:
         import torch
         import torch.nn.functional as F
         from torch import nn, optim
 
-        steps["torch eager"] = make_step(torch, nn, F, optim, batch)
+        tdevice = device if torch.cuda.is_available() else "cpu"
+        steps["torch eager"] = make_step(torch, nn, F, optim, batch, False, tdevice)
     except ImportError:
+        tdevice = None
         print("PyTorch is not installed: no ratio")
     times = time_steps(steps, dict.fromkeys(steps, count), repeats)
-    print(f"batch {batch}:")
+    on = f"compat on {device}" + (f", PyTorch on {tdevice}" if tdevice else "")
+    print(f"batch {batch} ({on}):")
     for name, (best, median) in times.items():
         print(f"  {name:13s}: min {best:.3f}  median {median:.3f} ms/step")
     if "torch eager" in times:

@@ -3,9 +3,10 @@
 Run: python benchmarks/check_device.py
 
 Prints the versions and devices, then compares on JAX's default device:
-- the core's LeNet logits and gradients (XLA's convolutions, the backend's pick)
-  with the CPU's im2col kernels on the same float32 inputs, as a relative error
-  (a GPU's float32 convolutions and products default to TF32: expect ~1e-3);
+- the core's LeNet loss and gradients (the backend's pick of convolution) with
+  the CPU's other implementation (im2col against ``lax.conv``) on the same
+  float32 inputs, as a relative error (a GPU's float32 convolutions and products
+  default to TF32: expect ~1e-3);
 - one Blitz training step of compat on its ``cuda`` device with PyTorch's on
   CUDA, from the same weights and batch (loss and the step's new weights).
 Exits 1 when a check fails.
@@ -39,8 +40,11 @@ def core_check(tol: float) -> bool:
 
     grad = jax.jit(jax.value_and_grad(loss), static_argnums=3)
     here = grad(params, jnp.asarray(x), jnp.asarray(y), None)
+    # The reference: the CPU, with the other implementation where this one is
+    # the CPU's own (im2col there, so ``lax.conv``'s).
+    other = "xla" if models.default_impl() == "im2col" else "im2col"
     ref_params = jax.device_put(params, cpu)  # committed: runs on the CPU
-    ref = grad(ref_params, jax.device_put(x, cpu), jax.device_put(y, cpu), "im2col")
+    ref = grad(ref_params, jax.device_put(x, cpu), jax.device_put(y, cpu), other)
     errors = {"loss": rel(here[0], ref[0])}
     for path, g in jax.tree_util.tree_leaves_with_path(here[1]):
         want = ref[1]
@@ -51,7 +55,7 @@ def core_check(tol: float) -> bool:
     print(
         f"core: default impl {models.default_impl()!r}, im2col_backend "
         f"{kernels.im2col_backend()}, grad_chunk(512) {kernels.grad_chunk(512)}; "
-        f"loss and gradients vs the CPU's im2col: worst relative error "
+        f"loss and gradients vs the CPU's {other!r}: worst relative error "
         f"{worst:.2e} ({max(errors, key=errors.get)})"
     )
     return worst < tol

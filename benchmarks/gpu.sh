@@ -3,7 +3,8 @@
 # Run from the repository root on a GPU machine (jaxblitz from this checkout,
 # JAX with CUDA and, for the side-by-side, a CUDA PyTorch already installed):
 #   bash benchmarks/gpu.sh OUTDIR [run.py flags, default: --quick --batches all]
-# Writes OUTDIR/{gpu.txt,check.log,train.log,run.log,results_gpu.json,BENCHMARKS_gpu.md}.
+# Writes OUTDIR/{gpu.txt,check.log,train.log,run.log,results_gpu.json,
+# BENCHMARKS_gpu.md,compat.log}.
 set -uo pipefail
 out=${1:?usage: bash benchmarks/gpu.sh OUTDIR [run.py flags]}
 shift
@@ -22,3 +23,10 @@ $py benchmarks/check_device.py 2>&1 | tee "$out/check.log"
 rm -rf "$out/digits"
 $py benchmarks/run.py "${flags[@]}" --out "$out/results_gpu.json" \
     --markdown "$out/BENCHMARKS_gpu.md" 2>&1 | grep -v "^WARNING" | tee "$out/run.log"
+# compat eager and PyTorch on CUDA, and the lead BENCHMARKS.md names: XLA's
+# command buffers (CUDA graphs) off, for the many small programs of compat eager.
+for flags in "" "--xla_gpu_enable_command_buffer="; do
+    echo "XLA_FLAGS=$flags" | tee -a "$out/compat.log"
+    XLA_FLAGS=$flags $py benchmarks/bench_compat.py --batches 4,128 --repeats 3 \
+        2>&1 | grep -v "^WARNING" | tee -a "$out/compat.log"
+done
