@@ -381,13 +381,16 @@ def chunked_value_and_grad(
 def grad_chunk(batch_size: int, shard: bool = False) -> int | None:
     """The gradient ``chunk`` for a step over ``batch_size`` rows on one device.
 
-    Chunks of 8 (the fastest measured, BENCHMARKS.md) from batch 64 up, and from
-    32 rows up where the rows are one shard of a batch split over devices
-    (``shard``: :mod:`jaxblitz.parallel`'s per-device step; on a CPU, one device
-    per core, so one core's cache holds a chunk's patches); small batches run
-    whole (None), as does every batch on a GPU or TPU (:func:`im2col_backend`).
+    The fastest measured (BENCHMARKS.md): on one device, chunks of 16 from batch
+    32 up (8 where 16 does not divide a batch from 64); where the rows are one
+    shard of a batch split over devices (``shard``: :mod:`jaxblitz.parallel`'s
+    per-device step; on a CPU, one device per core, so one core's cache holds a
+    chunk's patches), chunks of 8 from 32 rows. Small batches run whole (None),
+    as does every batch on a GPU or TPU (:func:`im2col_backend`).
     """
     if not im2col_backend():
         return None
+    if not shard and batch_size >= 32 and batch_size % 16 == 0:
+        return 16
     start = 32 if shard else 64
     return 8 if batch_size >= start and batch_size % 8 == 0 else None

@@ -194,12 +194,14 @@ def test_chunked_value_and_grad_runs_small_batches_whole_and_checks_the_chunk():
         kernels.chunked_value_and_grad(_masked_sum, 3)(params, *batch)
 
 
-def test_grad_chunk_is_eight_from_batch_64_when_it_divides():
-    assert kernels.grad_chunk(4) is None and kernels.grad_chunk(512) == 8
+def test_grad_chunk_is_sixteen_from_batch_32_else_eight_from_64():
+    assert kernels.grad_chunk(4) is None and kernels.grad_chunk(16) is None
+    assert kernels.grad_chunk(32) == 16 and kernels.grad_chunk(512) == 16
     assert kernels.grad_chunk(100) is None  # not a multiple of 8: whole batch
-    assert kernels.grad_chunk(64) == 8 and kernels.grad_chunk(56) is None
-    # a shard of a batch split over devices is chunked from 32 rows
-    assert kernels.grad_chunk(32) is None and kernels.grad_chunk(32, shard=True) == 8
+    assert kernels.grad_chunk(72) == 8 and kernels.grad_chunk(56) is None
+    assert kernels.grad_chunk(40) is None  # 16 does not divide it, under 64
+    # a shard of a batch split over devices is chunked by 8 from 32 rows
+    assert kernels.grad_chunk(32, shard=True) == 8
     assert kernels.grad_chunk(16, shard=True) is None
     assert kernels.grad_chunk(40, shard=True) == 8
 
@@ -211,6 +213,6 @@ def test_gpu_and_tpu_run_xla_convolutions_on_whole_batches(monkeypatch):
     for backend in ("gpu", "tpu"):
         monkeypatch.setattr(jax, "default_backend", lambda b=backend: b)
         assert not kernels.im2col_backend() and models.default_impl() == "xla"
-        assert kernels.grad_chunk(512) is None
+        assert kernels.grad_chunk(512) is None and kernels.grad_chunk(32) is None
         assert kernels.grad_chunk(64, shard=True) is None
         assert kernels.eval_chunk(1000) is None

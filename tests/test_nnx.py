@@ -116,7 +116,7 @@ def test_net_matches_pytorch_logits_and_gradients_on_the_same_weights():
     np.testing.assert_array_equal(back(jnp.asarray(x)), logits)
 
 
-@pytest.mark.parametrize("batch", [4, 64])  # 64: the gradient in chunks of 8
+@pytest.mark.parametrize("batch", [4, 64])  # 64: the gradient in chunks of 16
 def test_nnx_train_step_takes_the_cores_step(batch):
     config = train.Config(dataset="x", batch_size=batch)
     state = train.init_state(config, 3)

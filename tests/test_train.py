@@ -132,7 +132,7 @@ def test_a_chunked_gradient_step_equals_the_whole_batch_step():
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)
     with pytest.raises(ValueError, match="grad_chunk 5 must divide the batch size 16"):
         step(train.init_state(config, 3), data.images, data.labels, mask, tx, 5)
-    assert kernels.grad_chunk(4) is None and kernels.grad_chunk(512) == 8
+    assert kernels.grad_chunk(4) is None and kernels.grad_chunk(512) == 16
     assert kernels.grad_chunk(100) is None  # not a multiple of 8: whole batch
 
 
