@@ -43,6 +43,16 @@ def blitz_net(torch, nn, F, in_channels: int = 3):
     return Net()
 
 
+def device_for(torch) -> str:
+    """Where the Blitz's step runs for ``torch`` (PyTorch or compat): "cuda" when
+    JAX runs on a GPU and ``torch`` sees one (compat's cuda is JAX's GPU; PyTorch
+    must be a CUDA build), else "cpu", so the two share a kind of device."""
+    import jax
+
+    gpu = jax.default_backend() == "gpu" and torch.cuda.is_available()
+    return "cuda" if gpu else "cpu"
+
+
 def make_step(
     torch, nn, F, optim, batch: int = 4, compiled: bool = False, device: str = "cpu"
 ):
@@ -135,16 +145,14 @@ def compare(batch: int, count: int, repeats: int) -> None:
     from jaxblitz.compat import nn as cnn
     from jaxblitz.compat import optim as coptim
 
-    # The Blitz's own choice, "cuda" where there is one: compat's cuda is JAX's
-    # GPU; PyTorch goes there too only beside it (else both on the CPU).
-    device = "cuda" if ctorch.cuda.is_available() else "cpu"
+    device = device_for(ctorch)
     steps = {"compat eager": make_step(ctorch, cnn, cF, coptim, batch, False, device)}
     try:
         import torch
         import torch.nn.functional as F
         from torch import nn, optim
 
-        tdevice = device if torch.cuda.is_available() else "cpu"
+        tdevice = device_for(torch)
         steps["torch eager"] = make_step(torch, nn, F, optim, batch, False, tdevice)
     except ImportError:
         tdevice = None

@@ -68,14 +68,13 @@ def compat_check(tol: float) -> bool:
         print("compat: PyTorch not installed, no comparison")
         return True
     sys.path.insert(0, __file__.rsplit("/", 1)[0])
-    from bench_compat import blitz_net
+    from bench_compat import blitz_net, device_for
 
     import jaxblitz.compat as ctorch
     import jaxblitz.compat.nn.functional as cF
     from jaxblitz.compat import nn as cnn
 
-    device = "cuda" if torch.cuda.is_available() else "cpu"
-    cdevice = "cuda" if ctorch.cuda.is_available() else "cpu"
+    device, cdevice = device_for(torch), device_for(ctorch)
     torch.manual_seed(0)
     net = blitz_net(torch, torch.nn, torch.nn.functional)
     cnet = blitz_net(ctorch, cnn, cF)

@@ -52,7 +52,7 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bench_compat import make_step, warm_up  # noqa: E402
+from bench_compat import device_for, make_step, warm_up  # noqa: E402
 
 from jaxblitz import cli, evaluate, models, parallel, train  # noqa: E402
 from jaxblitz.data import epoch_order  # noqa: E402
@@ -213,15 +213,8 @@ def one_thread_runner(batch: int, quick: bool):
 
 def on_accelerator() -> bool:
     """Whether JAX runs on a GPU (or TPU) here: then PyTorch runs beside it on CUDA
-    where it can (:func:`torch_device`), and compat on its ``cuda`` device."""
+    where it can, and compat on its ``cuda`` device (``bench_compat.device_for``)."""
     return jax.default_backend() != "cpu"
-
-
-def torch_device(torch) -> str:
-    """PyTorch's side of the comparison: CUDA when JAX runs on a GPU and this
-    PyTorch is a CUDA build that sees it, else the CPU (named in the table)."""
-    gpu = jax.default_backend() == "gpu" and torch.cuda.is_available()
-    return "cuda" if gpu else "cpu"
 
 
 def torch_style_runner(lib: str, batch: int, quick: bool):
@@ -233,16 +226,13 @@ def torch_style_runner(lib: str, batch: int, quick: bool):
             from torch import nn, optim
         except ImportError:
             return None
-        device = torch_device(torch)
     else:
         import jaxblitz.compat as torch
         import jaxblitz.compat.nn.functional as F
         from jaxblitz.compat import nn, optim
-
-        device = "cuda" if jax.default_backend() == "gpu" else "cpu"
     if lib == "compiled" and not hasattr(torch, "compile"):
         return None
-    step = make_step(torch, nn, F, optim, batch, lib == "compiled", device)
+    step = make_step(torch, nn, F, optim, batch, lib == "compiled", device_for(torch))
     steps = steps_for(batch, quick) // (4 if lib != "torch" and batch == 4 else 1)
     warm_up(step)
     return steps * batch, lambda: [step(i) for i in range(steps)]
@@ -303,7 +293,7 @@ def bench_eval(repeats: int) -> dict:
         import torch.nn.functional as F
         from torch import nn, optim
 
-        device = torch_device(torch)
+        device = device_for(torch)
         net = make_step(torch, nn, F, optim, device=device).net
         xt = [torch.from_numpy(batch).to(device) for batch in x]
 
@@ -328,7 +318,7 @@ def torch_version() -> str:
         import torch
     except ImportError:
         return ""
-    device = torch_device(torch)
+    device = device_for(torch)
     card = f" ({torch.cuda.get_device_name()})" if device == "cuda" else ""
     return f", PyTorch {torch.__version__} on {device}{card}"
 

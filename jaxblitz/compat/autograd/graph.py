@@ -499,17 +499,12 @@ def apply_saving(name: str, forward: Callable, fn: Callable, *args: Any, **stati
     return _apply(name, forward, fn, args, static)
 
 
-_VALUES: dict[Callable, Callable] = {}
-
-
+@functools.cache
 def _value_of(forward: Callable) -> Callable:
     """``forward`` of :func:`apply_saving` without its residual, one function per
     ``forward`` (a static argument of the jitted call): with no backward to come,
     the program does not output what only the backward would read."""
-    value = _VALUES.get(forward)
-    if value is None:
-        value = _VALUES[forward] = functools.partial(_first_output, forward)
-    return value
+    return functools.partial(_first_output, forward)
 
 
 def _first_output(forward: Callable, *args: Any, **static: Any) -> Any:
