@@ -106,25 +106,33 @@ def to_host(tree):
     return jax.tree.map(lambda x: np.asarray(x.addressable_data(0)), tree)
 
 
-def _global(mesh: Mesh, shape: tuple[int, ...], read) -> jax.Array:
-    spec = P(None, AXIS, *([None] * (len(shape) - 2)))
+def _global(mesh: Mesh, shape: tuple[int, ...], read, batch_axis: int):
+    """A global array split over ``mesh`` along ``batch_axis``: each process
+    reads only its own devices' blocks (``read`` gets the index up to that axis)."""
+    spec = P(*([None] * batch_axis), AXIS, *([None] * (len(shape) - batch_axis - 1)))
     return jax.make_array_from_callback(
-        shape, NamedSharding(mesh, spec), lambda index: read(index[:2])
+        shape,
+        NamedSharding(mesh, spec),
+        lambda index: read(index[: batch_axis + 1]),
     )
 
 
 def shard_batches(mesh: Mesh, data, idx: np.ndarray, mask: np.ndarray):
-    """``images[idx]``, ``labels[idx]`` and ``mask`` ``(S, B, ...)`` split along B.
+    """``images[idx]``, ``labels[idx]`` and ``mask`` split along the batch axis B:
+    ``(S, B, ...)`` for a stack of steps ``idx`` ``(S, B)``, ``(B, ...)`` for one
+    step's ``idx`` ``(B,)``.
 
     ``data`` is the host ``(images, labels)``; each process reads only the rows
     that its own devices hold.
     """
     images, labels = data
-    steps, batch = idx.shape
+    axis = idx.ndim - 1
     return (
-        _global(mesh, (steps, batch, *images.shape[1:]), lambda ix: images[idx[ix]]),
-        _global(mesh, (steps, batch), lambda ix: labels[idx[ix]]),
-        _global(mesh, (steps, batch), lambda ix: mask[ix]),
+        _global(
+            mesh, (*idx.shape, *images.shape[1:]), lambda ix: images[idx[ix]], axis
+        ),
+        _global(mesh, idx.shape, lambda ix: labels[idx[ix]], axis),
+        _global(mesh, idx.shape, lambda ix: mask[ix], axis),
     )
 
 
@@ -193,13 +201,16 @@ class Sharded:
                     f"A batch of {idx.shape[1]} rows does not split over {n} "
                     "devices; pad it: data.epoch_order(..., shards=n)."
                 )
-            images, labels, mask = shard_batches(mesh, data, idx, mask)
             one, many = _runners(mesh)
             if loop == "scan":
-                return many(state, images, labels, mask, tx=tx)
+                return many(state, *shard_batches(mesh, data, idx, mask), tx=tx)
+            # Each step's batch goes to the devices from the host: slicing step i
+            # out of a device-resident stack costs an eager program launch per
+            # array, which on a GPU is most of a small step (BENCHMARKS.md).
             losses = []
             for i in range(idx.shape[0]):
-                state, loss = one(state, images[i], labels[i], mask[i], tx=tx)
+                batch = shard_batches(mesh, data, idx[i], mask[i])
+                state, loss = one(state, *batch, tx=tx)
                 losses.append(loss)
             return state, jnp.stack(losses)
 

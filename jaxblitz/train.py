@@ -235,7 +235,13 @@ def run_steps(state, data, idx, mask, tx):
 
 
 def run_loop(state, data, idx, mask, tx):
-    """The same as :func:`run_steps`, as a Python loop over a jitted step."""
+    """The same as :func:`run_steps`, as a Python loop over a jitted step.
+
+    Each step's indices go in from host memory: slicing row i out of a device
+    array is an eager program launch per array, which on a GPU made up two
+    thirds of a batch-4 step (BENCHMARKS.md, "Launches on the GPU").
+    """
+    idx, mask = np.asarray(idx), np.asarray(mask)
     losses = []
     for i in range(idx.shape[0]):
         state, loss = jit_step(state, data, idx[i], mask[i], tx)
