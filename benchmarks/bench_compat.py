@@ -84,6 +84,7 @@ def make_step(
         return train_step(images[i % 64], labels[i % 64]).item()
 
     step.net = net  # for callers that also time inference
+    step.batch = lambda i: (images[i % 64], labels[i % 64])
     step.train_step = train_step  # the CompiledFunction when compiled
     step.settle = lambda: None
     if torch.__name__.startswith("jaxblitz"):

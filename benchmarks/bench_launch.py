@@ -24,9 +24,11 @@ Run it twice, the second time under ``XLA_FLAGS=--xla_gpu_enable_command_buffer=
 from __future__ import annotations
 
 import argparse
+import collections
 import json
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 import jax
@@ -35,8 +37,10 @@ import numpy as np
 from jax import lax
 
 sys.path.insert(0, str(Path(__file__).parent))
+from bench_compat import device_for, make_step, warm_up  # noqa: E402
 from run import jax_runners, round_robin, torch_style_runner  # noqa: E402
 
+import jaxblitz.compat as compat  # noqa: E402
 from jaxblitz import models, train  # noqa: E402
 from jaxblitz.data import epoch_order  # noqa: E402
 
@@ -87,7 +91,6 @@ def eval_runners(batches: int = 10) -> dict:
         runners[name] = lambda f=f: jax.block_until_ready([f(params, b) for b in xj])
     try:
         import torch
-        from bench_compat import device_for, make_step
         from torch import nn, optim
         from torch.nn import functional as F
     except ImportError:
@@ -143,7 +146,25 @@ def step_runners(batch: int = 4, steps: int = 500) -> dict:
         if runner is not None:
             images, fn = runner
             runners[lib] = (images // batch, fn)
+    compiled = make_step(*compat_modules(), batch, True, device_for(compat))
+    warm_up(compiled)
+
+    def compiled_nosync():  # no loss.item() a step: one wait at the end
+        for i in range(steps):
+            loss = compiled.train_step(*compiled.batch(i))
+        loss.item()
+
+    runners["compiled_nosync"] = (steps, compiled_nosync)
     return runners
+
+
+def compat_modules():
+    """compat's ``(torch, nn, F, optim)``, as a Blitz script imports them."""
+    import jaxblitz.compat as torch
+    import jaxblitz.compat.nn.functional as F
+    from jaxblitz.compat import nn, optim
+
+    return torch, nn, F, optim
 
 
 def launch_runners(calls: int = 1000) -> dict:
@@ -166,10 +187,46 @@ def launch_runners(calls: int = 1000) -> dict:
     return {"launch": launch, "launch_sync": launch_sync}
 
 
+def print_device_kernels(run, per: int, top: int = 12) -> None:
+    """Profile one ``run()`` and print, per ``per``-th of it, the time of each
+    line of the accelerator's trace (its streams) and its ``top`` kernels; on a
+    CPU, where XLA's kernels run on host threads, say so and print nothing."""
+    with tempfile.TemporaryDirectory() as folder:
+        run()
+        jax.profiler.start_trace(folder)
+        run()
+        jax.profiler.stop_trace()
+        (path,) = Path(folder).rglob("*.xplane.pb")
+        data = jax.profiler.ProfileData.from_file(str(path))
+    planes = [
+        p for p in data.planes if p.name.startswith(("/device:GPU", "/device:TPU"))
+    ]
+    if not planes:
+        print("  (no accelerator in the trace: see bench_breakdown.py on a CPU)")
+        return
+    kernels: collections.Counter = collections.Counter()
+    for plane in planes:
+        for line in plane.lines:
+            events = list(line.events)
+            busy = sum(e.duration_ns for e in events) / per / 1e3
+            print(
+                f"  {plane.name} / {line.name}: {len(events) / per:.1f} events, "
+                f"{busy:.1f} us"
+            )
+            if "stream" in line.name.lower():
+                for e in events:
+                    kernels[e.name] += e.duration_ns
+    for name, ns in kernels.most_common(top):
+        print(f"  {ns / per / 1e3:8.1f} us  {name[:100]}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--out", help="also write the figures here as JSON")
+    parser.add_argument(
+        "--profile", action="store_true", help="also print the accelerator's kernels"
+    )
     args = parser.parse_args()
     out = {
         "device": jax.devices()[0].device_kind,
@@ -195,6 +252,13 @@ def main() -> int:
         print(f"{what} (min of {args.repeats}):")
         for k, us in out[what].items():
             print(f"  {k:22s} {us:10.1f}")
+    if args.profile:
+        print("eval b1000, xla, one pass of 10 batches, per batch:")
+        print_device_kernels(evals["xla"], 10)
+        print("train b4, step_host_idx, per step:")
+        print_device_kernels(steps["step_host_idx"][1], steps["step_host_idx"][0])
+        print("train b4, compat compiled, per step:")
+        print_device_kernels(steps["compiled"][1], steps["compiled"][0])
     if args.out:
         Path(args.out).write_text(json.dumps(out, indent=2))
     return 0
