@@ -331,6 +331,22 @@ def im2col_backend() -> bool:
     return jax.default_backend() == "cpu"
 
 
+# cuDNN runs a convolution over few input channels (the Blitz's conv1: 3) with a
+# direct kernel that took 205 of an eval batch's 268 us on an H100; with the input
+# zero-padded to a multiple of this many channels it picks its implicit-GEMM
+# tensor-core kernels (BENCHMARKS.md, "Launches on the GPU").
+GPU_CONV_CHANNELS = 8
+
+
+def conv_channel_pad(channels: int) -> int:
+    """How many zero input channels XLA's convolution gets added on this backend:
+    on a GPU, up to the next multiple of :data:`GPU_CONV_CHANNELS`; none elsewhere.
+    The zeros (and the weight's matching zero slices) add nothing to any sum."""
+    if jax.default_backend() != "gpu":
+        return 0
+    return -channels % GPU_CONV_CHANNELS
+
+
 def eval_chunk(batch_size: int) -> int | None:
     """The ``chunk`` for fast inference at ``batch_size`` (None: no chunking, as
     on a GPU or TPU, see :func:`im2col_backend`)."""
