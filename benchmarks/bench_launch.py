@@ -99,8 +99,13 @@ def scan_runners(batch: int = 128, steps: int = 20) -> dict:
     idx, mask = epoch_order(jax.random.key(1), n, batch)
     runners = {}
     for m in (kernels.GPU_CONV_CHANNELS, *CHANNEL_MULTIPLES):
+        # a new function each: jit's trace cache is keyed on the function
         run = jax.jit(
-            train.run_steps.__wrapped__, static_argnames="tx", donate_argnums=0
+            lambda state, data, idx, mask, tx: train.run_steps.__wrapped__(
+                state, data, idx, mask, tx
+            ),
+            static_argnames="tx",
+            donate_argnums=0,
         )
         box = {"state": train.init_state(config, 3)}
 
@@ -135,7 +140,7 @@ def eval_runners(batches: int = 10) -> dict:
     for name, (forward, multiple) in forwards.items():
         with channel_multiple(multiple):
             f = jax.jit(lambda p, b, forward=forward: jnp.argmax(forward(p, b), -1))
-            logits = np.asarray(jax.jit(forward)(params, xj[0]))
+            logits = np.asarray(jax.jit(lambda p, b, g=forward: g(p, b))(params, xj[0]))
             f(params, xj[0]).block_until_ready()
         if reference is None:
             reference = logits
@@ -291,9 +296,7 @@ def main() -> int:
     out["tiny_program_us_per_call"] = {k: 1e3 * min(t) for k, t in times.items()}
     steps = step_runners() | scan_runners()
     times = round_robin({k: fn for k, (_, fn) in steps.items()}, args.repeats)
-    out["train_us_per_step"] = {
-        k: 1e6 * min(t) / steps[k][0] for k, t in times.items()
-    }
+    out["train_us_per_step"] = {k: 1e6 * min(t) / steps[k][0] for k, t in times.items()}
     evals = eval_runners()
     times = round_robin(evals, args.repeats)
     out["eval_b1000_us_per_batch"] = {k: 1e6 * min(t) / 10 for k, t in times.items()}

@@ -186,18 +186,7 @@ def conv2d(
     params: Params, x: jax.Array, stride: int = 1, padding: int = 0
 ) -> jax.Array:
     """``nn.Conv2d``: x ``(B, C, H, W)`` with OIHW weight -> ``(B, O, H', W')``."""
-    weight = params["weight"]
-    pad = kernels.conv_channel_pad(x.shape[1])  # GPU: cuDNN's fast kernels
-    if pad:
-        zeros = ((0, 0), (0, pad), (0, 0), (0, 0))
-        x, weight = jnp.pad(x, zeros), jnp.pad(weight, zeros)
-    y = lax.conv_general_dilated(
-        x,
-        weight,
-        window_strides=(stride, stride),
-        padding=[(padding, padding), (padding, padding)],
-        dimension_numbers=("NCHW", "OIHW", "NCHW"),
-    )
+    y = kernels.conv2d_xla(x, params["weight"], stride, padding)
     return y + params["bias"][None, :, None, None]
 
 

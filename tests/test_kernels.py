@@ -216,3 +216,62 @@ def test_gpu_and_tpu_run_xla_convolutions_on_whole_batches(monkeypatch):
         assert kernels.grad_chunk(512) is None and kernels.grad_chunk(32) is None
         assert kernels.grad_chunk(64, shard=True) is None
         assert kernels.eval_chunk(1000) is None
+
+
+def test_gpu_convolutions_pad_the_input_channels_to_a_multiple_of_eight(monkeypatch):
+    assert kernels.conv_channel_pad(3) == 0  # the CPU: never
+    monkeypatch.setattr(jax, "default_backend", lambda: "gpu")
+    assert [kernels.conv_channel_pad(c) for c in (1, 3, 6, 8, 16, 17)] == [
+        7, 5, 2, 0, 0, 7
+    ]  # fmt: skip
+    assert kernels.conv_channel_pad(3) + 3 == kernels.GPU_CONV_CHANNELS
+
+
+def _conv_count(jaxpr, channels: int) -> int:
+    """conv_general_dilated equations in ``jaxpr`` (and its sub-jaxprs) whose
+    left operand has ``channels`` channels (axis 1)."""
+    count = 0
+    for eqn in jaxpr.eqns:
+        if eqn.primitive.name == "conv_general_dilated":
+            count += eqn.invars[0].aval.shape[1] == channels
+        for value in eqn.params.values():  # a closed jaxpr inside (call, jvp)
+            sub = getattr(value, "jaxpr", value)
+            if hasattr(sub, "eqns"):
+                count += _conv_count(sub, channels)
+    return count
+
+
+@pytest.mark.parametrize("stride,padding", [(1, 0), (2, 1)])
+def test_padded_gpu_convolution_equals_lax_conv_and_differentiates_unpadded(
+    monkeypatch, stride, padding
+):
+    # On a GPU the forward runs on 8 channels (cuDNN's fast kernel); derivatives,
+    # forward and reverse, come from the 3-channel convolution: padded, cuDNN's
+    # TF32 weight gradient was 5e-2 off (BENCHMARKS.md).
+    keys = jax.random.split(jax.random.key(0), 4)
+    x = jax.random.normal(keys[0], (2, 3, 12, 12))
+    w = jax.random.normal(keys[1], (6, 3, 5, 5))
+    plain = lambda x, w: jax.lax.conv_general_dilated(  # noqa: E731
+        x, w, (stride, stride), [(padding, padding)] * 2,
+        dimension_numbers=("NCHW", "OIHW", "NCHW"),
+    )  # fmt: skip
+    monkeypatch.setattr(jax, "default_backend", lambda: "gpu")
+    conv = lambda x, w: kernels.conv2d_xla(x, w, stride, padding)  # noqa: E731
+    np.testing.assert_allclose(conv(x, w), plain(x, w), rtol=1e-5, atol=1e-5)
+    loss = lambda f: lambda x, w: jnp.sum(f(x, w) ** 2)  # noqa: E731
+    for got, want in zip(
+        jax.grad(loss(conv), (0, 1))(x, w),
+        jax.grad(loss(plain), (0, 1))(x, w),
+        strict=True,
+    ):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3)
+    dx, dw = jax.random.normal(keys[2], x.shape), jax.random.normal(keys[3], w.shape)
+    got = jax.jvp(conv, (x, w), (dx, dw))
+    want = jax.jvp(plain, (x, w), (dx, dw))
+    for a, b in zip(got, want, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-3)
+    # only the forward convolves 8 channels; the weight's gradient alone (the
+    # image needs none, as in training) convolves the 3-channel input once
+    grad_w = jax.make_jaxpr(jax.grad(loss(conv), 1))(x, w).jaxpr
+    assert _conv_count(grad_w, 8) == 1
+    assert _conv_count(grad_w, 3) == 1
