@@ -10,12 +10,9 @@ inside one run are fair:
   ``jaxblitz-train`` runs); ``step`` (``train.run_loop``: a jitted step per batch,
   the batch's indices sliced from a device array each step); ``step_host_idx``
   (the same step, the indices handed over from host memory); compat eager,
-  compat compiled and PyTorch's Blitz loop (on CUDA where JAX has a GPU);
-  ``scan_b128_channels*``: the scan at batch 128 with each channel multiple.
+  compat compiled and PyTorch's Blitz loop (on CUDA where JAX has a GPU).
 - **eval, batch 1000, us/batch** (a pass of 10 batches a turn): the XLA
-  convolutions as ``models.lenet`` runs them (``xla``: on a GPU the input
-  channels zero-padded to a multiple of ``kernels.GPU_CONV_CHANNELS``; and with
-  other multiples, ``xla_channels1``: unpadded), the same with the activations kept
+  convolutions as written (``xla``, NCHW), the same with the activations kept
   channels-last inside (``xla_nhwc``), the im2col kernels whole (``im2col``) and
   in chunks (``im2col_chunk50``), against PyTorch (and PyTorch channels-last).
 
@@ -28,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import contextlib
 import json
 import os
 import sys
@@ -45,7 +41,7 @@ from bench_compat import device_for, make_step, warm_up  # noqa: E402
 from run import jax_runners, round_robin, torch_style_runner  # noqa: E402
 
 import jaxblitz.compat as compat  # noqa: E402
-from jaxblitz import kernels, models, train  # noqa: E402
+from jaxblitz import models, train  # noqa: E402
 from jaxblitz.data import epoch_order  # noqa: E402
 
 
@@ -71,81 +67,27 @@ def lenet_nhwc(params, x):
     return models.linear(params["fc3"], h)
 
 
-CHANNEL_MULTIPLES = (1, 4, 16)  # besides the default, kernels.GPU_CONV_CHANNELS
-
-
-@contextlib.contextmanager
-def channel_multiple(m: int):
-    """Trace with XLA's convolutions' input channels padded to a multiple of
-    ``m`` on a GPU (``kernels.conv_channel_pad``; 1: none)."""
-    kept, kernels.GPU_CONV_CHANNELS = kernels.GPU_CONV_CHANNELS, m
-    try:
-        yield
-    finally:
-        kernels.GPU_CONV_CHANNELS = kept
-
-
-def scan_runners(batch: int = 128, steps: int = 20) -> dict:
-    """The scan epoch at ``batch`` traced with each channel multiple: name ->
-    (steps, fn); a fresh jit of ``train.run_steps`` for each."""
-    n = steps * batch
-    rng = np.random.default_rng(0)
-    data = (
-        jnp.asarray(rng.standard_normal((n, 3, 32, 32), dtype=np.float32)),
-        jnp.asarray(rng.integers(0, 10, n), jnp.int32),
-    )
-    config = train.Config(batch_size=batch)
-    tx = train.make_optimizer(config)
-    idx, mask = epoch_order(jax.random.key(1), n, batch)
-    runners = {}
-    for m in (kernels.GPU_CONV_CHANNELS, *CHANNEL_MULTIPLES):
-        # a new function each: jit's trace cache is keyed on the function
-        run = jax.jit(
-            lambda state, data, idx, mask, tx: train.run_steps.__wrapped__(
-                state, data, idx, mask, tx
-            ),
-            static_argnames="tx",
-            donate_argnums=0,
-        )
-        box = {"state": train.init_state(config, 3)}
-
-        def epoch(run=run, box=box):
-            box["state"], losses = run(box["state"], data, idx, mask, tx)
-            losses.block_until_ready()
-
-        with channel_multiple(m):
-            epoch()
-        runners[f"scan_b{batch}_channels{m}"] = (steps, epoch)
-    return runners
-
-
 def eval_runners(batches: int = 10) -> dict:
     """Warm eval passes over ``batches`` batches of 1000: name -> fn."""
     rng = np.random.default_rng(0)
     x = rng.standard_normal((batches, 1000, 3, 32, 32), dtype=np.float32)
     params = train.init_state(train.Config(), 3).params
     xj = [jnp.asarray(b) for b in x]
-    xla = lambda p, b: models.lenet(p, b, impl="xla")  # noqa: E731
-    forwards = {  # name: (forward, kernels.GPU_CONV_CHANNELS while it traces)
-        "xla": (xla, kernels.GPU_CONV_CHANNELS),
-        **{f"xla_channels{m}": (xla, m) for m in CHANNEL_MULTIPLES},
-        "xla_nhwc": (lenet_nhwc, 1),
-        "im2col": (lambda p, b: models.lenet(p, b, impl="im2col"), 1),
-        "im2col_chunk50": (
-            lambda p, b: models.lenet(p, b, impl="im2col", chunk=50),
-            1,
-        ),
+    forwards = {
+        "xla": lambda p, b: models.lenet(p, b, impl="xla"),
+        "xla_nhwc": lenet_nhwc,
+        "im2col": lambda p, b: models.lenet(p, b, impl="im2col"),
+        "im2col_chunk50": lambda p, b: models.lenet(p, b, impl="im2col", chunk=50),
     }
     runners, reference = {}, None
-    for name, (forward, multiple) in forwards.items():
-        with channel_multiple(multiple):
-            f = jax.jit(lambda p, b, forward=forward: jnp.argmax(forward(p, b), -1))
-            logits = np.asarray(jax.jit(lambda p, b, g=forward: g(p, b))(params, xj[0]))
-            f(params, xj[0]).block_until_ready()
+    for name, forward in forwards.items():
+        f = jax.jit(lambda p, b, forward=forward: jnp.argmax(forward(p, b), -1))
+        logits = np.asarray(jax.jit(forward)(params, xj[0]))
         if reference is None:
             reference = logits
         err = float(np.max(np.abs(logits - reference)) / np.max(np.abs(reference)))
         print(f"eval {name}: logits within {err:.1e} of xla's", file=sys.stderr)
+        f(params, xj[0]).block_until_ready()
         runners[name] = lambda f=f: jax.block_until_ready([f(params, b) for b in xj])
     try:
         import torch
@@ -294,15 +236,17 @@ def main() -> int:
     print(f"{out['device']}, jax {out['jax']}, XLA_FLAGS={out['XLA_FLAGS']!r}")
     times = round_robin(launch_runners(), args.repeats)
     out["tiny_program_us_per_call"] = {k: 1e3 * min(t) for k, t in times.items()}
-    steps = step_runners() | scan_runners()
+    steps = step_runners()
     times = round_robin({k: fn for k, (_, fn) in steps.items()}, args.repeats)
-    out["train_us_per_step"] = {k: 1e6 * min(t) / steps[k][0] for k, t in times.items()}
+    out["train_b4_us_per_step"] = {
+        k: 1e6 * min(t) / steps[k][0] for k, t in times.items()
+    }
     evals = eval_runners()
     times = round_robin(evals, args.repeats)
     out["eval_b1000_us_per_batch"] = {k: 1e6 * min(t) / 10 for k, t in times.items()}
     for what in (
         "tiny_program_us_per_call",
-        "train_us_per_step",
+        "train_b4_us_per_step",
         "eval_b1000_us_per_batch",
     ):
         print(f"{what} (min of {args.repeats}):")
@@ -313,9 +257,8 @@ def main() -> int:
         print_device_kernels(evals["xla"], 10)
         print("train b4, step_host_idx, per step:")
         print_device_kernels(steps["step_host_idx"][1], steps["step_host_idx"][0])
-        for name in ("scan_b128_channels1", "scan_b128_channels8"):
-            print(f"train {name}, per step:")
-            print_device_kernels(steps[name][1], steps[name][0])
+        print("train b4, compat compiled, per step:")
+        print_device_kernels(steps["compiled"][1], steps["compiled"][0])
     if args.out:
         Path(args.out).write_text(json.dumps(out, indent=2))
     return 0

@@ -36,7 +36,6 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 from jax import lax
-from jax.custom_derivatives import SymbolicZero
 
 Params = dict[str, Any]
 
@@ -330,63 +329,6 @@ def im2col_backend() -> bool:
     that :func:`eval_chunk`, :func:`grad_chunk` and :func:`patch_chunk` pick are
     CPU-only: elsewhere they would only serialise the batch."""
     return jax.default_backend() == "cpu"
-
-
-# cuDNN runs a convolution over few input channels (the Blitz's conv1: 3) with a
-# direct kernel that took 205 of an eval batch's 268 us on an H100; with the input
-# zero-padded to a multiple of this many channels it picks an implicit-GEMM
-# tensor-core kernel (BENCHMARKS.md, "Launches on the GPU").
-GPU_CONV_CHANNELS = 8
-
-
-def conv_channel_pad(channels: int) -> int:
-    """How many zero input channels :func:`conv2d_xla`'s forward gets on this
-    backend: on a GPU, up to the next multiple of :data:`GPU_CONV_CHANNELS`;
-    none elsewhere. The zeros (and the weight's zero slices) add nothing."""
-    if jax.default_backend() != "gpu":
-        return 0
-    return -channels % GPU_CONV_CHANNELS
-
-
-def _conv(x, weight, stride: int, padding: int):
-    return lax.conv_general_dilated(
-        x,
-        weight,
-        window_strides=(stride, stride),
-        padding=[(padding, padding), (padding, padding)],
-        dimension_numbers=("NCHW", "OIHW", "NCHW"),
-    )
-
-
-@functools.partial(jax.custom_jvp, nondiff_argnums=(2, 3, 4))
-def _conv_padded(x, weight, stride, padding, channels):
-    zeros = ((0, 0), (0, channels), (0, 0), (0, 0))
-    return _conv(jnp.pad(x, zeros), jnp.pad(weight, zeros), stride, padding)
-
-
-@functools.partial(_conv_padded.defjvp, symbolic_zeros=True)
-def _conv_padded_jvp(stride, padding, channels, primals, tangents):
-    # Derivatives by the unpadded convolution: with padded inputs, cuDNN's
-    # TF32 weight gradient for conv1 was 5e-2 (relative) off the CPU's (1e-3
-    # unpadded), so only the forward takes the padded kernel.
-    x, weight = primals
-    dx, dw = (None if type(t) is SymbolicZero else t for t in tangents)
-    y = _conv_padded(x, weight, stride, padding, channels)
-    terms = []
-    if dx is not None:
-        terms.append(_conv(dx, weight, stride, padding))
-    if dw is not None:
-        terms.append(_conv(x, dw, stride, padding))
-    return y, sum(terms[1:], terms[0]) if terms else jnp.zeros_like(y)
-
-
-def conv2d_xla(x, weight, stride: int = 1, padding: int = 0) -> jax.Array:
-    """XLA's convolution of x ``(B, C, H, W)`` by an OIHW weight, no bias; on a GPU
-    the forward runs on channel-padded operands (:func:`conv_channel_pad`)."""
-    channels = conv_channel_pad(x.shape[1])
-    if channels:
-        return _conv_padded(x, weight, stride, padding, channels)
-    return _conv(x, weight, stride, padding)
 
 
 def eval_chunk(batch_size: int) -> int | None:

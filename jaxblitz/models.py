@@ -186,7 +186,13 @@ def conv2d(
     params: Params, x: jax.Array, stride: int = 1, padding: int = 0
 ) -> jax.Array:
     """``nn.Conv2d``: x ``(B, C, H, W)`` with OIHW weight -> ``(B, O, H', W')``."""
-    y = kernels.conv2d_xla(x, params["weight"], stride, padding)
+    y = lax.conv_general_dilated(
+        x,
+        params["weight"],
+        window_strides=(stride, stride),
+        padding=[(padding, padding), (padding, padding)],
+        dimension_numbers=("NCHW", "OIHW", "NCHW"),
+    )
     return y + params["bias"][None, :, None, None]
 
 
