@@ -4,7 +4,7 @@
 # JAX with CUDA and, for the side-by-side, a CUDA PyTorch already installed):
 #   bash benchmarks/gpu.sh OUTDIR [run.py flags, default: --quick --batches all]
 # Writes OUTDIR/{gpu.txt,check.log,train.log,run.log,results_gpu.json,
-# BENCHMARKS_gpu.md,compat.log}.
+# BENCHMARKS_gpu.md,compat.log,launch.json,launch.log}.
 set -uo pipefail
 out=${1:?usage: bash benchmarks/gpu.sh OUTDIR [run.py flags]}
 shift
@@ -23,10 +23,9 @@ $py benchmarks/check_device.py 2>&1 | tee "$out/check.log"
 rm -rf "$out/digits"
 $py benchmarks/run.py "${flags[@]}" --out "$out/results_gpu.json" \
     --markdown "$out/BENCHMARKS_gpu.md" 2>&1 | grep -v "^WARNING" | tee "$out/run.log"
-# compat eager and PyTorch on CUDA, and the lead BENCHMARKS.md names: XLA's
-# command buffers (CUDA graphs) off, for the many small programs of compat eager.
-for flags in "" "--xla_gpu_enable_command_buffer="; do
-    echo "XLA_FLAGS=$flags" | tee -a "$out/compat.log"
-    XLA_FLAGS=$flags $py benchmarks/bench_compat.py --batches 4,128 --repeats 3 \
-        2>&1 | grep -v "^WARNING" | tee -a "$out/compat.log"
-done
+# compat eager and PyTorch on CUDA, then the launch costs and the kernels of a
+# step and an eval batch (BENCHMARKS.md, "Launches on the GPU").
+$py benchmarks/bench_compat.py --batches 4,128 --repeats 3 2>&1 | grep -v "^WARNING" \
+    | tee "$out/compat.log"
+$py benchmarks/bench_launch.py --profile --out "$out/launch.json" 2>&1 \
+    | grep -v "^WARNING" | tee "$out/launch.log"
