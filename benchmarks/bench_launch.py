@@ -8,17 +8,22 @@ inside one run are fair:
 
 - **train, batch 4, us/step**: ``scan`` (the epoch as one program, what
   ``jaxblitz-train`` runs); ``step`` (``train.run_loop``: a jitted step per batch,
-  the batch's indices sliced from a device array each step); ``step_host_idx``
-  (the same step, the indices handed over from host memory); compat eager,
-  compat compiled and PyTorch's Blitz loop (on CUDA where JAX has a GPU).
+  each step's indices handed over from host memory); ``step_device_idx`` (the
+  same step, the indices sliced from a device array each step, as ``run_loop``
+  did before: two eager launches a step); compat eager, compat compiled and
+  PyTorch's Blitz loop (on CUDA where JAX has a GPU); ``compiled_nosync``: the
+  compiled step without the Blitz's ``loss.item()`` each step (one wait at the
+  end), which tells the host's share of a compiled step from the program's.
 - **eval, batch 1000, us/batch** (a pass of 10 batches a turn): the XLA
   convolutions as written (``xla``, NCHW), the same with the activations kept
   channels-last inside (``xla_nhwc``), the im2col kernels whole (``im2col``) and
   in chunks (``im2col_chunk50``), against PyTorch (and PyTorch channels-last).
 
 Also ``tiny_program_us_per_call``: what one launch of a trivial program costs.
-Run it twice, the second time under ``XLA_FLAGS=--xla_gpu_enable_command_buffer=``
-(no CUDA graphs), to tell whether a program launch carries a fixed cost.
+``--profile`` adds, on a GPU or TPU, the device's kernels per eval batch and per
+step from a ``jax.profiler`` trace. The GPU figures, and a run under
+``XLA_FLAGS=--xla_gpu_enable_command_buffer=`` (CUDA graphs off: slower), are in
+BENCHMARKS.md, "Launches on the GPU".
 """
 
 from __future__ import annotations
@@ -129,18 +134,18 @@ def step_runners(batch: int = 4, steps: int = 500) -> dict:
     )
     config = train.Config(batch_size=batch)
     tx = train.make_optimizer(config)
-    idx, mask = (np.asarray(a) for a in epoch_order(jax.random.key(1), n, batch))
+    idx, mask = epoch_order(jax.random.key(1), n, batch)  # on the device
     box = {"state": train.init_state(config, 3)}
 
-    def host_idx():
+    def device_idx():
         state = box["state"]
         for i in range(steps):
             state, loss = train.jit_step(state, data, idx[i], mask[i], tx)
         box["state"] = state
         loss.block_until_ready()
 
-    host_idx()
-    runners["step_host_idx"] = (steps, host_idx)
+    device_idx()
+    runners["step_device_idx"] = (steps, device_idx)
     for lib in ("compat", "compiled", "torch"):
         runner = torch_style_runner(lib, batch, True)
         if runner is not None:
@@ -255,8 +260,8 @@ def main() -> int:
     if args.profile:
         print("eval b1000, xla, one pass of 10 batches, per batch:")
         print_device_kernels(evals["xla"], 10)
-        print("train b4, step_host_idx, per step:")
-        print_device_kernels(steps["step_host_idx"][1], steps["step_host_idx"][0])
+        print("train b4, step, per step:")
+        print_device_kernels(steps["step"][1], steps["step"][0])
         print("train b4, compat compiled, per step:")
         print_device_kernels(steps["compiled"][1], steps["compiled"][0])
     if args.out:
