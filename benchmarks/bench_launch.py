@@ -47,7 +47,6 @@ from run import jax_runners, round_robin, torch_style_runner  # noqa: E402
 
 import jaxblitz.compat as compat  # noqa: E402
 from jaxblitz import models, train  # noqa: E402
-from jaxblitz.data import epoch_order  # noqa: E402
 
 
 def lenet_nhwc(params, x):
@@ -120,32 +119,28 @@ def eval_runners(batches: int = 10) -> dict:
     return runners
 
 
-def step_runners(batch: int = 4, steps: int = 500) -> dict:
+def step_device_idx(state, data, idx, mask, tx):
+    """``train.run_loop`` as it was: each step's indices sliced from the device
+    arrays ``idx`` and ``mask``, two eager programs a step."""
+    losses = []
+    for i in range(idx.shape[0]):
+        state, loss = train.jit_step(state, data, idx[i], mask[i], tx)
+        losses.append(loss)
+    return state, jnp.stack(losses)
+
+
+def step_runners(batch: int = 4) -> dict:
     """Warm training runners at ``batch``: name -> (steps, fn)."""
+    loops = {
+        "scan": train.run_steps,
+        "step": train.run_loop,
+        "step_device_idx": step_device_idx,
+    }
     runners = {
         name: (images // batch, fn)
-        for name, (images, fn) in jax_runners(batch, True, sharded=False)[0].items()
+        for name, (images, fn) in jax_runners(batch, True, loops, False)[0].items()
     }
-    n = steps * batch
-    rng = np.random.default_rng(0)
-    data = (
-        jnp.asarray(rng.standard_normal((n, 3, 32, 32), dtype=np.float32)),
-        jnp.asarray(rng.integers(0, 10, n), jnp.int32),
-    )
-    config = train.Config(batch_size=batch)
-    tx = train.make_optimizer(config)
-    idx, mask = epoch_order(jax.random.key(1), n, batch)  # on the device
-    box = {"state": train.init_state(config, 3)}
-
-    def device_idx():
-        state = box["state"]
-        for i in range(steps):
-            state, loss = train.jit_step(state, data, idx[i], mask[i], tx)
-        box["state"] = state
-        loss.block_until_ready()
-
-    device_idx()
-    runners["step_device_idx"] = (steps, device_idx)
+    steps = runners["step"][0]
     for lib in ("compat", "compiled", "torch"):
         runner = torch_style_runner(lib, batch, True)
         if runner is not None:

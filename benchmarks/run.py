@@ -130,7 +130,11 @@ def round_robin(runners: dict, repeats: int) -> dict:
 def jax_runners(
     batch: int, quick: bool, loops=("scan", "step"), sharded: bool = True
 ) -> tuple[dict, dict]:
-    """Warm epoch runners (images, fn) for the scan and step loops, compile times."""
+    """Warm epoch runners (images, fn) for the scan and step loops, compile times.
+
+    ``loops``: names of ``train``'s loops, or a dict name -> a loop with
+    ``train.run_steps``'s signature.
+    """
     steps = steps_for(batch, quick)
     n = steps * batch
     rng = np.random.default_rng(0)
@@ -142,8 +146,10 @@ def jax_runners(
     tx = train.make_optimizer(config)
     idx, mask = epoch_order(jax.random.key(1), n, batch)
     runners, compile_s = {}, {}
-    for name in loops:
-        run = {"scan": train.run_steps, "step": train.run_loop}[name]
+    if not isinstance(loops, dict):
+        known = {"scan": train.run_steps, "step": train.run_loop}
+        loops = {name: known[name] for name in loops}
+    for name, run in loops.items():
         box = {"state": train.init_state(config, 3)}
 
         def epoch(run=run, box=box):
