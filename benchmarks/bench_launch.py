@@ -42,10 +42,9 @@ import numpy as np
 from jax import lax
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bench_compat import device_for, make_step, warm_up  # noqa: E402
+from bench_compat import device_for, make_step  # noqa: E402
 from run import jax_runners, round_robin, torch_style_runner  # noqa: E402
 
-import jaxblitz.compat as compat  # noqa: E402
 from jaxblitz import models, train  # noqa: E402
 
 
@@ -140,31 +139,22 @@ def step_runners(batch: int = 4) -> dict:
         name: (images // batch, fn)
         for name, (images, fn) in jax_runners(batch, True, loops, False)[0].items()
     }
-    steps = runners["step"][0]
     for lib in ("compat", "compiled", "torch"):
         runner = torch_style_runner(lib, batch, True)
         if runner is not None:
             images, fn = runner
             runners[lib] = (images // batch, fn)
-    compiled = make_step(*compat_modules(), batch, True, device_for(compat))
-    warm_up(compiled)
+    if "compiled" in runners:
+        compiled = runners["compiled"][1].step  # the same warm step, unwaited
+        count = runners["compiled"][0]
 
-    def compiled_nosync():  # no loss.item() a step: one wait at the end
-        for i in range(steps):
-            loss = compiled.train_step(*compiled.batch(i))
-        loss.item()
+        def compiled_nosync():  # no loss.item() a step: one wait at the end
+            for i in range(count):
+                loss = compiled.train_step(*compiled.batch(i))
+            loss.item()
 
-    runners["compiled_nosync"] = (steps, compiled_nosync)
+        runners["compiled_nosync"] = (count, compiled_nosync)
     return runners
-
-
-def compat_modules():
-    """compat's ``(torch, nn, F, optim)``, as a Blitz script imports them."""
-    import jaxblitz.compat as torch
-    import jaxblitz.compat.nn.functional as F
-    from jaxblitz.compat import nn, optim
-
-    return torch, nn, F, optim
 
 
 def launch_runners(calls: int = 1000) -> dict:

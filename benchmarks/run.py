@@ -241,7 +241,12 @@ def torch_style_runner(lib: str, batch: int, quick: bool):
     step = make_step(torch, nn, F, optim, batch, lib == "compiled", device_for(torch))
     steps = steps_for(batch, quick) // (4 if lib != "torch" and batch == 4 else 1)
     warm_up(step)
-    return steps * batch, lambda: [step(i) for i in range(steps)]
+
+    def run():
+        return [step(i) for i in range(steps)]
+
+    run.step = step  # for callers that time the same step another way
+    return steps * batch, run
 
 
 def bench_train(batch: int, repeats: int, quick: bool) -> dict:
