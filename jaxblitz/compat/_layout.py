@@ -147,11 +147,18 @@ def _is_range(layout: Layout) -> bool:
     return is_contiguous(layout)
 
 
+def is_transpose(layout: Layout, shape: tuple[int, ...]) -> bool:
+    """Whether ``layout`` is ``t()`` of a whole row-major 2-D buffer of ``shape``."""
+    return len(shape) == 2 and layout == Layout(shape[::-1], (1, shape[1]), 0)
+
+
 @partial(jax.jit, static_argnames=("layout",))
 def read(array: jax.Array, *, layout: Layout) -> jax.Array:
     """The elements of ``layout`` in ``array`` (a storage buffer, any shape)."""
     flat = array.reshape(-1)
     n = math.prod(layout.shape)
+    if flat.shape[0] == n and is_transpose(layout, layout.shape[::-1]):  # t()
+        return flat.reshape(layout.shape[::-1]).T
     if _is_range(layout):
         return jax.lax.slice(flat, (layout.offset,), (layout.offset + n,)).reshape(
             layout.shape

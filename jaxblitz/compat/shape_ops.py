@@ -31,7 +31,12 @@ from jaxblitz.compat._tensor_base import (
     wrap_dim,
 )
 from jaxblitz.compat.autograd.grad_mode import is_grad_enabled
-from jaxblitz.compat.autograd.graph import AutogradMixin, apply, node_class
+from jaxblitz.compat.autograd.graph import (
+    AutogradMixin,
+    apply,
+    node_class,
+    record_view,
+)
 
 if TYPE_CHECKING:
     from jaxblitz.compat.tensor import Tensor
@@ -115,6 +120,36 @@ def _view_apply(
     if fn is None:
         fn, static = _layout_fn, {"layout": op(_layout.identity(self.shape), *op_args)}
     return _as_view(self, apply(name, fn, self, **static), layout, multi)
+
+
+def _swap_view(self: Tensor, name: str) -> Tensor | None:
+    """``self``'s 2-D transpose as torch's view ``name``, its value not computed:
+    an op given it transposes inside its own program (``graph._operands``: a
+    ``linear``'s weight is read by the dot as it is), and reading it transposes
+    then. None where ``self`` is not a whole JAX storage (then the view is made
+    as any other)."""
+    s = self._s
+    if (
+        self._view is not None
+        or self._as is not None
+        or s.numpy is not None
+        or isinstance(s.array, jax.core.Tracer)
+    ):
+        return None
+    layout = _layout.permute(self._place(), (1, 0))
+    needs = is_grad_enabled() and (
+        self.requires_grad_flag or (self._base is not None and self._stale())
+    )
+    node = (
+        record_view(name, _permute_fn, self, layout.shape, axes=(1, 0))
+        if needs
+        else None
+    )
+    out = _as_view(
+        self, TensorBase._wrap(None, requires_grad=needs, grad_fn=node), layout
+    )
+    out._cache = None
+    return out
 
 
 def _resolve(shape: tuple[int, ...], numel: int) -> tuple[int, ...]:
@@ -259,6 +294,8 @@ def t(self: Tensor) -> Tensor:
         raise RuntimeError(
             f"t() expects a tensor with <= 2 dimensions, but self is {self.dim()}D"
         )
+    if self.dim() == 2 and (out := _swap_view(self, "TBackward0")) is not None:
+        return out
     axes = tuple(range(self.dim()))[::-1]
     return _view_apply(
         self, "TBackward0", _layout.permute, axes, fn=_permute_fn, axes=axes

@@ -126,3 +126,35 @@ def test_gradcheck_passes_a_right_backward_and_fails_a_wrong_one():
             return grad_output * x
 
     assert not gradcheck(Wrong.apply, (x,), raise_exception=False)
+
+
+@pytest.mark.parametrize(
+    "op",
+    [
+        lambda m, x, w: x * w,
+        lambda m, x, w: x @ w.T,
+        lambda m, x, w: m.exp(x @ w.T),
+    ],
+)
+def test_grad_with_create_graph_keeps_the_history_of_inputs_not_asked_for(op):
+    # autograd.grad(L, w, create_graph=True) runs on the graph cut to what w
+    # needs; the gradient it returns must still depend on x (which it reads), so
+    # differentiating it again reaches x: d/dx sum(g * g), against JAX's own.
+    import jax
+    import jax.numpy as jnp
+
+    rng = np.random.default_rng(0)
+    xs = rng.standard_normal((2, 3)).astype(np.float32)
+    ws = rng.standard_normal((2, 3)).astype(np.float32) * 0.5
+    x = torch.tensor(xs, requires_grad=True)
+    w = torch.tensor(ws, requires_grad=True)
+    (g,) = torch.autograd.grad((op(torch, x, w) ** 2).sum(), w, create_graph=True)
+    (g * g).sum().backward()
+
+    def outer(x, w):
+        inner = jax.grad(lambda w: jnp.sum(op(jnp, x, w) ** 2), argnums=0)(w)
+        return jnp.sum(inner * inner)
+
+    want_x, want_w = jax.grad(outer, argnums=(0, 1))(xs, ws)
+    np.testing.assert_allclose(x.grad.numpy(), want_x, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(w.grad.numpy(), want_w, rtol=1e-4, atol=1e-5)

@@ -426,6 +426,148 @@ def data_cases(torch):
 
 
 # What a grad_fn saved (_saved_self, _saved_result...) and its hooks.
+def transpose_cases(torch):
+    """A 2-D ``t()`` (``F.linear``'s weight) is made without computing its value
+    and transposed inside the op that takes it: every way to reach that value."""
+    out = {}
+    F = torch.nn.functional
+    rng = np.random.default_rng(5)
+    xs = rng.standard_normal((2, 4)).astype(np.float32)
+    ws = rng.standard_normal((3, 4)).astype(np.float32)
+    bs = rng.standard_normal(3).astype(np.float32)
+
+    def plain(v):
+        if hasattr(v, "detach"):
+            return (np.asarray(v.detach().numpy()).round(4).tolist(), str(v.dtype))
+        return [plain(a) for a in v] if isinstance(v, list | tuple) else v
+
+    def rec(k, f):
+        try:
+            out[k] = plain(f())
+        except Exception as e:
+            out[k] = ("error", type(e).__name__, str(e)[:90])
+
+    def leaves():
+        return (
+            torch.tensor(xs, requires_grad=True),
+            torch.tensor(ws, requires_grad=True),
+            torch.tensor(bs, requires_grad=True),
+        )
+
+    def grads(*ts):
+        return [
+            None if t.grad is None else t.grad.numpy().round(4).tolist() for t in ts
+        ]
+
+    def linear():
+        x, w, b = leaves()
+        y = F.linear(x, w, b)
+        (y * y).sum().backward()
+        return [y.detach().numpy().round(4).tolist(), *grads(x, w, b)]
+
+    rec("linear", linear)
+
+    def edited_through_data():  # no version bump: backward reads the new values
+        x, w, b = leaves()
+        y = F.linear(x, w, b)
+        w.data.mul_(2)
+        (y * y).sum().backward()
+        return grads(x, w, b)
+
+    rec("linear_weight_edited_through_data", edited_through_data)
+
+    def bumped():
+        x, w, b = leaves()
+        y = F.linear(x, w, b)
+        with torch.no_grad():
+            w.mul_(2)
+        y.sum().backward()
+
+    rec("linear_weight_modified_in_place", bumped)
+
+    def double_backward():
+        x, w, b = leaves()
+        y = F.linear(x, w, b)
+        (g,) = torch.autograd.grad((y * y).sum(), w, create_graph=True)
+        (g * g).sum().backward()
+        values = [g.detach(), x.grad, w.grad, b.grad]  # to 0.01 of values ~100
+        return [(v.numpy() / 100).round(4).tolist() for v in values]
+
+    rec("linear_create_graph", double_backward)
+
+    def saved_mats():
+        x, w, b = leaves()
+        node = F.linear(x, w, b).grad_fn
+        return [node._saved_mat1, node._saved_mat2, node._saved_mat2.shape]
+
+    rec("linear_saved_mats", saved_mats)
+
+    def next_functions():
+        x, w, b = leaves()
+        node = F.linear(x, w, b).grad_fn
+        names = [type(n).__name__ for n, _ in node.next_functions]
+        return names, type(node.next_functions[2][0].next_functions[0][0]).__name__
+
+    rec("linear_graph", next_functions)
+
+    def base_edited_after_t():  # the view sees its base's new values
+        x, w, _ = leaves()
+        wt = w.t()
+        with torch.no_grad():
+            w.mul_(2)
+        y = x @ wt
+        y.sum().backward()
+        return [y, wt, *grads(x, w)]
+
+    rec("t_then_base_edited", base_edited_after_t)
+
+    def write_through_t():
+        a = torch.tensor(ws.copy())
+        v = a.t()
+        v[1, 2] = 9.0
+        v.mul_(2)
+        return [a.numpy().round(4).tolist(), v.numpy().round(4).tolist()]
+
+    rec("t_written_through", write_through_t)
+
+    def retained():
+        x, w, _ = leaves()
+        wt = w.t()
+        wt.retain_grad()
+        (x @ wt * 3).sum().backward()
+        return [wt.grad, *grads(x, w)]
+
+    rec("t_retain_grad", retained)
+
+    def hooked():
+        x, w, _ = leaves()
+        wt = w.t()
+        seen = []
+        wt.grad_fn.register_prehook(lambda g: seen.append(list(g[0].shape)))
+        (x @ wt).sum().backward()
+        return seen, grads(w)
+
+    rec("t_node_hook", hooked)
+
+    def no_grad_t():
+        _, w, _ = leaves()
+        with torch.no_grad():
+            wt = w.t()
+        return [wt.is_leaf, wt.grad_fn, wt.stride(), wt.is_contiguous(), wt]
+
+    rec("t_under_no_grad", no_grad_t)
+
+    def t_of_t():
+        x, w, _ = leaves()
+        wtt = w.t().t()
+        y = F.linear(x, wtt)
+        y.sum().backward()
+        return [y, *grads(x, w)]
+
+    rec("t_of_t", t_of_t)
+    return out
+
+
 def node_cases(torch):
     out = {}
 
@@ -480,7 +622,9 @@ def _same(ours, theirs) -> bool:
     )
 
 
-@pytest.mark.parametrize("cases", [view_cases, index_cases, data_cases, node_cases])
+@pytest.mark.parametrize(
+    "cases", [view_cases, index_cases, data_cases, node_cases, transpose_cases]
+)
 def test_matches_pytorch(cases):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
@@ -569,3 +713,18 @@ def test_inplace_after_an_op_raises_exactly_when_pytorch_saved_the_tensor():
     ]
     assert not diff, "\n".join(diff)
     assert sum(v[0] == "error" for v in theirs.values()) > 20
+
+
+def test_linear_reads_its_weight_transposed_inside_its_own_program():
+    # F.linear's weight.t() is a view whose value is never computed: the addmm's
+    # program gets the weight itself and transposes it there (graph._operands).
+    F = jaxblitz.compat.nn.functional
+    x = jaxblitz.compat.randn(2, 4, requires_grad=True)
+    w = jaxblitz.compat.randn(3, 4, requires_grad=True)
+    b = jaxblitz.compat.randn(3, requires_grad=True)
+    assert dict(F.linear(x, w, b).grad_fn.static)["_pre"] == (2,)
+    assert dict(F.linear(x, w).grad_fn.static)["_pre"] == (1,)
+    wt = w.t()
+    assert wt._cache is None  # not computed until read
+    np.testing.assert_array_equal(np.array(wt.tolist()), w.detach().numpy().T)
+    assert wt._cache is not None  # read once: kept, as any view's value

@@ -24,7 +24,7 @@ import numpy as np
 
 from jaxblitz.compat._dtype import x64
 from jaxblitz.compat._tensor_base import TensorBase, from_host
-from jaxblitz.compat.autograd import _fused, function
+from jaxblitz.compat.autograd import _fused, function, graph
 from jaxblitz.compat.autograd.function import Function, FunctionCtx
 from jaxblitz.compat.autograd.grad_mode import (
     enable_grad,
@@ -290,11 +290,13 @@ def _run_for_inputs(
     try:
         for node, edges in cut:
             node.inputs = tuple(edge(child) for child in edges)
+            graph.uncut[id(node)] = edges
         at = [_At(captures.get(id(t._node()), t._node())) for t in inputs]
         found = run_backward(root, _START, retain_graph, at, create_graph)
     finally:
         for node, edges in cut:
             node.inputs = edges
+            graph.uncut.pop(id(node), None)
     result = []
     for t, where in zip(inputs, at, strict=True):
         g = found.get(id(where.node))

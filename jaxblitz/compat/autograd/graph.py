@@ -19,7 +19,7 @@ import functools
 import re
 import weakref
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import jax
 
@@ -154,12 +154,19 @@ class Node:
             _verify(self)
             saved = _current(self)
         n = len(self.mask)
-        uses = _vjp_uses(self, saved, grad)
+        # The history of each input as recorded, not as ``grad(inputs=...)`` cut
+        # it for this pass: a gradient still depends on every input it reads.
+        nodes = uncut.get(id(self), self.inputs)
+        static = self.static
+        pre = dict(static).get("_pre")
+        if pre:  # each input's gradient Tensor holds that input's own value
+            static = tuple(kv for kv in static if kv[0] != "_pre")
+            with x64(True):
+                saved = [run(_t_fn, a) if i in pre else a for i, a in enumerate(saved)]
+        uses = _vjp_uses(self, saved, grad, static)
         args = [
             TensorBase._wrap(a, requires_grad=True, grad_fn=node) if m and u else a
-            for a, m, u, node in zip(
-                saved[:n], self.mask, uses, self.inputs, strict=True
-            )
+            for a, m, u, node in zip(saved[:n], self.mask, uses, nodes, strict=True)
         ]
         args += saved[n:]
         out, k = [], 0
@@ -174,7 +181,7 @@ class Node:
                     *args,
                     grad,
                     of=self.fn,
-                    of_static=self.static,
+                    of_static=static,
                     mask=self._vjp_mask(),
                     k=k,
                 )
@@ -184,6 +191,11 @@ class Node:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} object at {hex(id(self))}>"  # torch's
+
+
+# While ``autograd.grad(inputs=...)`` runs on a graph cut to the nodes it needs,
+# each cut node's edges as recorded (see Node.apply_vjp_graph).
+uncut: dict[int, tuple] = {}
 
 
 class AccumulateGrad(Node):
@@ -345,6 +357,8 @@ def _current(node: Node) -> list:
         if where is None or where[1].array is where[2] or where[1].array is None:
             continue
         position, storage, _, view = where
+        if position in dict(node.static).get("_pre", ()):
+            view = None  # handed over untransposed (see _operands)
         t = TensorBase._wrap(None)
         t._s, t._view = storage, view
         saved = list(saved)
@@ -418,12 +432,24 @@ def _op_name(node_name: str) -> str:
 # ---------------------------------------------------------------------------
 
 
+def _transposed(args: Sequence[Any], kwargs: dict) -> Sequence[Any]:
+    """``args`` with those at ``kwargs.pop("_pre")`` transposed: the 2-D views
+    :func:`_operands` handed over as their storage's array."""
+    pre = kwargs.pop("_pre", ())
+    if not pre:
+        return args
+    return [a.T if i in pre else a for i, a in enumerate(args)]
+
+
 def _fwd_impl(*args, fn, static):
-    return fn(*args, **dict(static))
+    kwargs = dict(static)
+    args = _transposed(args, kwargs)
+    return fn(*args, **kwargs)
 
 
 def _bwd_impl(*args, grad, fn, static, mask):
     kwargs = dict(static)
+    args = _transposed(args, kwargs)
 
     def partial_fn(*diff):
         it = iter(diff)
@@ -438,19 +464,21 @@ def _bwd_impl(*args, grad, fn, static, mask):
 _USES: dict[tuple, tuple[bool, ...]] = {}
 
 
-def _vjp_uses(node: Node, saved: Sequence[Any], grad: Tensor) -> tuple[bool, ...]:
+def _vjp_uses(
+    node: Node, saved: Sequence[Any], grad: Tensor, static: tuple
+) -> tuple[bool, ...]:
     """Which of ``node``'s inputs its VJP reads (so the gradient depends on them):
     found once per op and shapes by walking the VJP's jaxpr back from its outputs.
     A sum's gradient reads no input, so it does not require grad, as in torch."""
     mask = node._vjp_mask()
     shapes = tuple((jax.numpy.shape(a), jax.numpy.result_type(a)) for a in saved)
-    key = (node.fn, node.static, mask, shapes, tuple(grad.shape), grad.dtype.name)
+    key = (node.fn, static, mask, shapes, tuple(grad.shape), grad.dtype.name)
     uses = _USES.get(key)
     if uses is None:
 
         def vjp(*args):
             return _bwd_impl(
-                *args[:-1], grad=args[-1], fn=node.fn, static=node.static, mask=mask
+                *args[:-1], grad=args[-1], fn=node.fn, static=static, mask=mask
             )
 
         with x64(True):
@@ -461,6 +489,10 @@ def _vjp_uses(node: Node, saved: Sequence[Any], grad: Tensor) -> tuple[bool, ...
                 needed.update(v for v in eqn.invars if type(v).__name__ != "Literal")
         uses = _USES[key] = tuple(v in needed for v in jaxpr.invars[: len(node.mask)])
     return uses
+
+
+def _t_fn(x):
+    return x.T
 
 
 def _vjp_fn(*args, of, of_static, mask, k):
@@ -511,9 +543,36 @@ def _first_output(forward: Callable, *args: Any, **static: Any) -> Any:
     return forward(*args, **static)[0]
 
 
+def _operands(args: Sequence[Any]) -> tuple[list, tuple[int, ...]]:
+    """The arrays of ``args`` for an op's program, and the positions of those
+    passed as their storage's array to be transposed inside it: a 2-D tensor's
+    ``t()`` not read yet (``F.linear``'s weight), so XLA folds the transpose into
+    the op (a dot reads its operand transposed) instead of a program of its own
+    writing the transposed copy."""
+    arrays, pre = [], []
+    for i, a in enumerate(args):
+        if not isinstance(a, TensorBase):
+            arrays.append(a)
+            continue
+        s, view, cache = a._s, a._view, a._cache
+        if (
+            view is not None
+            and (cache is None or cache[0] is not s.array)
+            and a._as is None
+            and s.numpy is None
+            and _layout.is_transpose(view, s.array.shape)
+        ):
+            s.exclusive = False  # handed out, as TensorBase._data does
+            arrays.append(s.array)
+            pre.append(i)
+        else:
+            arrays.append(a._data)
+    return arrays, tuple(pre)
+
+
 def _apply(name, forward, fn, args, static):
-    arrays = [a._data if isinstance(a, TensorBase) else a for a in args]
-    items = tuple(static.items())
+    arrays, pre = _operands(args)
+    items = tuple(static.items()) + ((("_pre", pre),) if pre else ())
     mask = is_grad_enabled() and tuple(
         isinstance(a, TensorBase)
         and (a.requires_grad_flag or (a._base is not None and a._stale()))
@@ -544,6 +603,34 @@ def record(name: str, fn: Callable, source: Tensor, **static: Any) -> Node:
     running ``fn``: for a view's history, whose value is read from storage."""
     items = tuple(static.items())
     node = node_class(name)(fn, items, [source._data], (source._node(),), (True,))
+    return node
+
+
+class _Like(NamedTuple):
+    """What :func:`_warm.zeros` reads of a cotangent not made yet."""
+
+    shape: tuple[int, ...]
+    dtype: Any
+    committed: bool
+    sharding: Any
+
+
+def record_view(
+    name: str, fn: Callable, source: Tensor, shape: tuple[int, ...], **static: Any
+) -> Node:
+    """:func:`record` for a view made without computing its value (a 2-D
+    ``t()``: see :func:`_operands`), its backward program warmed on the spare
+    core as :func:`apply` warms an op's; ``shape``: the view's."""
+    node = record(name, fn, source, **static)
+    if _warm.active():
+        array = node.saved[0]
+        like = _Like(
+            shape,
+            array.dtype,
+            getattr(array, "committed", False),
+            getattr(array, "sharding", None),
+        )
+        node.warm = _warm.backward(_bwd, node, node.saved, like)
     return node
 
 
@@ -631,6 +718,8 @@ def _role(node_name: str, position: Any) -> str:
     """torch's name for what a node saved at ``position`` (``_saved_<role>``)."""
     if position == "result":
         return "result"
+    if node_name == "AddmmBackward0":  # (input, mat1, mat2)
+        return ("self", "mat1", "mat2")[position]
     if position == 0:
         return "self"
     return {"MmBackward0": "mat2", "PowBackward1": "exponent"}.get(node_name, "other")
