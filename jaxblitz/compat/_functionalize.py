@@ -189,6 +189,17 @@ class Frame:
             st if h is None else _with_hyper(st, None)
             for st, h in zip(states, self.hyper_kept, strict=True)
         ]
+        # step() keeps a group's scalar state (step counts) as one array for all
+        # its parameters (optim.optimizer._update_shared); a buffer is donated once.
+        seen: set[int] = set()
+
+        def once(x: Any) -> Any:
+            if id(x) in seen:
+                return jax.numpy.array(x, copy=True)
+            seen.add(id(x))
+            return x
+
+        states = jax.tree.map(once, states)
         hyper = tuple(
             tuple(float(g[k]) for k in opt._hyper.values())
             for opt in self.optimizers

@@ -251,3 +251,63 @@ def test_bad_arguments_raise_torchs_errors(case):
 def test_differentiable_is_refused_by_name():
     with pytest.raises(NotImplementedError, match="differentiable=True"):
         ct.optim.AdamW(_params(ct), differentiable=True)
+
+
+@pytest.mark.parametrize("scalar", [False, True])
+@pytest.mark.parametrize("case", ["sgd_dampening_decay", "adam_amsgrad", "adagrad"])
+def test_params_that_join_late_or_are_scalars_keep_their_own_step_counts(case, scalar):
+    # step() updates a group's shared scalar state (step counts, SGD's started
+    # flag) once while every state has the same one; a param whose grad first
+    # comes at step 3, and a 0-dim param, must still count their own steps.
+    def fn(m):
+        extra = [m.nn.Parameter(m.tensor(0.5))] if scalar else []
+        ps = [*_params(m), m.nn.Parameter(m.tensor(START[0] * 2)), *extra]
+        opt = OPTIMIZERS[case](m.optim, ps)
+        seen = []
+        for i, step_grads in enumerate(GRADS):
+            grads = [*step_grads, step_grads[0] * 0.5, 0.3][: len(ps)]
+            for j, (p, g) in enumerate(zip(ps, grads, strict=True)):
+                p.grad = m.tensor(g).to(p.dtype) if i >= 2 or j != 1 else None
+            opt.step()
+            seen.append([p.detach().clone() for p in ps])
+        return seen, opt.state_dict()["state"]
+
+    check(fn)
+
+
+@pytest.mark.parametrize("case", OPTIMIZERS)
+def test_scalar_state_updates_from_scalars_and_hyperparameters_alone(case):
+    """What step()'s shared update (optimizer._update_shared) relies on: in every
+    optimizer's update, the new state's scalar leaves depend on no array input
+    (parameters, gradients, buffers), so every parameter's are the same."""
+    import jax
+
+    from jaxblitz.compat._dtype import x64
+    from jaxblitz.compat.optim import optimizer
+
+    ps = _params(ct)
+    opt = OPTIMIZERS[case](ct.optim, ps)
+    group = opt.param_groups[0]
+    tx, hyper = opt._tx(group), opt._hyperparams(group)
+    arrays = [p._data for p in ps]
+    states = optimizer.init_states(tx, arrays)
+    assert optimizer._shares_scalars(states)  # made shared
+    args = (arrays, [a + 1 for a in arrays], states, hyper)
+    with x64(True):
+        closed = jax.make_jaxpr(lambda *a: optimizer._update(*a, tx=tx))(*args)
+    jaxpr = closed.jaxpr
+    flat_in = jax.tree.leaves(args)
+    flat_out = jax.tree.leaves(
+        jax.eval_shape(lambda *a: optimizer._update(*a, tx=tx), *args)
+    )
+    arrays_in = {v for v, x in zip(jaxpr.invars, flat_in, strict=True) if np.ndim(x)}
+    scalar_out = [v for v, x in zip(jaxpr.outvars, flat_out, strict=True) if not x.ndim]
+    assert scalar_out  # every optimizer here keeps a step count or a flag
+    deps = {}  # var -> does it depend on an array input?
+    for v in jaxpr.invars:
+        deps[v] = v in arrays_in
+    for eqn in jaxpr.eqns:
+        hit = any(deps.get(v, False) for v in eqn.invars if not hasattr(v, "val"))
+        for v in eqn.outvars:
+            deps[v] = hit
+    assert not [v for v in scalar_out if deps.get(v, False)]

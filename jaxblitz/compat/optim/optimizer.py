@@ -52,6 +52,75 @@ def with_hyper(state: Any, hyper: Any) -> Any:
 _update_jit = jax.jit(_update, static_argnames=("tx",))
 
 
+def _update_shared(params, grads, states, hyper, *, tx):
+    """:func:`_update` for states whose scalar leaves (update counts, SGD's
+    ``started`` flag) are the same arrays for every parameter, as ``step()``
+    keeps them (:func:`_shares_scalars`): they update from themselves and the
+    hyperparameters alone (a test checks this of every compat optimizer), so the
+    program outputs the first parameter's state whole and only the array leaves
+    of the others. Each output costs the call a buffer: 20 fewer of SGD's 40."""
+    new_params, new_states = _update(params, grads, states, hyper, tx=tx)
+    rest = [[x for x in jax.tree.leaves(s) if x.ndim] for s in new_states[1:]]
+    return new_params, new_states[0], rest
+
+
+_update_shared_jit = jax.jit(_update_shared, static_argnames=("tx",))
+
+
+def _warm_update(arrays, grads, states, hyper, tx) -> Any:
+    """Call the program ``step()`` will call for these."""
+    shared = all(a.ndim for a in arrays) and _shares_scalars(states)
+    update = _update_shared_jit if shared else _update_jit
+    return update(arrays, grads, states, hyper, tx=tx)
+
+
+def _scalars(state: Any) -> list:
+    """``state``'s scalar leaves, its injected hyperparameters left out (the
+    update replaces those with the group's)."""
+    return [x for x in jax.tree.leaves(with_hyper(state, None)) if not x.ndim]
+
+
+def _shares_scalars(states: list) -> bool:
+    """Whether every state's scalar leaves are the first one's arrays (never
+    where a parameter is a scalar itself: see :func:`share_scalars`)."""
+    if len(states) < 2:
+        return False
+    first = _scalars(states[0])
+    return all(
+        all(a is b for a, b in zip(_scalars(s), first, strict=True)) for s in states[1:]
+    )
+
+
+def _unshare(first: Any, rest: list) -> list:
+    """The states :func:`_update_shared` returned, each whole: the array leaves
+    its own, the scalar leaves ``first``'s (the same arrays)."""
+    leaves, treedef = jax.tree.flatten(first)
+    states = [first]
+    for arrays in rest:
+        it = iter(arrays)
+        states.append(treedef.unflatten([next(it) if x.ndim else x for x in leaves]))
+    return states
+
+
+def share_scalars(states: list, arrays: list) -> list:
+    """``states`` of ``arrays`` (fresh from ``init``, equal scalar leaves) with
+    every scalar leaf the first state's array, so ``step()`` can update them
+    once. Not where a parameter is a scalar: its own scalar buffers (a momentum)
+    would look alike."""
+    if len(states) < 2 or any(not a.ndim for a in arrays):
+        return states
+    leaves, treedef = jax.tree.flatten(states[0])
+    out = [states[0]]
+    for s in states[1:]:
+        own = jax.tree.leaves(s)
+        out.append(
+            treedef.unflatten(
+                [x if x.ndim else f for x, f in zip(own, leaves, strict=True)]
+            )
+        )
+    return out
+
+
 @functools.partial(jax.jit, static_argnames=("tx",))
 def _init_jit(arrays, *, tx):
     return [tx.init(a) for a in arrays]
@@ -61,7 +130,7 @@ def init_states(tx: optax.GradientTransformation, arrays: list) -> list:
     """``[tx.init(a) for a in arrays]`` as one program: made eagerly, each state's
     zeros were a program compiled per parameter shape before the first step."""
     with x64(True):
-        return _init_jit(arrays, tx=tx) if arrays else []
+        return share_scalars(_init_jit(arrays, tx=tx), arrays) if arrays else []
 
 
 _TXS: dict[tuple, optax.GradientTransformation] = {}  # Optimizer._tx's
@@ -208,7 +277,7 @@ class Optimizer:
             return None
         grads = [_warm.zeros(a) for a in arrays]
         return _warm.submit(
-            lambda: _update_jit(arrays, grads, init_states(tx, arrays), hyper, tx=tx)
+            lambda: _warm_update(arrays, grads, init_states(tx, arrays), hyper, tx)
         )
 
     def _hyperparams(self, group: dict[str, Any]) -> dict[str, Any]:
@@ -231,6 +300,7 @@ class Optimizer:
         if closure is not None:
             with enable_grad():
                 loss = closure()
+        shared = self.__dict__.setdefault("_shared", {})  # see _update_shared
         for group in self.param_groups:
             params = [p for p in group["params"] if p.grad is not None]
             if not params:
@@ -243,14 +313,28 @@ class Optimizer:
                 grads = [p.grad._data for p in params]
                 if group.get("maximize"):  # torch: ascend, the gradient negated first
                     grads = [-g for g in grads]
-                new_arrays, new_states = _update_jit(
-                    arrays, grads, states, hyper, tx=tx
+                # The states the last step stored, untouched since: shared.
+                last = shared.get(id(group), ())
+                same = len(last) == len(states) and all(
+                    a is b for a, b in zip(last, states, strict=True)
                 )
+                if same or (all(a.ndim for a in arrays) and _shares_scalars(states)):
+                    new_arrays, first, rest = _update_shared_jit(
+                        arrays, grads, states, hyper, tx=tx
+                    )
+                    new_states, same = _unshare(first, rest), True
+                else:
+                    new_arrays, new_states = _update_jit(
+                        arrays, grads, states, hyper, tx=tx
+                    )
+            stored = []
             for p, a, s, old in zip(
                 params, new_arrays, new_states, states, strict=True
             ):
                 p._set_data(a)
-                self.state[p] = with_hyper(s, old.hyperparams)
+                self.state[p] = s = with_hyper(s, old.hyperparams)
+                stored.append(s)
+            shared[id(group)] = tuple(stored) if same else ()
         return loss
 
     def state_dict(self) -> dict[str, Any]:
