@@ -135,6 +135,35 @@ def test_sgd_momentum_switched_on_later_starts_its_buffer_then():
     check(fn)
 
 
+def test_sgd_momentum_and_weight_decay_switched_off_and_on_between_steps():
+    # compat builds SGD's update for whether momentum and weight_decay are zero
+    # (a static of the program): each switch changes the program, not the state.
+    def fn(m):
+        ps = _params(m)
+        opt = m.optim.SGD(ps, lr=0.1, momentum=0.9, dampening=0.2)
+        seen = [_steps(m, opt, ps, GRADS[:2])]
+        for momentum, decay in ((0.0, 0.1), (0.5, 0.0), (0.7, 0.3)):
+            opt.param_groups[0].update(momentum=momentum, weight_decay=decay)
+            seen.append(_steps(m, opt, ps, GRADS[2:4]))
+        return seen, opt.state_dict()
+
+    check(fn)
+
+
+def test_sgd_without_weight_decay_never_reads_the_parameter_into_the_gradient():
+    # torch: `if weight_decay != 0: grad = grad.add(param, ...)`, so an infinite
+    # parameter stays infinite (0 * inf would have made it NaN).
+    def fn(m):
+        p = m.nn.Parameter(m.tensor([float("inf"), 1.0, -2.0]))
+        opt = m.optim.SGD([p], lr=0.1, momentum=0.9)
+        for _ in range(2):
+            p.grad = m.tensor([1.0, 2.0, 3.0])
+            opt.step()
+        return p.detach().clone(), opt.state_dict()["state"]
+
+    check(fn)
+
+
 def test_param_groups_with_their_own_lr_and_a_changed_lr_take_effect():
     def fn(m):
         base, head = _params(m)

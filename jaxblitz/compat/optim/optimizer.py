@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import numbers
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -147,6 +148,9 @@ class Optimizer:
 
     _factory: Any = None
     _static: tuple[str, ...] = ()  # group keys passed to the factory as they are
+    # factory arguments made from the group (SGD: whether momentum != 0), static
+    # too: the update program is built for them
+    _derived: dict[str, Callable[[dict], Any]] = {}
     _hyper: dict[str, str] = {}  # Optax hyperparameter name -> torch group key
     # (Optax state class, bool field): torch keeps no state for a parameter until
     # this is true (SGD's buffer, made at the first step with momentum != 0)
@@ -251,15 +255,19 @@ class Optimizer:
         program, so a second optimizer (or param group) reuses that program.
         The injected hyperparameters' initial values are never read (``step()``
         passes the group's), and what an ``init`` reads is static."""
-        key = (type(self)._factory, self._static, *(group[k] for k in self._static))
+        static = {k: group[k] for k in self._static}
+        static.update((name, f(group)) for name, f in self._derived.items())
+        key = (type(self)._factory, *static.items())
         tx = _TXS.get(key)
         if tx is None:
-            init = {name: float(group[k]) for name, k in self._hyper.items()}
+            init = {  # never read (see above); traced by torch.compile: any
+                name: 0.0 if isinstance(group[k], jax.core.Tracer) else float(group[k])
+                for name, k in self._hyper.items()
+            }
             factory = optax.inject_hyperparams(
-                type(self)._factory, static_args=self._static
+                type(self)._factory, static_args=tuple(static)
             )
-            static = (group[k] for k in self._static)
-            tx = factory(**init, **dict(zip(self._static, static, strict=True)))
+            tx = factory(**init, **static)
             _TXS[key] = tx
         return tx
 

@@ -31,9 +31,14 @@ class TorchMomentumState(NamedTuple):
 
 
 def torch_momentum(
-    momentum: float, dampening: float, nesterov: bool = False
+    momentum: float, dampening: float, nesterov: bool = False, on: bool | None = None
 ) -> optax.GradientTransformation:
-    """torch's SGD momentum stage (``momentum == 0`` passes the gradient through)."""
+    """torch's SGD momentum stage (``momentum == 0`` passes the gradient through).
+
+    ``on``: whether ``momentum != 0``, where known when the program is built (a
+    static argument: the program then computes one case, not both and a select;
+    its compile time and run time are about halved); None: decided as it runs.
+    """
 
     def init_fn(params):
         return TorchMomentumState(
@@ -42,35 +47,72 @@ def torch_momentum(
 
     def update_fn(updates, state, params=None):
         del params
-        on = jnp.asarray(momentum) != 0  # torch: `if momentum != 0:`
+        # torch: `if momentum != 0:`
+        running = jnp.asarray(momentum) != 0 if on is None else jnp.asarray(on)
 
         def one(g, buf):
+            if on is False:
+                return g, buf
             new = jnp.where(state.started, momentum * buf + (1 - dampening) * g, g)
-            buf = jnp.where(on, new.astype(buf.dtype), buf)
-            step = g + momentum * buf if nesterov else buf
-            return jnp.where(on, step.astype(g.dtype), g), buf
+            buf = new.astype(buf.dtype) if on else jnp.where(running, new, buf)
+            step = (g + momentum * buf if nesterov else buf).astype(g.dtype)
+            return (step if on else jnp.where(running, step, g)), buf
 
         pairs = jax.tree.map(one, updates, state.momentum_buffer)
         is_pair = lambda x: isinstance(x, tuple)  # noqa: E731
         steps = jax.tree.map(lambda x: x[0], pairs, is_leaf=is_pair)
         bufs = jax.tree.map(lambda x: x[1], pairs, is_leaf=is_pair)
-        return steps, TorchMomentumState(bufs, state.started | on)
+        return steps, TorchMomentumState(bufs, state.started | running)
 
     return optax.GradientTransformation(init_fn, update_fn)
 
 
-def sgd(learning_rate, momentum, dampening, weight_decay, nesterov=False):
-    """``torch.optim.SGD(lr, momentum, dampening, weight_decay, nesterov)``."""
+def decayed_weights(
+    weight_decay: float, on: bool | None = None
+) -> optax.GradientTransformation:
+    """``optax.add_decayed_weights``, skipped where ``on`` (``weight_decay != 0``,
+    known when the program is built) is False, as torch's ``if weight_decay !=
+    0:`` skips it (``0 * inf`` would make the gradient NaN); the same state."""
+    decay = optax.add_decayed_weights(weight_decay)
+    if on is not False:
+        return decay
+    return optax.GradientTransformation(decay.init, lambda u, state, p=None: (u, state))
+
+
+def sgd(
+    learning_rate,
+    momentum,
+    dampening,
+    weight_decay,
+    nesterov=False,
+    momentum_on=None,
+    decay_on=None,
+):
+    """``torch.optim.SGD(lr, momentum, dampening, weight_decay, nesterov)``;
+    ``momentum_on``, ``decay_on``: whether those are nonzero, where known when
+    the program is built (None: decided as it runs, inside ``torch.compile``)."""
     return optax.chain(
-        optax.add_decayed_weights(weight_decay),  # torch: grad + weight_decay * p
-        torch_momentum(momentum, dampening, nesterov),
+        decayed_weights(weight_decay, decay_on),  # torch: grad + weight_decay * p
+        torch_momentum(momentum, dampening, nesterov, momentum_on),
         optax.scale_by_learning_rate(learning_rate),
+    )
+
+
+def _nonzero(key: str):
+    """``group[key] != 0`` where it is a number (a static of the update
+    program); None where ``torch.compile`` traces it."""
+    return lambda group: (
+        None if isinstance(group[key], jax.core.Tracer) else bool(group[key] != 0)
     )
 
 
 class SGD(Optimizer):
     _factory = staticmethod(sgd)
     _static = ("nesterov",)
+    _derived = {
+        "momentum_on": _nonzero("momentum"),
+        "decay_on": _nonzero("weight_decay"),
+    }
     _hyper = {
         "learning_rate": "lr",
         "momentum": "momentum",
