@@ -149,7 +149,11 @@ class Frame:
             if not t.requires_grad_flag
         )
         statics = tuple(
-            (id(opt), tuple(tuple(g[k] for k in opt._static) for g in opt.param_groups))
+            (
+                id(opt),
+                tuple(tuple(g[k] for k in opt._static) for g in opt.param_groups),
+                tuple(tuple(opt.derived(g).items()) for g in opt.param_groups),
+            )
             for opt in self.optimizers
         )
         self.key = (
@@ -257,6 +261,9 @@ class Frame:
                         opt.state[p] = next(it)
             it = iter(hyper)
             for opt in self.optimizers:
+                # what the update is built for (SGD: momentum != 0), from the
+                # values before the tracers go in, as the program's key has them
+                opt._traced_derived = {id(g): opt.derived(g) for g in opt.param_groups}
                 for group in opt.param_groups:
                     group.update(zip(opt._hyper.values(), next(it), strict=True))
             generator._key = key
@@ -278,6 +285,7 @@ class Frame:
             ):
                 opt.state.clear()
                 opt.state.update(states_)
+                opt.__dict__.pop("_traced_derived", None)
                 for group, before in zip(opt.param_groups, groups, strict=True):
                     group.update({k: before[k] for k in opt._hyper.values()})
             generator._key = saved_key

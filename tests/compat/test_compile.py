@@ -173,6 +173,28 @@ def test_recompiles_only_on_shape_dtype_module_set_and_mode_changes():
     assert step.compilations == 5
 
 
+def test_momentum_or_weight_decay_switched_to_zero_recompiles_and_matches_eager():
+    # SGD's update is built for whether momentum and weight_decay are zero (a
+    # static of the program, part of its key); their values stay inputs.
+    optimizers = []
+
+    def sgd(params):
+        optimizers.append(optim.SGD(params, lr=0.05, momentum=0.9))
+        return optimizers[-1]
+
+    nets, steps = twin_nets(sgd)
+    compiled = torch.compile(steps[0])
+    settings = [(0.9, 0.0), (0.5, 0.0), (0.0, 0.0), (0.0, 0.1), (0.7, 0.1)]
+    for momentum, decay in settings:
+        for opt in optimizers:
+            opt.param_groups[0].update(momentum=momentum, weight_decay=decay)
+        for inputs, labels in batches(n=2):
+            compiled(inputs, labels)
+            steps[1](inputs, labels)
+    assert compiled.compilations == 4  # 0.9 -> 0.5 kept the program
+    assert_params_close(params_of(nets[0]), params_of(nets[1]))
+
+
 def test_a_step_without_zero_grad_accumulates_like_eager():
     torch.manual_seed(0)
     nets = [MLP(), MLP()]

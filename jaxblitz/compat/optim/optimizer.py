@@ -256,7 +256,10 @@ class Optimizer:
         The injected hyperparameters' initial values are never read (``step()``
         passes the group's), and what an ``init`` reads is static."""
         static = {k: group[k] for k in self._static}
-        static.update((name, f(group)) for name, f in self._derived.items())
+        # inside torch.compile the group holds tracers: the values it had when
+        # the call began (compat._functionalize; part of its program's key)
+        traced = self.__dict__.get("_traced_derived", {}).get(id(group))
+        static.update(traced or self.derived(group))
         key = (type(self)._factory, *static.items())
         tx = _TXS.get(key)
         if tx is None:
@@ -270,6 +273,10 @@ class Optimizer:
             tx = factory(**init, **static)
             _TXS[key] = tx
         return tx
+
+    def derived(self, group: dict[str, Any]) -> dict[str, Any]:
+        """The group's derived static settings (``_derived``)."""
+        return {name: f(group) for name, f in self._derived.items()}
 
     def _warm_up(self, group: dict[str, Any]):
         """Compile ``step()``'s program for ``group`` on the spare core while the
