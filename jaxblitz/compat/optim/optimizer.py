@@ -110,16 +110,8 @@ def share_scalars(states: list, arrays: list) -> list:
     would look alike."""
     if len(states) < 2 or any(not a.ndim for a in arrays):
         return states
-    leaves, treedef = jax.tree.flatten(states[0])
-    out = [states[0]]
-    for s in states[1:]:
-        own = jax.tree.leaves(s)
-        out.append(
-            treedef.unflatten(
-                [x if x.ndim else f for x, f in zip(own, leaves, strict=True)]
-            )
-        )
-    return out
+    rest = [[x for x in jax.tree.leaves(s) if x.ndim] for s in states[1:]]
+    return _unshare(states[0], rest)
 
 
 @functools.partial(jax.jit, static_argnames=("tx",))
