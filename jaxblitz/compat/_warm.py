@@ -137,7 +137,13 @@ def _enqueue(program: Callable, args: tuple, kwargs: dict):
 
 def _run_newest() -> None:
     with _lock:
-        future, call = _stack.pop()
+        if not _stack:  # taken by a waiting thread (wait)
+            return
+        entry = _stack.pop()
+    _run(*entry)
+
+
+def _run(future: concurrent.futures.Future, call: Callable) -> None:
     if future.set_running_or_notify_cancel():
         try:
             call()
@@ -148,6 +154,22 @@ def _run_newest() -> None:
 
 
 def wait(future: concurrent.futures.Future | None) -> None:
-    """Let ``future``'s warm-up finish; its failure is ignored (see the module)."""
-    if future is not None:
-        concurrent.futures.wait([future])
+    """Let ``future``'s warm-up finish; its failure is ignored (see the module).
+
+    The waiting thread does not sit idle: a warm-up not yet started it runs
+    itself -- ``future``'s own first, else the oldest (the spare core takes
+    the newest), which the step needs later anyway. At the first backward,
+    both cores then compile its remaining programs, not the spare one alone.
+    """
+    if future is None:
+        return
+    while not future.done():
+        with _lock:
+            mine = [e for e in _stack if e[0] is future]
+            entry = mine[0] if mine else (_stack[0] if _stack else None)
+            if entry is not None:
+                _stack.remove(entry)
+        if entry is None:
+            concurrent.futures.wait([future])
+            return
+        _run(*entry)

@@ -16,7 +16,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxblitz.compat import _dtype, _warm
+from jaxblitz.compat import _dtype, _host_random
 from jaxblitz.compat._dtype import x64
 from jaxblitz.compat._layout import Layout
 from jaxblitz.compat._tensor_base import (
@@ -36,43 +36,64 @@ _TORCH_DEFAULT_SEED = 67280421310721  # torch's default generator seed
 
 
 class Generator:
-    """``torch.Generator``: a JAX key that is split on every draw."""
+    """``torch.Generator``: threefry key data, split on every draw.
+
+    The state is raw key data (two uint32s), seeded and split on the host with
+    JAX's exact bits (:mod:`compat._host_random`: no program to compile for
+    either); inside ``torch.compile`` it is a tracer, split by ``jax.random``.
+    Where JAX's default PRNG is not partitionable threefry, it is a typed
+    ``jax.random`` key, split by ``jax.random`` throughout.
+    """
 
     def __init__(self, device: Any = "cpu"):
         self.manual_seed(_TORCH_DEFAULT_SEED)
 
-    def manual_seed(self, seed: int) -> Generator:
-        self._seed = int(seed)
-        with x64(True):
-            self._key = jax.random.key(self._seed)
+    def manual_seed(self, seed: Any) -> Generator:
+        seed = int(seed)
+        if not -(1 << 63) <= seed < 1 << 64:  # torch's range and message
+            raise ValueError("Overflow when unpacking long long")
+        self._seed = seed % (1 << 64)
+        if _host_random.on_host():
+            self._key = _host_random.seed_bits(seed)
+        else:
+            with x64(True):
+                self._key = jax.random.key(seed - (seed >= 1 << 63) * (1 << 64))
         return self
 
     def initial_seed(self) -> int:
         return self._seed
 
-    def next_key(self) -> jax.Array:
-        global _split_warm
-        if _split_warm is not None:  # its program compiled ahead (see below)
-            _warm.wait(_split_warm)
-            _split_warm = None
-        with x64(True):
-            self._key, key = _split(self._key)
+    def next_key(self) -> jax.Array | np.ndarray:
+        key = self._key
+        if isinstance(key, jax.core.Tracer) or _typed(key):
+            with x64(True):
+                self._key, key = _split(key)
+            return key
+        # raw threefry data: the host's, or a program's output (torch.compile)
+        self._key, key = _host_random.split_bits(np.asarray(key))
+        if not _host_random.on_host():  # JAX's default PRNG changed since
+            key = jax.random.wrap_key_data(key, impl="threefry2x32")
         return key
+
+
+def _typed(key: Any) -> bool:
+    return jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key)
 
 
 @jax.jit
 def _split(key: jax.Array) -> tuple[jax.Array, jax.Array]:
     """``jax.random.split(key)``'s two keys, as one program (split eagerly, then
     unpacked, it compiled two): the generator's next state and the key to draw
-    with. Every draw and every layer's initial values take one."""
-    keys = jax.random.split(key)
-    return keys[0], keys[1]
+    with. Inside ``torch.compile`` (raw threefry data, as the eager state is),
+    or a typed key where JAX's default PRNG is not partitionable threefry."""
+    if _typed(key):
+        keys = jax.random.split(key)
+        return keys[0], keys[1]
+    keys = jax.random.split(jax.random.wrap_key_data(key, impl="threefry2x32"))
+    return jax.random.key_data(keys[0]), keys[1]
 
 
 default_generator = Generator()
-# Compiled on the spare core while the rest of compat imports: every script
-# that builds a layer or draws a random number needs it (compat._warm).
-_split_warm = _warm.submit(_split, default_generator._key)
 
 
 def manual_seed(seed: int) -> Generator:
@@ -102,9 +123,9 @@ def draw(sample: Any, key: jax.Array, shape: tuple, dtype: Any, *static: Any):
     n = int(np.prod(shape, dtype=np.int64))
     if isinstance(key, jax.core.Tracer) or not n:
         return sample(key, (n,), dtype, *static).reshape(shape)
-    prefix = (
-        jax.config.jax_threefry_partitionable
-        and str(jax.random.key_impl(key)) == "threefry2x32"
+    prefix = jax.config.jax_threefry_partitionable and (
+        isinstance(key, np.ndarray)  # host key data: threefry (see Generator)
+        or str(jax.random.key_impl(key)) == "threefry2x32"
     )
     size = _size_class(n) if prefix else n
     flat = _draw_flat(key, size=size, dtype=dtype, sample=sample, static=static)

@@ -201,25 +201,65 @@ def test_parameters_without_grad_are_skipped_and_keep_no_state():
     check(fn)
 
 
-def test_first_step_makes_every_state_in_one_program():
+def test_first_step_makes_the_states_without_compiling():
     """Optax's init, run eagerly, compiled a zeros program per parameter shape;
-    compat makes a group's states in one (optimizer.init_states)."""
+    jitted, one program on the first step's critical path. compat computes the
+    states with NumPy from init's jaxpr (compat._host_eval): none compiled."""
     from jaxblitz.compat import nn
     from jaxblitz.compat.optim import optimizer
 
     net = nn.Sequential(nn.Linear(7, 5), nn.ReLU(), nn.Linear(5, 3), nn.Linear(3, 2))
     before = optimizer._init_jit._cache_size()
-    # (the constructor may warm the program up ahead on another thread: compat._warm)
+    # (the constructor may warm the update up ahead on another thread: compat._warm)
     opt = jaxblitz.compat.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
     net(jaxblitz.compat.ones(4, 7)).sum().backward()
     opt.step()
-    assert optimizer._init_jit._cache_size() == before + 1
+    assert optimizer._init_jit._cache_size() == before
     assert len(opt.state) == 6
     state = opt.state_dict()["state"]
     for i, p in enumerate(net.parameters()):  # torch: the first gradient
         np.testing.assert_array_equal(
             state[i]["momentum_buffer"].numpy(), p.grad.numpy()
         )
+
+
+@pytest.mark.parametrize("name", OPTIMIZERS)
+def test_states_made_on_the_host_are_the_compiled_inits(name):
+    import jax
+
+    from jaxblitz.compat import nn
+    from jaxblitz.compat.optim import optimizer
+
+    params = [*nn.Linear(3, 2).parameters(), nn.Parameter(jaxblitz.compat.tensor(2.0))]
+    opt = OPTIMIZERS[name](jaxblitz.compat.optim, params)
+    tx = opt._tx(opt.param_groups[0])
+    arrays = [p._data for p in params]
+    host = optimizer.init_states(tx, arrays)
+    key = (tx, tuple((a.shape, a.dtype) for a in arrays))
+    assert optimizer._INIT_PLANS[key] is not None  # made with NumPy
+    compiled = optimizer._init_jit(arrays, tx=tx)
+    assert jax.tree.structure(host) == jax.tree.structure(compiled)
+    for a, b in zip(jax.tree.leaves(host), jax.tree.leaves(compiled), strict=True):
+        assert isinstance(a, jax.Array) and (a.dtype, a.shape) == (b.dtype, b.shape)
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+def test_host_evaluation_refuses_what_numpy_would_not_do_exactly():
+    import jax.numpy as jnp
+
+    from jaxblitz.compat import _host_eval
+
+    x = jnp.ones(3)
+    assert _host_eval.plan(lambda a: jnp.exp(jnp.zeros_like(a)), x) is None
+    assert _host_eval.plan(lambda a: a * 2.0, x) is None  # reads the input's values
+
+    def init(a):
+        return {"z": jnp.zeros((2, *a.shape)), "n": jnp.asarray(0.1, jnp.float32) * 3}
+
+    planned = _host_eval.plan(init, x)
+    out = _host_eval.run(planned)
+    np.testing.assert_array_equal(out["z"], np.zeros((2, 3), np.float32))
+    assert out["n"].dtype == np.float32 and out["n"] == np.float32(0.1) * np.float32(3)
 
 
 def test_zero_grad_sets_none_by_default_and_zeros_when_asked():

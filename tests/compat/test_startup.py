@@ -58,10 +58,11 @@ def compiles():
 
 def test_building_a_network_compiles_nothing():
     """Layers draw their initial values on the host and hand them to JAX without
-    a program per parameter shape (nor does nn.init): only the generator's key
-    split is a program, once per process."""
-    nn.Linear(2, 2)
+    a program per parameter shape (nor does nn.init), and the generator seeds
+    and splits its key on the host: no program at all, even in a new process
+    (test_the_generator_seeds_and_splits_as_jax_random_does_on_the_host)."""
     with compiles() as names:
+        torch.manual_seed(5)
         net = nn.Sequential(
             nn.Conv2d(3, 7, 3), nn.Conv2d(7, 5, 2), nn.Flatten(), nn.Linear(45, 13)
         )
@@ -69,6 +70,26 @@ def test_building_a_network_compiles_nothing():
         nn.init.uniform_(net[0].bias, -0.5, 0.5)
     assert names == []
     assert net[0].weight.dtype == torch.float32 and net[0].weight.shape == (7, 3, 3, 3)
+
+
+def test_a_new_process_compiles_nothing_to_import_seed_and_build():
+    import os
+    import subprocess
+    import sys
+
+    script = (
+        "import jaxblitz.compat as torch, jaxblitz.compat.nn as nn\n"
+        "torch.manual_seed(1)\n"
+        "net = nn.Sequential(nn.Conv2d(3, 6, 5), nn.Linear(400, 120))\n"
+        "print('built')\n"
+    )
+    env = dict(os.environ, JAX_LOG_COMPILES="1", JAX_PLATFORMS="cpu")
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env
+    )
+    assert out.returncode == 0, out.stderr
+    assert "built" in out.stdout
+    assert "Finished XLA compilation" not in out.stderr, out.stderr
 
 
 def first_step(sizes: tuple[int, int, int, int], seed: int = 0):
@@ -135,6 +156,36 @@ def test_a_failing_warm_up_is_ignored(warm):
     future = _warm.submit(broken)
     _warm.wait(future)  # does not raise: the real call raises instead
     assert isinstance(future.exception(), ValueError)
+
+
+def test_a_waiting_thread_compiles_the_warm_ups_not_yet_started(warm):
+    """While the spare core is busy, wait() runs its own warm-up itself, and
+    while that one runs elsewhere, the oldest not started: both cores compile
+    the first backward's last programs."""
+    import threading
+
+    started, busy, ran = threading.Event(), threading.Event(), {}
+
+    def block():
+        started.set()
+        busy.wait(10)
+
+    def record(name):
+        return lambda: ran.setdefault(name, threading.current_thread().name)
+
+    blocker = _warm.submit(block)
+    assert started.wait(10)  # the spare core is inside it
+    older, newer = _warm.submit(record("older")), _warm.submit(record("newer"))
+    try:
+        _warm.wait(newer)  # the spare core is blocked: this thread runs it
+        assert ran == {"newer": threading.current_thread().name}
+        assert not older.done()
+        _warm.wait(older)
+        assert ran["older"] == threading.current_thread().name
+    finally:
+        busy.set()
+    _warm.wait(blocker)
+    assert blocker.done() and blocker.exception() is None
 
 
 def test_no_warm_ups_once_done(warm):

@@ -129,6 +129,46 @@ def test_seeded_draws_are_reproducible():
     assert sorted(torch.randperm(6).tolist()) == list(range(6))
 
 
+def test_the_generator_seeds_and_splits_as_jax_random_does_on_the_host():
+    """compat's generator keeps raw threefry key data and seeds and splits it
+    with NumPy (compat._host_random, compiling nothing): the same bits as
+    jax.random.key and jax.random.split, at any seed torch takes."""
+    import jax
+
+    from jaxblitz.compat import _host_random
+    from jaxblitz.compat._dtype import x64
+
+    rng = np.random.default_rng(0)
+    seeds = [0, 1, -1, 2**63 - 1, -(2**63), 2**32, 67280421310721]
+    seeds += [int(s) for s in rng.integers(-(2**63), 2**63 - 1, 50)]
+    with x64(True):
+        for seed in seeds:
+            g = torch.Generator().manual_seed(seed)
+            want = jax.random.key(seed)
+            assert np.array_equal(g._key, jax.random.key_data(want))
+            for _ in range(3):
+                want, draw = jax.random.split(want)
+                got = g.next_key()
+                assert isinstance(got, np.ndarray)  # no device program
+                assert np.array_equal(got, jax.random.key_data(draw))
+            # the hash itself at more counters, against JAX's
+            key = tuple(int(b) for b in jax.random.key_data(want))
+            got = [_host_random.threefry2x32(key, 0, i) for i in range(9)]
+            wide = jax.random.key_data(jax.random.split(want, 9))
+            assert np.array_equal(np.array(got, np.uint32), wide)
+
+
+def test_manual_seed_takes_torchs_range():
+    # torch: any int in [-2**63, 2**64); initial_seed() is the seed mod 2**64
+    assert torch.manual_seed(-1).initial_seed() == 2**64 - 1
+    top = torch.Generator().manual_seed(2**64 - 1)
+    assert np.array_equal(top.next_key(), torch.Generator().manual_seed(-1).next_key())
+    assert torch.manual_seed(True).initial_seed() == 1
+    for seed in (2**64, -(2**63) - 1):
+        with pytest.raises(ValueError, match="Overflow when unpacking long long"):
+            torch.manual_seed(seed)
+
+
 @pytest.mark.parametrize("shape", [(5, 3), (4, 3, 32, 32), (1,), (70001,), (2, 0, 3)])
 def test_draws_are_jax_randoms_own_draws_in_their_shape(shape):
     """Drawn flat at a size class and cut (creation.draw): the values are those

@@ -21,8 +21,9 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from jaxblitz.compat import _optim_state, _warm
+from jaxblitz.compat import _host_eval, _optim_state, _warm
 from jaxblitz.compat._dtype import x64
+from jaxblitz.compat._tensor_base import from_host
 from jaxblitz.compat.autograd.grad_mode import enable_grad, no_grad
 from jaxblitz.compat.tensor import Tensor
 
@@ -114,16 +115,45 @@ def share_scalars(states: list, arrays: list) -> list:
     return _unshare(states[0], rest)
 
 
-@functools.partial(jax.jit, static_argnames=("tx",))
-def _init_jit(arrays, *, tx):
+def _init_all(arrays, *, tx):
     return [tx.init(a) for a in arrays]
 
 
+_init_jit = jax.jit(_init_all, static_argnames=("tx",))
+_INIT_PLANS: dict[tuple, Any] = {}  # (tx, shapes) -> compat._host_eval's plan
+
+
 def init_states(tx: optax.GradientTransformation, arrays: list) -> list:
-    """``[tx.init(a) for a in arrays]`` as one program: made eagerly, each state's
-    zeros were a program compiled per parameter shape before the first step."""
+    """``[tx.init(a) for a in arrays]``, the scalar leaves shared (see
+    :func:`share_scalars`). Computed with NumPy where ``init`` builds its state
+    from the shapes alone, as torch's optimizers do (compat._host_eval: zeros,
+    counts, the hyperparameters' values; compiled, it was a program on the first
+    step's critical path), else one program (made eagerly, each state's zeros
+    were a program compiled per parameter shape)."""
+    if not arrays:
+        return []
     with x64(True):
-        return share_scalars(_init_jit(arrays, tx=tx), arrays) if arrays else []
+        if _warm.traced(arrays):
+            return share_scalars(_init_jit(arrays, tx=tx), arrays)
+        key = (tx, tuple((a.shape, a.dtype) for a in arrays))
+        if key not in _INIT_PLANS:
+            init = functools.partial(_init_all, tx=tx)
+            _INIT_PLANS[key] = _host_eval.plan(init, arrays)
+        planned = _INIT_PLANS[key]
+        if planned is None:
+            return share_scalars(_init_jit(arrays, tx=tx), arrays)
+        states = share_scalars(_host_eval.run(planned), arrays)
+        placed: dict[int, jax.Array] = {}  # a shared leaf placed once
+
+        def place(n, like):
+            if id(n) not in placed:
+                placed[id(n)] = from_host(n, like)
+            return placed[id(n)]
+
+        return [
+            jax.tree.map(functools.partial(place, like=a), s)
+            for s, a in zip(states, arrays, strict=True)
+        ]
 
 
 _TXS: dict[tuple, optax.GradientTransformation] = {}  # Optimizer._tx's
