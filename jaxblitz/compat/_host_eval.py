@@ -67,9 +67,19 @@ def _evaluable(jaxpr: Any, inputs: set) -> bool:
         if name in _NESTED:
             if not _evaluable(eqn.params["jaxpr"].jaxpr, set()):
                 return False
-        elif name not in _OPS:
+        elif name not in _OPS or not _exact(eqn):
             return False
     return True
+
+
+def _exact(eqn: Any) -> bool:
+    """Not a float to integer conversion (NumPy's differs from XLA's for NaN
+    and out-of-range values)."""
+    if eqn.primitive.name != "convert_element_type":
+        return True
+    source = np.dtype(eqn.invars[0].aval.dtype)
+    target = np.dtype(eqn.params["new_dtype"])
+    return not (source.kind in "fc" and target.kind in "iub")
 
 
 def plan(fn: Callable, *args: Any) -> tuple | None:

@@ -92,7 +92,8 @@ def backward(bwd: Callable, node: Any, arrays: list, out: jax.Array):
     )
 
 
-_stack: list[tuple[concurrent.futures.Future, Callable]] = []
+# (future, call, whether submit()'s: a first-step warm-up, not ahead()'s)
+_stack: list[tuple[concurrent.futures.Future, Callable, bool]] = []
 _lock = threading.Lock()
 
 
@@ -105,7 +106,7 @@ def submit(program: Callable, /, *args: Any, **kwargs: Any):
     """
     if not _active:
         return None
-    return _enqueue(program, args, kwargs)
+    return _enqueue(program, args, kwargs, first_step=True)
 
 
 def ahead(program: Callable, /, *args: Any, **kwargs: Any):
@@ -114,10 +115,10 @@ def ahead(program: Callable, /, *args: Any, **kwargs: Any):
     ``autograd._fused``). None where there is no spare core."""
     if not _spare:
         return None
-    return _enqueue(program, args, kwargs)
+    return _enqueue(program, args, kwargs, first_step=False)
 
 
-def _enqueue(program: Callable, args: tuple, kwargs: dict):
+def _enqueue(program: Callable, args: tuple, kwargs: dict, first_step: bool):
     global _pool
     if _pool is None:
         _pool = concurrent.futures.ThreadPoolExecutor(
@@ -130,7 +131,7 @@ def _enqueue(program: Callable, args: tuple, kwargs: dict):
 
     future: concurrent.futures.Future = concurrent.futures.Future()
     with _lock:
-        _stack.append((future, call))
+        _stack.append((future, call, first_step))
     _pool.submit(_run_newest)
     return future
 
@@ -143,7 +144,7 @@ def _run_newest() -> None:
     _run(*entry)
 
 
-def _run(future: concurrent.futures.Future, call: Callable) -> None:
+def _run(future: concurrent.futures.Future, call: Callable, *_: Any) -> None:
     if future.set_running_or_notify_cancel():
         try:
             call()
@@ -157,16 +158,20 @@ def wait(future: concurrent.futures.Future | None) -> None:
     """Let ``future``'s warm-up finish; its failure is ignored (see the module).
 
     The waiting thread does not sit idle: a warm-up not yet started it runs
-    itself -- ``future``'s own first, else the oldest (the spare core takes
-    the newest), which the step needs later anyway. At the first backward,
-    both cores then compile its remaining programs, not the spare one alone.
+    itself -- ``future``'s own first, else the oldest of the first step's
+    (the spare core takes the newest), which the step needs later anyway. At
+    the first backward, both cores then compile its remaining programs, not the
+    spare one alone.
     """
     if future is None:
         return
     while not future.done():
         with _lock:
             mine = [e for e in _stack if e[0] is future]
-            entry = mine[0] if mine else (_stack[0] if _stack else None)
+            # never a program compiled ahead for later steps (ahead()): it may
+            # take seconds that this step does not need
+            queued = [e for e in _stack if e[2]]
+            entry = (mine or queued or [None])[0]
             if entry is not None:
                 _stack.remove(entry)
         if entry is None:

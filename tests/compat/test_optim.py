@@ -253,6 +253,11 @@ def test_host_evaluation_refuses_what_numpy_would_not_do_exactly():
     assert _host_eval.plan(lambda a: jnp.exp(jnp.zeros_like(a)), x) is None
     assert _host_eval.plan(lambda a: a * 2.0, x) is None  # reads the input's values
 
+    def nan_to_int(a):  # XLA's conversion, not NumPy's
+        return jnp.full((2,), jnp.nan, jnp.float32).astype(jnp.int32)
+
+    assert _host_eval.plan(nan_to_int, x) is None
+
     def init(a):
         return {"z": jnp.zeros((2, *a.shape)), "n": jnp.asarray(0.1, jnp.float32) * 3}
 

@@ -162,6 +162,7 @@ def test_a_waiting_thread_compiles_the_warm_ups_not_yet_started(warm):
     """While the spare core is busy, wait() runs its own warm-up itself, and
     while that one runs elsewhere, the oldest not started: both cores compile
     the first backward's last programs."""
+    import concurrent.futures
     import threading
 
     started, busy, ran = threading.Event(), threading.Event(), {}
@@ -175,17 +176,21 @@ def test_a_waiting_thread_compiles_the_warm_ups_not_yet_started(warm):
 
     blocker = _warm.submit(block)
     assert started.wait(10)  # the spare core is inside it
+    later = _warm.ahead(record("later"))  # for later steps: never taken
     older, newer = _warm.submit(record("older")), _warm.submit(record("newer"))
+    here = threading.current_thread().name
     try:
         _warm.wait(newer)  # the spare core is blocked: this thread runs it
-        assert ran == {"newer": threading.current_thread().name}
+        assert ran == {"newer": here}
         assert not older.done()
         _warm.wait(older)
-        assert ran["older"] == threading.current_thread().name
+        assert ran == {"newer": here, "older": here}
     finally:
         busy.set()
     _warm.wait(blocker)
     assert blocker.done() and blocker.exception() is None
+    concurrent.futures.wait([later], timeout=10)
+    assert ran["later"] != here  # the spare core ran it
 
 
 def test_no_warm_ups_once_done(warm):
