@@ -33,6 +33,7 @@ from jaxblitz.compat._tensor_base import (
 from jaxblitz.compat.autograd.grad_mode import is_grad_enabled
 from jaxblitz.compat.autograd.graph import (
     AutogradMixin,
+    _view_requires,
     apply,
     node_class,
     record_view,
@@ -103,10 +104,14 @@ def _as_view(
         multi = (type(node).__name__ if node is not None else "View", 0)
     if multi is not None:
         out.__dict__["_multi_view"] = multi
-    if self.__dict__.get("_no_grad_view") or (
-        self.requires_grad_flag and not is_grad_enabled()
-    ):
-        out.__dict__["_no_grad_view"] = True
+    requires = self.requires_grad_flag or (
+        self._base is not None and _view_requires(self)
+    )
+    if requires and not is_grad_enabled():
+        out.__dict__["_no_grad_view"] = True  # torch's creation_meta NO_GRAD_MODE
+    elif self.__dict__.get("_no_grad_view"):  # inherited: named in the message
+        node = out._grad_fn
+        out.__dict__["_no_grad_view"] = type(node).__name__ if node else True
     return out
 
 
@@ -138,7 +143,7 @@ def _swap_view(self: Tensor, name: str) -> Tensor | None:
         return None
     layout = _layout.permute(self._place(), (1, 0))
     needs = is_grad_enabled() and (
-        self.requires_grad_flag or (self._base is not None and self._stale())
+        self.requires_grad_flag or (self._base is not None and _view_requires(self))
     )
     node = (
         record_view(name, _permute_fn, self, layout.shape, axes=(1, 0))

@@ -611,6 +611,95 @@ def node_cases(torch):
     return out
 
 
+def no_grad_view_cases(torch):
+    """Views made under no_grad of a tensor that requires grad (or before their
+    base required it): leaves that require grad, gradients reaching them dropped,
+    in-place writes to them refused in grad mode."""
+    out = {}
+
+    def rec(k, f):
+        try:
+            out[k] = f()
+        except Exception as e:
+            out[k] = ("error", type(e).__name__, str(e)[:90])
+
+    def flags(t):
+        fn = t.grad_fn
+        return t.requires_grad, t.is_leaf, None if fn is None else type(fn).__name__
+
+    x = torch.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], requires_grad=True)
+    y = x * 1
+    with torch.no_grad():
+        views = {
+            "slice": x[:2],
+            "view": x.view(6),
+            "t": x.t(),
+            "expand": x.expand(2, 3, 2),
+            "unsqueeze": x.unsqueeze(0),
+            "select": x[1],
+            "of_nonleaf": y[:2],
+            "not_a_view": x * 2,
+        }
+        twice = views["slice"][:1]
+    for name, v in views.items():
+        rec(f"flags_{name}", lambda v=v: flags(v))
+    rec("flags_view_of_view", lambda: flags(twice))
+    rec("flags_view_in_grad_mode", lambda: flags(views["slice"][:1]))
+    rec("repr", lambda: repr(views["slice"]))
+
+    def dropped():
+        v = views["slice"]
+        loss = (v * 3).sum() + (x * 2).sum()
+        loss.backward()
+        return x.grad.tolist(), v.grad, flags(loss)
+
+    rec("backward_drops_the_views_share", dropped)
+
+    def only_the_view():
+        x.grad = None
+        (views["view"] * 3).sum().backward()
+        return x.grad
+
+    rec("backward_through_the_view_alone", only_the_view)
+
+    def inplace(name):
+        def f():
+            with torch.no_grad():
+                v = (x if name != "of_nonleaf" else y)[:1]
+            v.mul_(2)
+
+        return f
+
+    def inplace_on_a_view_of_it():
+        with torch.no_grad():
+            v = x[:2]
+        v[:1].mul_(2)
+
+    rec("inplace_in_grad_mode", inplace("leaf"))
+    rec("inplace_on_its_view_in_grad_mode", inplace_on_a_view_of_it)
+    rec("inplace_in_grad_mode_nonleaf", inplace("of_nonleaf"))
+
+    def inplace_under_no_grad():
+        b = torch.ones(3, requires_grad=True)
+        with torch.no_grad():
+            v = b[:1]
+            v.mul_(2)
+        return b.tolist()
+
+    rec("inplace_under_no_grad", inplace_under_no_grad)
+
+    def base_requires_grad_later():
+        b = torch.ones(3)
+        v = b[:2]
+        b.requires_grad_()
+        s = v.sum()
+        s.backward()
+        return flags(v), flags(s), b.grad
+
+    rec("base_requires_grad_later", base_requires_grad_later)
+    return out
+
+
 def _same(ours, theirs) -> bool:
     if ours == theirs:
         return True
@@ -623,7 +712,15 @@ def _same(ours, theirs) -> bool:
 
 
 @pytest.mark.parametrize(
-    "cases", [view_cases, index_cases, data_cases, node_cases, transpose_cases]
+    "cases",
+    [
+        view_cases,
+        index_cases,
+        data_cases,
+        node_cases,
+        transpose_cases,
+        no_grad_view_cases,
+    ],
 )
 def test_matches_pytorch(cases):
     with warnings.catch_warnings():

@@ -575,7 +575,7 @@ def _apply(name, forward, fn, args, static):
     items = tuple(static.items()) + ((("_pre", pre),) if pre else ())
     mask = is_grad_enabled() and tuple(
         isinstance(a, TensorBase)
-        and (a.requires_grad_flag or (a._base is not None and a._stale()))
+        and (a.requires_grad_flag or (a._base is not None and _view_requires(a)))
         for a in args
     )
     if not (mask and any(mask)):  # nothing to record: the value alone
@@ -596,6 +596,14 @@ def _apply(name, forward, fn, args, static):
     if name in _SAVES:
         node.checks = _saved_checks(name, args, mask, result)
     return result
+
+
+def _view_requires(view: Any) -> bool:
+    """Whether a view requires grad: its history remade if its base changed in
+    place (``_stale``), or, as torch's views, where its base does -- a view made
+    under ``no_grad`` (or before its base required grad) is a leaf that
+    requires grad, and gradients reaching it are dropped (``_accumulate``)."""
+    return view._stale() or view._base.requires_grad_flag
 
 
 def record(name: str, fn: Callable, source: Tensor, **static: Any) -> Node:
@@ -785,8 +793,9 @@ class AutogradMixin(TensorBase):
 
     @property
     def requires_grad(self) -> bool:
-        if self._base is not None:
-            return self._stale()
+        if self._base is not None:  # _view_requires, called from here (see
+            # function._forbid_inplace: asking this raises nothing)
+            return self._stale() or self._base.requires_grad_flag
         return self.requires_grad_flag
 
     @requires_grad.setter
@@ -845,6 +854,8 @@ class AutogradMixin(TensorBase):
         return True
 
     def _accumulate(self, g: Any) -> None:
+        if self._base is not None and not self.requires_grad_flag:
+            return  # a view without history (see _view_requires): torch drops it
         if self._hooks:
             g = _run_hooks(self._hooks, g)
         if isinstance(g, TensorBase):  # create_graph: .grad keeps its history
@@ -908,13 +919,18 @@ class AutogradMixin(TensorBase):
     # -- in-place writes ---------------------------------------------------------
     def _check_inplace(self) -> None:
         if is_grad_enabled():
+            base = self._base
             if self.requires_grad_flag and self._grad_fn is None:
                 raise RuntimeError(
                     "a leaf Variable that requires grad is being used in an in-place "
                     "operation."
                 )
-            base = self._base
-            if base is not None and base.requires_grad_flag and base._grad_fn is None:
+            if (
+                base is not None
+                and base.requires_grad_flag
+                and base._grad_fn is None
+                and not self.__dict__.get("_no_grad_view")  # _inplace_view's error
+            ):
                 raise RuntimeError(
                     "a view of a leaf Variable that requires grad is being used in an "
                     "in-place operation."
@@ -980,9 +996,16 @@ class AutogradMixin(TensorBase):
                 "modified inplace. You should replace the inplace operation by an "
                 "out-of-place one."
             )
-        if self.__dict__.get("_no_grad_view"):
+        no_grad_view = self.__dict__.get("_no_grad_view")
+        if no_grad_view:
+            what = (  # True: made under no_grad; else the node of a view of one
+                "A view was created"
+                if no_grad_view is True
+                else f"Output 0 of {_op_name(no_grad_view)} is a view of a view "
+                "which was created"
+            )
             raise RuntimeError(
-                "A view was created in no_grad mode and is being modified inplace "
+                f"{what} in no_grad mode and is being modified inplace "
                 "with grad mode enabled. Given that this use case is ambiguous and "
                 "error-prone, it is forbidden. You can clarify your code by moving "
                 "both the view and the inplace either both inside the no_grad block "
