@@ -136,8 +136,13 @@ def tensor_repr(t, prefix: str = "tensor(") -> str:
         if t.dtype not in default:
             suffixes.append(f"dtype={t.dtype}")
         body = tensor_str(values, t.dtype.is_floating_point, indent)
-    if t.grad_fn is not None:
-        suffixes.append(f"grad_fn=<{type(t.grad_fn).__name__}>")
-    elif t.requires_grad:
-        suffixes.append("requires_grad=True")
+    try:
+        node = t.grad_fn
+    except RuntimeError:  # a view made under no_grad whose base changed since
+        suffixes.append("grad_fn=<Invalid>")
+    else:
+        if node is not None:
+            suffixes.append(f"grad_fn=<{type(node).__name__}>")
+        elif t.requires_grad:
+            suffixes.append("requires_grad=True")
     return prefix + _add_suffixes(body, suffixes, indent)

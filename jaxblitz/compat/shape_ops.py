@@ -104,10 +104,7 @@ def _as_view(
         multi = (type(node).__name__ if node is not None else "View", 0)
     if multi is not None:
         out.__dict__["_multi_view"] = multi
-    requires = self.requires_grad_flag or (
-        self._base is not None and _view_requires(self)
-    )
-    if requires and not is_grad_enabled():
+    if self.requires_grad and not is_grad_enabled():
         out.__dict__["_no_grad_view"] = True  # torch's creation_meta NO_GRAD_MODE
     elif self.__dict__.get("_no_grad_view"):  # inherited: named in the message
         node = out._grad_fn

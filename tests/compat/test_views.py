@@ -621,7 +621,7 @@ def no_grad_view_cases(torch):
         try:
             out[k] = f()
         except Exception as e:
-            out[k] = ("error", type(e).__name__, str(e)[:90])
+            out[k] = ("error", type(e).__name__, str(e)[:160])
 
     def flags(t):
         fn = t.grad_fn
@@ -697,6 +697,49 @@ def no_grad_view_cases(torch):
         return flags(v), flags(s), b.grad
 
     rec("base_requires_grad_later", base_requires_grad_later)
+
+    # its base written in place since (in grad mode, or under no_grad): torch
+    # cannot remake its history, and says so wherever the history is asked for
+    def rebased(write_under_no_grad, leaf):
+        b = torch.ones(3, requires_grad=True)
+        src = b if leaf else b * 1
+        with torch.no_grad():
+            v = src[:2]
+        if write_under_no_grad:
+            with torch.no_grad():
+                src.mul_(2)
+        else:
+            src.mul_(2)
+        return v
+
+    for name, args in {
+        "nonleaf_in_grad_mode": (False, False),
+        "nonleaf_under_no_grad": (True, False),
+        "leaf_under_no_grad": (True, True),
+    }.items():
+        rec(f"rebased_{name}_requires_grad", lambda a=args: rebased(*a).requires_grad)
+        rec(f"rebased_{name}_grad_fn", lambda a=args: rebased(*a).grad_fn)
+        rec(f"rebased_{name}_op", lambda a=args: (rebased(*a) * 3).sum())
+        rec(f"rebased_{name}_repr", lambda a=args: repr(rebased(*a)))
+
+    def rebased_op_under_no_grad():
+        v = rebased(False, False)
+        with torch.no_grad():
+            w = v[:1]
+            return (v * 3).tolist(), w.requires_grad, v.detach().requires_grad
+
+    rec("rebased_op_under_no_grad", rebased_op_under_no_grad)
+    rec("rebased_view_in_grad_mode", lambda: rebased(True, True)[:1])
+
+    def rebased_view_of_view():
+        y = torch.ones(3, requires_grad=True) * 1
+        with torch.no_grad():
+            a = y[:2]
+        b = a[:1]
+        y.mul_(2)
+        return b.grad_fn
+
+    rec("rebased_view_of_view", rebased_view_of_view)
     return out
 
 

@@ -793,10 +793,13 @@ class AutogradMixin(TensorBase):
 
     @property
     def requires_grad(self) -> bool:
-        if self._base is not None:  # _view_requires, called from here (see
-            # function._forbid_inplace: asking this raises nothing)
-            return self._stale() or self._base.requires_grad_flag
-        return self.requires_grad_flag
+        if self._base is None:
+            return self.requires_grad_flag
+        if self.__dict__.get("_no_grad_view"):  # its history is never remade
+            return self.requires_grad_flag or self._base.requires_grad_flag
+        # _view_requires, called from here (function._forbid_inplace: asking
+        # this raises nothing)
+        return self._stale() or self._base.requires_grad_flag
 
     @requires_grad.setter
     def requires_grad(self, flag: bool) -> None:
@@ -845,7 +848,16 @@ class AutogradMixin(TensorBase):
         base's (``AsStridedBackward0``). True if the view now requires grad.
         """
         base = self._base
-        if self._gv == self._vc[0] or base._grad_fn is None:
+        if self._gv == self._vc[0]:
+            return self.requires_grad_flag
+        no_grad_view = self.__dict__.get("_no_grad_view")
+        if no_grad_view:  # torch: its history cannot be remade
+            raise RuntimeError(
+                f"{_no_grad_view_made(no_grad_view)} in no_grad mode and its base or "
+                "another view of its base has been modified inplace with grad mode "
+                f"enabled. {_NO_GRAD_ADVICE}"
+            )
+        if base._grad_fn is None:
             return self.requires_grad_flag
         self._grad_fn = record(
             "AsStridedBackward0", _read_fn, base, layout=self._place()
@@ -998,19 +1010,9 @@ class AutogradMixin(TensorBase):
             )
         no_grad_view = self.__dict__.get("_no_grad_view")
         if no_grad_view:
-            what = (  # True: made under no_grad; else the node of a view of one
-                "A view was created"
-                if no_grad_view is True
-                else f"Output 0 of {_op_name(no_grad_view)} is a view of a view "
-                "which was created"
-            )
             raise RuntimeError(
-                f"{what} in no_grad mode and is being modified inplace "
-                "with grad mode enabled. Given that this use case is ambiguous and "
-                "error-prone, it is forbidden. You can clarify your code by moving "
-                "both the view and the inplace either both inside the no_grad block "
-                "(if you don't want the inplace to be tracked) or both outside (if "
-                "you want the inplace to be tracked)."
+                f"{_no_grad_view_made(no_grad_view)} in no_grad mode and is being "
+                f"modified inplace with grad mode enabled. {_NO_GRAD_ADVICE}"
             )
         if base._view is not None:
             raise NotImplementedError(
@@ -1029,6 +1031,22 @@ class AutogradMixin(TensorBase):
         self._gv = -1  # stale: `_stale` makes the AsStridedBackward0 history
         self._stale()
         return self
+
+
+_NO_GRAD_ADVICE = (  # torch's words
+    "Given that this use case is ambiguous and error-prone, it is forbidden. You "
+    "can clarify your code by moving both the view and the inplace either both "
+    "inside the no_grad block (if you don't want the inplace to be tracked) or both "
+    "outside (if you want the inplace to be tracked)."
+)
+
+
+def _no_grad_view_made(how: Any) -> str:
+    """How torch's messages name a view made under no_grad (``how`` True) or a
+    view of one (``how`` its node's name)."""
+    if how is True:
+        return "A view was created"
+    return f"Output 0 of {_op_name(how)} is a view of a view which was created"
 
 
 def _resaved(where: tuple | None) -> tuple | None:
