@@ -56,7 +56,7 @@ _M32 = 0xFFFFFFFF
 
 def threefry2x32(key: tuple[int, int], x0: int, x1: int) -> tuple[int, int]:
     """Threefry-2x32 (20 rounds) of the counter pair ``(x0, x1)`` under ``key``
-    (two uint32s), as JAX computes it (``jax._src.prng.threefry2x32_p``), in
+    (two uint32s), as JAX's threefry2x32 primitive computes it, in
     Python ints: for two counters, NumPy's per-call overhead costs more than
     the arithmetic."""
     k0, k1 = key
