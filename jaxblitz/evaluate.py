@@ -28,6 +28,7 @@ def predict(params, images: np.ndarray, batch_size: int = 1000) -> np.ndarray:
     Every batch is dispatched before any result is read back, so copying the
     next batch in overlaps the device's work on the last (JAX's async dispatch).
     """
+    models._check_sizes("predict", batch_size=batch_size)
     n = len(images)
     out = []
     for start in range(0, n, batch_size):

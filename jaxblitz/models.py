@@ -251,10 +251,17 @@ def _check_images(params: Params, x: jax.Array) -> None:
             f"{tuple(x.shape)}.{hint}"
         )
     if x.shape[1] != in_ch:
+        advice = (
+            "These look channels-last (B, H, W, C), as NumPy, TensorFlow and "
+            "PIL store images: transpose them with x.transpose(0, 3, 1, 2) "
+            "(torch: x.permute(0, 3, 1, 2))."
+            if x.shape[3] == in_ch and x.shape[1:3] == (32, 32)
+            else f"Initialise with init_lenet(key, in_channels={x.shape[1]}) or "
+            "convert the images."
+        )
         raise ValueError(
             f"lenet's conv1 expects {in_ch} input channel(s), shape {expected}; got "
-            f"{x.shape[1]} channel(s), shape {tuple(x.shape)}. Initialise with "
-            f"init_lenet(key, in_channels={x.shape[1]}) or convert the images."
+            f"{x.shape[1]} channel(s), shape {tuple(x.shape)}. {advice}"
         )
     if tuple(x.shape[2:]) != (32, 32):
         raise ValueError(
