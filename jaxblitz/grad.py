@@ -65,6 +65,15 @@ def vjp_backward(f: Callable[[Any], jax.Array], x: Any, v: Any = None) -> Any:
     >>> vjp_backward(lambda x: 3 * x**2, jnp.array([1.0, 2.0]), jnp.ones(2))
     Array([ 6., 12.], dtype=float32)
     """
+    for leaf in jax.tree.leaves(x):
+        dtype = leaf.dtype if hasattr(leaf, "dtype") else np.result_type(leaf)
+        if not jnp.issubdtype(dtype, jnp.inexact):
+            raise TypeError(
+                f"vjp_backward differentiates with respect to floating-point x; got "
+                f"dtype {dtype} (torch: only Tensors of floating point and complex "
+                "dtype can require gradients). Cast it first, e.g. "
+                "x.astype(jnp.float32)."
+            )
     y, pullback = jax.vjp(f, x)  # torch: y = f(x), recording the graph
     if not isinstance(y, jax.Array):
         raise TypeError(

@@ -57,7 +57,9 @@ def make_mesh(devices: int | str | None = "all") -> Mesh:
             raise ValueError(
                 f"devices must be a positive int or 'all', got {devices!r}."
             ) from None
-    if not 1 <= n <= len(available):
+        if n < 1:
+            raise ValueError(f"devices must be a positive int or 'all', got {n}.")
+    if n > len(available):
         raise ValueError(
             f"Asked for {n} devices but {len(available)} "
             f"{available[0].platform.upper()} device(s) are available. Use "
@@ -86,6 +88,11 @@ def shard_sizes(batch_size: int, num_shards: int) -> list[int]:
     Rows are dealt in contiguous blocks of ``ceil(B / N)``, as ``torch.chunk`` does;
     devices past the end get only padding (10 over 8: 2,2,2,2,2,0,0,0).
     """
+    if batch_size < 0 or num_shards < 1:
+        raise ValueError(
+            f"shard_sizes needs batch_size >= 0 and num_shards >= 1, got "
+            f"{batch_size} and {num_shards}."
+        )
     per = math.ceil(batch_size / num_shards)
     return [min(per, max(0, batch_size - i * per)) for i in range(num_shards)]
 

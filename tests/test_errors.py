@@ -164,6 +164,12 @@ CASES = [
     # -- devices -----------------------------------------------------------------------
     ("devices-too-many", lambda t: parallel.make_mesh(len(jax.devices()) + 63),
      ValueError, r"Asked for \d+ devices but \d+ CPU device\(s\) are available"),
+    ("devices-zero", lambda t: parallel.make_mesh(0),
+     ValueError, r"devices must be a positive int or 'all', got 0"),
+    ("shard-sizes-no-shards", lambda t: parallel.shard_sizes(4, 0),
+     ValueError, r"num_shards >= 1, got 4 and 0"),
+    ("shard-sizes-negative-batch", lambda t: parallel.shard_sizes(-4, 2),
+     ValueError, r"batch_size >= 0 .* got -4 and 2"),
     ("devices-not-a-number", lambda t: parallel.make_mesh("many"),
      ValueError, r"devices must be a positive int or 'all', got 'many'"),
     # -- weights: missing, extra, mis-shaped keys ------------------------------------
@@ -287,7 +293,7 @@ CLI_CASES = [
     (["--checkpoint-every", "-1"], r"checkpoint_every must be >= 0, got -1"),
     (["--widths", "6,x"], r"expected two positive ints like 6,16.*got '6,x'"),
     (["--devices", "64"], r"Asked for 64 devices but 1 CPU device\(s\) are available"),
-    (["--devices", "0"], r"Asked for 0 devices"),
+    (["--devices", "0"], r"devices must be a positive int or 'all', got 0"),
     (["--epoch", "3", "--frobnicate"], r"unrecognized arguments: --frobnicate"),
 ]
 

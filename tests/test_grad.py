@@ -135,6 +135,21 @@ def test_vjp_backward_with_v_of_wrong_shape_names_both_shapes():
         G.vjp_backward(lambda x: x * 2, jnp.ones(3, jnp.float32), jnp.ones(2))
 
 
+@pytest.mark.parametrize(
+    "x", [jnp.arange(3), {"w": jnp.ones(2), "step": jnp.int32(1)}, 3], ids=str
+)
+def test_vjp_backward_refuses_integer_inputs_as_torch_does(x):
+    # JAX would return float0 zeros; torch refuses requires_grad on an int tensor.
+    with pytest.raises(TypeError, match="floating-point x; got dtype int"):
+        G.vjp_backward(lambda x: 2.0 * jax.tree.leaves(x)[0], x, jnp.ones(3))
+
+
+def test_vjp_backward_takes_python_floats_and_pytrees():
+    assert G.vjp_backward(lambda x: x**2, 3.0) == 6.0
+    grads = G.vjp_backward(lambda p: p["a"] * 2, {"a": jnp.ones(2)}, jnp.ones(2))
+    np.testing.assert_array_equal(grads["a"], [2.0, 2.0])
+
+
 def test_accumulating_the_same_gradient_twice_doubles_it():
     params = {"w": jnp.array([1.0, -2.0], jnp.float32), "b": jnp.float32(0.5)}
     loss = lambda p: jnp.sum((p["w"] * 3.0 + p["b"]) ** 2)
