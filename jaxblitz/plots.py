@@ -33,7 +33,10 @@ def save_loss_curve(
     epoch_losses: Sequence[Sequence[float]], path: str | os.PathLike, window: int = 50
 ) -> Path:
     """Per-batch training loss over all epochs, with a running mean of ``window``."""
-    losses = np.concatenate([np.asarray(e, np.float64) for e in epoch_losses])
+    arrays = [np.asarray(e, np.float64).ravel() for e in epoch_losses]
+    losses = np.concatenate(arrays) if arrays else np.zeros(0)
+    if not losses.size:
+        raise ValueError("save_loss_curve: no losses to plot (every epoch is empty).")
     fig = Figure(figsize=(7, 4))
     ax = fig.add_subplot()
     steps = np.arange(1, len(losses) + 1)

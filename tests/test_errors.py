@@ -15,7 +15,7 @@ import pytest
 
 import jaxblitz.compat as torch
 import jaxblitz.compat.nn.functional as F
-from jaxblitz import cli, data, evaluate, models, parallel, train
+from jaxblitz import cli, data, evaluate, models, parallel, plots, train
 from jaxblitz.checkpoints import load_weights, save_weights
 from jaxblitz.compat import nn, optim
 from jaxblitz.compat.utils.data import DataLoader, TensorDataset
@@ -144,6 +144,11 @@ CASES = [
     ("evaluate-batch-size-0",
      lambda t: evaluate.evaluate(_params(1), _digits(), batch_size=0),
      ValueError, r"predict: batch_size must be >= 1, got 0"),
+    ("loss-curve-no-epochs", lambda t: plots.save_loss_curve([], t / "loss.png"),
+     ValueError, r"save_loss_curve: no losses to plot"),
+    ("loss-curve-empty-epochs",
+     lambda t: plots.save_loss_curve([[], []], t / "loss.png"),
+     ValueError, r"save_loss_curve: no losses to plot"),
     ("drop-last-empty",
      lambda t: data.epoch_order(jax.random.key(0), 3, 4, drop_last=True),
      ValueError, r"batch_size 4 > 3 examples leaves no batch"),
