@@ -171,7 +171,8 @@ def _kind_dtype(fn: str, dtype: DTypeLike, kind: str) -> np.dtype:
     resolved = resolve_dtype(dtype)
     test = jnp.floating if kind == "floating" else jnp.integer
     if not jnp.issubdtype(resolved, test):
-        raise TypeError(f"{fn}: dtype must be a {kind} dtype, got {resolved}")
+        article = "an" if kind == "integer" else "a"
+        raise TypeError(f"{fn}: dtype must be {article} {kind} dtype, got {resolved}")
     return resolved
 
 
@@ -199,6 +200,12 @@ def randint(
     """``torch.randint(low, high, shape)``: integers in [low, high)."""
     _check_key("randint", key)
     dims = _shape("randint", (shape,) if not isinstance(shape, Sequence) else shape)
+    for name, bound in (("low", low), ("high", high)):
+        if isinstance(bound, bool) or not isinstance(bound, int | np.integer):
+            raise TypeError(
+                f"randint: {name} must be an int, got {type(bound).__name__} "
+                f"{bound!r}, as torch.randint's are"
+            )
     if not low < high:
         raise ValueError(f"randint: expected low < high, got low={low}, high={high}")
     dtype = _kind_dtype("randint", dtype, "integer")

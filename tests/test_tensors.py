@@ -151,8 +151,14 @@ def test_rand_rejects_integer_dtype():
 
 
 def test_randint_rejects_float_dtype():
-    with pytest.raises(TypeError, match="randint: dtype must be a integer dtype"):
+    with pytest.raises(TypeError, match="randint: dtype must be an integer dtype"):
         T.randint(KEY, 0, 3, 2, dtype="float")
+
+
+@pytest.mark.parametrize(("low", "high"), [(0.5, 3), (0, 3.0), (True, 3)])
+def test_randint_rejects_bounds_that_are_not_ints_as_torch_does(low, high):
+    with pytest.raises(TypeError, match="randint: (low|high) must be an int"):
+        T.randint(KEY, low, high, (2,))
 
 
 # -- dtypes ----------------------------------------------------------------------------
