@@ -15,12 +15,18 @@ from jaxblitz import data, evaluate, plots, train
 from jaxblitz.checkpoints import load_weights, save_weights
 
 parser = argparse.ArgumentParser()
-parser.add_argument("--dataset", default="cifar10")
+parser.add_argument("--dataset", default="cifar10", choices=data.NAMES)
 parser.add_argument("--epochs", type=int, default=2)
 parser.add_argument("--log-every", type=int, default=2000)
 parser.add_argument("--out-dir", default="runs/experiment04")
 args = parser.parse_args()
 out = Path(args.out_dir)
+try:  # batch 4, lr 0.001, momentum 0.9: the Blitz's settings (bad flags stop here)
+    config = train.Config(
+        dataset=args.dataset, epochs=args.epochs, log_every=args.log_every
+    )
+except ValueError as e:
+    parser.error(str(e))
 
 # -- 1. Load and normalise the data (torchvision.datasets.CIFAR10 + Normalize) ----
 trainset = data.load(args.dataset, "train")  # NCHW float32 in [-1, 1]
@@ -35,9 +41,6 @@ print(" ".join(f"{classes[j]:5s}" for j in labels), f"-> {out}/train_images.png"
 
 # -- 2. Define a Convolutional Neural Network (3 input channels for CIFAR-10) ------
 # -- 3. Define a loss function and optimizer: cross-entropy, SGD with momentum ----
-config = train.Config(
-    dataset=args.dataset, epochs=args.epochs, log_every=args.log_every
-)  # batch 4, lr 0.001, momentum 0.9: the Blitz's settings
 state = train.init_state(config, in_channels=trainset.images.shape[1])
 print("optimizer:", config.optimizer, f"lr={config.lr} momentum={config.momentum}")
 

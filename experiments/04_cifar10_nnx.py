@@ -21,10 +21,16 @@ from jaxblitz import data, evaluate, train
 from jaxblitz import nnx as jnnx
 
 parser = argparse.ArgumentParser()
-parser.add_argument("--dataset", default="cifar10")
+parser.add_argument("--dataset", default="cifar10", choices=data.NAMES)
 parser.add_argument("--epochs", type=int, default=2)
 parser.add_argument("--log-every", type=int, default=2000)
 args = parser.parse_args()
+try:  # batch 4, lr 0.001 (bad flags stop here, before any data is read)
+    config = train.Config(
+        dataset=args.dataset, epochs=args.epochs, log_every=args.log_every
+    )
+except ValueError as e:
+    parser.error(str(e))
 
 # -- 1. Load and normalise the data (torchvision.datasets.CIFAR10 + Normalize) ----
 trainset = data.load(args.dataset, "train")  # NCHW float32 in [-1, 1]
@@ -33,7 +39,6 @@ classes = trainset.class_names
 print(f"{len(trainset.labels)} training images {trainset.images.shape[1:]}")
 
 # -- 2. Define a Convolutional Neural Network -------------------------------------
-config = train.Config(dataset=args.dataset, epochs=args.epochs)  # batch 4, lr 0.001
 net = jnnx.Net(in_channels=trainset.images.shape[1], rngs=nnx.Rngs(0))
 
 # -- 3. Loss and optimizer: cross-entropy, SGD(lr=0.001, momentum=0.9) ------------
@@ -50,8 +55,8 @@ for epoch in range(config.epochs):
     for i, (images, labels) in enumerate(data.batches(trainset, 4, key), 1):
         mask = jnp.ones(len(labels))  # every row real (fit pads the last batch)
         running_loss += float(step(images, labels, mask))
-        if i % args.log_every == 0:
-            print(f"[{epoch + 1}, {i:5d}] loss: {running_loss / args.log_every:.3f}")
+        if i % config.log_every == 0:
+            print(f"[{epoch + 1}, {i:5d}] loss: {running_loss / config.log_every:.3f}")
             running_loss = 0.0
 print(f"Finished Training ({time.perf_counter() - t0:.1f} s)")
 

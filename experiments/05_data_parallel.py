@@ -11,6 +11,8 @@ import argparse
 parser = argparse.ArgumentParser()
 parser.add_argument("--devices", default="2", help="N or 'all'")
 args = parser.parse_args()
+if args.devices != "all" and not (args.devices.isdigit() and int(args.devices) >= 1):
+    parser.error(f"--devices: expected a positive int or 'all', got {args.devices!r}")
 
 import jax  # noqa: E402
 
@@ -31,7 +33,10 @@ dataset = jax.random.normal(key, (data_size, input_size))  # (100, 5)
 params = models.init_linear(jax.random.fold_in(key, 1), input_size, output_size)
 
 # -- Create the model and DataParallel: a mesh with a "data" axis -----------------
-mesh = parallel.make_mesh(args.devices)
+try:
+    mesh = parallel.make_mesh(args.devices)
+except ValueError as e:  # more devices than this machine has
+    parser.error(str(e))
 n = mesh.devices.size
 print(f"Let's use {n} {mesh.devices.flat[0].platform.upper()} devices!")
 

@@ -341,8 +341,15 @@ def _main(argv: list[str] | None) -> int:
         parser.error(str(e))
     if args.fresh and args.resume:
         parser.error("--fresh starts a new run and --resume continues one: give one.")
+    if args.data_dir is not None and not args.data_dir.strip():  # "$UNSET" in a shell
+        parser.error(
+            "--data-dir is empty; give a folder (default: $JAXBLITZ_DATA or "
+            f"{data.fetch.DEFAULT_DIR})."
+        )
     try:  # before any data is read: a bad --out-dir fails in a second
         out = _writable_dir(args.out_dir, f"runs/{config.dataset}")
+        if not args.fresh:  # --fresh moves whatever is there aside
+            _check_outputs(out, new_run=not args.resume)
     except ValueError as e:
         parser.error(str(e))
     # A second run starts compiled: XLA programs are kept on disk between runs.
@@ -382,6 +389,13 @@ def _main(argv: list[str] | None) -> int:
         lock = DirectoryLock(out) if primary else None
     except DirectoryInUseError as e:
         print(f"jaxblitz-train: error: {e}", file=sys.stderr)
+        return 1
+    except OSError as e:  # the lock file's path taken by a folder, say
+        print(
+            f"jaxblitz-train: error: cannot lock {out}: {_os_error(e)}. Move that "
+            "path out of the way, or give this run its own --out-dir.",
+            file=sys.stderr,
+        )
         return 1
     try:
         if primary and args.fresh:
@@ -559,6 +573,32 @@ def _writable_dir(text: str | None, default: str) -> Path:
             f"--out-dir {out} cannot be written: {_os_error(e)}."
         ) from None
     return out
+
+
+def _check_outputs(out: Path, new_run: bool) -> None:
+    """A ValueError if a path the run writes in ``out`` is of the wrong kind (found
+    only when training ends, it would cost the run), or if a new run would write
+    over an earlier run's outputs that no checkpoint refuses it for."""
+    for name in OUTPUTS:
+        path = out / name
+        folder = name == "checkpoints"
+        if path.exists() and path.is_dir() != folder:
+            raise ValueError(
+                f"--out-dir {out} holds {path}, a {'file' if folder else 'folder'} "
+                f"where this run writes its {'checkpoints folder' if folder else name}"
+                ". Move it out of the way, give another --out-dir, or add --fresh "
+                "to move the earlier run's files aside."
+            )
+    found = [n for n in OUTPUTS if n != "checkpoints" and (out / n).exists()]
+    folder, steps = out / "checkpoints", True
+    with contextlib.suppress(OSError):  # unreadable: left to the checkpointer
+        steps = folder.is_dir() and any(p.name.isdigit() for p in folder.iterdir())
+    if new_run and found and not steps:  # with steps, fit names --resume too
+        raise ValueError(
+            f"--out-dir {out} holds an earlier run's {', '.join(found)} and no "
+            "checkpoint to resume. Add --fresh to move them into "
+            f"{out}/earlier-<time>/ (nothing is deleted), or give another --out-dir."
+        )
 
 
 def _os_error(e: OSError) -> str:

@@ -38,6 +38,7 @@ IDENTITY = (
     "drop_last",
 )
 _CHANGEABLE = ("epochs", "loop", "log_every", "checkpoint_every", "eval_batch_size")
+_CHANGE_KEYS = {"step", "setting", "from", "to"}  # one entry of a run's changes
 
 
 def run_identity(config, dataset) -> dict:
@@ -64,6 +65,15 @@ def resumed_run(
     """
     shapes = {"config": dict, "epoch": int, "position": int, "run": dict | None}
     wrong = [k for k, kind in shapes.items() if not isinstance(meta.get(k), kind)]
+    run = meta.get("run")
+    if isinstance(run, dict):  # its parts are read below, before any checksum
+        if not isinstance(run.get("identity", {}), dict):
+            wrong.append("run.identity")
+        changes = run.get("changes", [])
+        if not isinstance(changes, list) or not all(
+            isinstance(c, dict) and c.keys() >= _CHANGE_KEYS for c in changes
+        ):
+            wrong.append("run.changes")
     if wrong:  # read unverified: a damaged file must not crash here
         raise CorruptFileError(
             f"Checkpoint step {step} in {where} has damaged metadata "
@@ -72,7 +82,6 @@ def resumed_run(
             "directory."
         )
     saved_config = meta["config"]
-    run = meta.get("run")
     if not isinstance(run, dict):  # written before runs had an identity
         run = {
             "id": "unnamed",

@@ -282,6 +282,16 @@ def test_empty_data_dir_offline_fails_fast_naming_three_ways(
         assert way in message
 
 
+@pytest.mark.parametrize("name", ["cifar10", "mnist"])
+def test_a_data_dir_that_is_a_file_is_named_as_such(tmp_path, monkeypatch, name):
+    monkeypatch.setattr(fetch, "network_available", lambda *a, **k: True)
+    monkeypatch.setattr(fetch, "download", None)  # never reached
+    a_file = tmp_path / "data"
+    a_file.write_text("x")
+    with pytest.raises(NotADirectoryError, match=f"{a_file} is a file, not a folder"):
+        load(name, "train", a_file)
+
+
 def test_network_check_gives_up_within_its_timeout(monkeypatch):
     release, asked = threading.Event(), []
 

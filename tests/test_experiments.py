@@ -69,3 +69,28 @@ def test_experiment_script_runs_and_prints_its_landmarks(script):
     assert proc.returncode == 0, proc.stderr[-3000:]
     for landmark in landmarks:
         assert landmark in proc.stdout, f"{script} did not print {landmark!r}"
+
+
+# Bad flags: a usage error before any data is read, not a traceback from inside.
+BAD_FLAGS = {
+    ("04_cifar10_classifier.py", "--dataset", "imagenet"): "invalid choice: 'imagenet'",
+    ("04_cifar10_classifier.py", "--dataset", "digits", "--epochs", "0"): (
+        "epochs must be >= 1, got 0"
+    ),
+    ("04_cifar10_nnx.py", "--dataset", "digits", "--log-every", "0"): (
+        "log_every must be >= 1, got 0"
+    ),
+    ("05_data_parallel.py", "--devices", "0"): "expected a positive int or 'all'",
+}
+BAD_RUNS = {
+    flags: background.script_run(ROOT / "experiments" / flags[0], flags[1:])
+    for flags in BAD_FLAGS
+}
+
+
+@pytest.mark.parametrize("flags", list(BAD_FLAGS), ids=" ".join)
+def test_experiment_script_refuses_bad_flags_with_usage_and_no_traceback(flags):
+    proc = BAD_RUNS[flags].result()
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    assert proc.stderr.startswith("usage: ") and "Traceback" not in proc.stderr
+    assert BAD_FLAGS[flags] in proc.stderr, proc.stderr

@@ -123,6 +123,26 @@ def test_damaged_metadata_is_named_as_damage_before_any_array_is_read(tmp_path):
     checkpointer.close()
 
 
+def test_a_mistyped_run_record_is_named_as_damage_not_a_traceback(tmp_path):
+    trained(tmp_path, small())
+    meta_file = tmp_path / "6" / "meta" / "metadata"
+    good = json.loads(meta_file.read_text())
+    damages = [
+        ("run.identity", {"identity": None}),
+        ("run.changes", {"changes": 5}),
+        ("run.changes", {"changes": ["epochs"]}),  # a list, but not of changes
+    ]
+    for name, damage in damages:
+        meta_file.write_text(json.dumps(good | {"run": good["run"] | damage}))
+        checkpointer = Checkpointer(tmp_path)
+        try:
+            with pytest.raises(CorruptFileError, match=rf"damaged metadata \({name}"):
+                train.fit(small(epochs=2), random_data(24), checkpointer=checkpointer,
+                          resume=True, **QUIET)  # fmt: skip
+        finally:
+            checkpointer.close()
+
+
 def test_other_data_on_resume_is_refused_naming_the_channels(tmp_path):
     trained(tmp_path, small())
     checkpointer = Checkpointer(tmp_path)
@@ -252,6 +272,7 @@ def test_widths_too_big_for_memory_are_refused_up_front(tmp_path, capsys):
         (["--lr", "-0.1"], "lr must be > 0"),
         (["--batch-size", "-4"], "batch_size must be >= 1"),
         (["--out-dir", ""], "--out-dir is empty"),
+        (["--data-dir", ""], "--data-dir is empty"),
     ],
 )
 def test_bad_flags_are_one_line_naming_the_flag(flags, expected, capsys):
@@ -275,6 +296,59 @@ def test_an_out_dir_that_is_a_file_or_under_one_is_refused_before_loading_data(
         with pytest.raises(SystemExit):
             cli.main(["--dataset", "digits", "--out-dir", str(out)])
         assert expected in capsys.readouterr().err
+
+
+def test_an_out_dir_whose_outputs_are_the_wrong_kind_is_refused_before_loading_data(
+    tmp_path, capsys, monkeypatch
+):
+    monkeypatch.setattr(cli.data, "load", None)  # never reached
+    (tmp_path / "a" / "checkpoints").parent.mkdir()
+    (tmp_path / "a" / "checkpoints").write_text("x")
+    (tmp_path / "b" / "metrics.json").mkdir(parents=True)
+    for out, expected in [
+        (tmp_path / "a", "checkpoints, a file where this run writes its checkpoints"),
+        (tmp_path / "b", "metrics.json, a folder where this run writes its metrics"),
+    ]:
+        for resume in ([], ["--resume"]):
+            with pytest.raises(SystemExit) as e:
+                cli.main(["--dataset", "digits", "--out-dir", str(out), *resume])
+            assert e.value.code == 2
+            err = capsys.readouterr().err
+            assert expected in err and "--fresh" in err, err
+
+
+def test_a_new_run_never_writes_over_an_earlier_runs_outputs_without_checkpoints(
+    tmp_path, capsys, monkeypatch
+):
+    (tmp_path / "weights.safetensors").write_bytes(b"earlier weights")
+    (tmp_path / "metrics.json").write_text("{}")
+    (tmp_path / "checkpoints").mkdir()  # emptied to save space, say
+    monkeypatch.setattr(cli.data, "load", None)  # never reached
+    with pytest.raises(SystemExit) as e:
+        cli.main(["--dataset", "digits", "--out-dir", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and "--fresh" in err, err
+    assert "earlier run's metrics.json, weights.safetensors" in err, err
+    assert (tmp_path / "weights.safetensors").read_bytes() == b"earlier weights"
+
+    def no_data(*args):  # --fresh gets past the check; stop before training
+        raise FileNotFoundError("no data here")
+
+    monkeypatch.setattr(cli.data, "load", no_data)
+    assert cli.main(["--dataset", "digits", "--out-dir", str(tmp_path), "--fresh"])
+    [aside] = tmp_path.glob("earlier-*")
+    assert (aside / "weights.safetensors").read_bytes() == b"earlier weights"
+
+
+def test_an_out_dir_whose_lock_file_is_a_folder_is_one_error_line(
+    tmp_path, capsys, monkeypatch
+):
+    monkeypatch.setattr(cli.data, "load", None)  # never reached
+    (tmp_path / DirectoryLock.NAME).mkdir()
+    code = cli.main(["--dataset", "digits", "--out-dir", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 1 and "Traceback" not in err
+    assert f"cannot lock {tmp_path}: Is a directory" in err, err
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes through permissions")

@@ -117,6 +117,11 @@ def load(
         images, labels = load_digits_split(split)
         return Dataset(images, labels, DIGIT_CLASSES)
     root = fetch.data_root(data_dir)
+    if root.exists() and not root.is_dir():  # else "not in <a file>", and a download
+        raise NotADirectoryError(
+            f"The data directory {root} is a file, not a folder. Give the folder that "
+            f"holds {name}'s files (data_dir=..., --data-dir or $JAXBLITZ_DATA)."
+        )
     found = _local(name, split, root)
     if found is None:
         found = _from_tfds(name, split, download=False)  # a copy tfds already has
