@@ -32,7 +32,7 @@ import jax
 import jax.numpy as jnp
 from flax import nnx
 
-from jaxblitz import kernels, models, train
+from jaxblitz import data, kernels, models, train
 
 Params = dict[str, Any]
 
@@ -235,6 +235,7 @@ def fit(
     optimizer state from the checkpoint), and the result is put back. None:
     :func:`init_net` (the functional run's first weights).
     """
+    data.check_dataset(dataset)  # before its parts are read here
     in_channels, num_classes = dataset.images.shape[1], len(dataset.class_names)
     if net is None:
         net = init_net(config, in_channels, num_classes)

@@ -15,6 +15,7 @@ import pytest
 
 import jaxblitz.compat as torch
 import jaxblitz.compat.nn.functional as F
+import jaxblitz.nnx
 from jaxblitz import cli, data, evaluate, models, parallel, plots, train
 from jaxblitz.checkpoints import load_weights, save_weights
 from jaxblitz.compat import nn, optim
@@ -119,6 +120,19 @@ CASES = [
      ValueError, r"in \[0, 10\); got values from -1 to 7"),
     ("fit-float-labels", lambda t: _fit(_digits(labels=np.zeros(8, np.float32))),
      TypeError, r"labels must be integer class indices; got float32"),
+    ("fit-no-class-names",
+     lambda t: _fit(Data(np.zeros((8, 1, 32, 32), np.float32), np.arange(8) % 10,
+                         None)),
+     TypeError, r"class_names must be a non-empty sequence.*got None"),
+    ("fit-class-names-a-string",
+     lambda t: _fit(Data(np.zeros((8, 1, 32, 32), np.float32), np.arange(8) % 10,
+                         "0123456789")),
+     TypeError, r"class_names must be a non-empty sequence.*got '0123456789'"),
+    ("nnx-fit-no-class-names",
+     lambda t: jaxblitz.nnx.fit(
+         train.Config(dataset="digits", epochs=1),
+         Data(np.zeros((8, 1, 32, 32), np.float32), np.arange(8) % 10, None)),
+     TypeError, r"class_names must be a non-empty sequence.*got None"),
     ("fit-empty-dataset", lambda t: _fit(_digits(0)),
      ValueError, r"Cannot train on an empty dataset \(0 examples\)"),
     ("fit-images-labels-mismatch", lambda t: _fit(_digits(8, labels=np.arange(5))),

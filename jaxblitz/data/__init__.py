@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import os
 import urllib.parse
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -243,6 +243,17 @@ def check_dataset(dataset) -> int:
         )
     if len(images) == 0:
         raise ValueError("Cannot train on an empty dataset (0 examples).")
+    names = getattr(dataset, "class_names", None)
+    if isinstance(names, np.ndarray):  # np.unique(...) of names, say
+        named = names.ndim == 1 and names.size > 0
+    else:
+        named = isinstance(names, Sequence) and not isinstance(names, str)
+        named = named and len(names) > 0
+    if not named:
+        raise TypeError(
+            "dataset.class_names must be a non-empty sequence of class names (its "
+            f"length sets the number of classes); got {names!r}."
+        )
     return len(images)
 
 
