@@ -14,6 +14,7 @@ defaults.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable
 from typing import Any
 
@@ -106,7 +107,11 @@ def to_dtype(d: Any) -> dtype:
     try:
         return _FROM_NP[np.dtype(d)]
     except (KeyError, TypeError):
-        raise TypeError(f"cannot interpret {d!r} as a torch dtype") from None
+        why = ""
+        with contextlib.suppress(TypeError):
+            if np.dtype(d).kind == "c":
+                why = ": jaxblitz.compat has no complex dtypes"
+        raise TypeError(f"cannot interpret {d!r} as a torch dtype{why}") from None
 
 
 def category(d: dtype) -> int:

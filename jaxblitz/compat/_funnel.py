@@ -164,6 +164,17 @@ def _sign(x):  # torch: sign(nan) is 0
     return (x > 0).astype(x.dtype) - (x < 0).astype(x.dtype)
 
 
+@jax.custom_jvp
+def _abs(x):
+    return jnp.abs(x)
+
+
+@_abs.defjvp
+def _abs_jvp(primals, tangents):  # torch: the slope is sign(x), 0 at 0
+    (x,), (t,) = primals, tangents
+    return jnp.abs(x), t * _sign(x)
+
+
 def _relu(x):
     # torch: max(x, 0) keeps -0.0 and NaN, and the gradient is 0 at 0
     return jnp.where(x > 0, x, lax.stop_gradient(jnp.where(x < 0, 0, x)))
@@ -266,17 +277,38 @@ def _norm_fn(x, *, p, axis, keepdims):
         return s
     if p in (math.inf, -math.inf):
         op = jnp.max if p > 0 else jnp.min
-        return op(jnp.abs(x), axis=axis, keepdims=keepdims)
+        return op(_abs(x), axis=axis, keepdims=keepdims)
     if p == 0:
         return jnp.sum(x != 0, axis=axis, keepdims=keepdims).astype(x.dtype)
+    # torch: zero entries, and a zero norm, pass back a zero gradient where the
+    # slopes of |x| ** p and of the root would give nan
+    if p < 0:  # a zero entry makes the norm, and its gradient, 0 (|0| ** p is inf)
+        a = _abs(x)
+        has_zero = jnp.any(a == 0, axis=axis, keepdims=keepdims)
+        total = jnp.sum(jnp.where(a == 0, 1, a) ** p, axis=axis, keepdims=keepdims)
+        return jnp.where(has_zero, 0, total ** (1.0 / p))
     if p == 2:
-        return jnp.sqrt(jnp.sum(jnp.square(x), axis=axis, keepdims=keepdims))
-    return jnp.sum(jnp.abs(x) ** p, axis=axis, keepdims=keepdims) ** (1.0 / p)
+        terms = jnp.square(x)
+    else:
+        a = _abs(x)
+        terms = jnp.where(a == 0, 0, jnp.where(a == 0, 1, a) ** p)
+    total = jnp.sum(terms, axis=axis, keepdims=keepdims)
+    zero = total == 0
+    safe = jnp.where(zero, 1, total)
+    return jnp.where(zero, 0, jnp.sqrt(safe) if p == 2 else safe ** (1.0 / p))
 
 
 def _argmax_fn(x, *, axis, keepdims, op):
     out = op(x, axis=axis, keepdims=keepdims)
     return out.astype(jnp.int64)
+
+
+def _picked_fn(x, *, axis, keepdims, op):
+    """``max``/``min`` along ``axis`` as torch: the value at the index it returns,
+    so the gradient goes to that element alone, not shared among ties."""
+    index = op(x, axis=axis, keepdims=True)
+    values = jnp.take_along_axis(x, index, axis=axis)
+    return values if keepdims else jnp.squeeze(values, axis)
 
 
 def _cast_fn(x, *, dt):

@@ -16,6 +16,7 @@ from jaxblitz.compat._funnel import (
     _logsumexp_fn,
     _no_grad,
     _norm_fn,
+    _picked_fn,
     _reduce_fn,
     _require_tensors,
     _scan_fn,
@@ -263,10 +264,14 @@ def _extreme(name: str, op, arg_op):
         _check_reducible(name, input, axis)
         grad_fn = f"{name.title()}Backward{1 if dim is None else 0}"
         keepdim = keepdim and dim is not None
-        static = dict(op=op, axis=axis, keepdims=keepdim, dt=None)
-        values = apply(grad_fn, _reduce_fn, input, **static)
-        if dim is None:
-            return values
+        if axis is None:  # every element, or a 0-dim tensor's one
+            static = dict(op=op, axis=axis, keepdims=keepdim, dt=None)
+            values = apply(grad_fn, _reduce_fn, input, **static)
+            if dim is None:
+                return values
+        else:  # torch's gradient goes to the returned index alone
+            static = dict(axis=axis, keepdims=keepdim, op=arg_op)
+            values = apply(grad_fn, _picked_fn, input, **static)
         indices = _no_grad(_argmax_fn, input, axis=axis, keepdims=keepdim, op=arg_op)
         return result_type(values, indices)
 

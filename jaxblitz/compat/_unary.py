@@ -15,6 +15,7 @@ from jax import lax
 
 from jaxblitz.compat import _dtype
 from jaxblitz.compat._funnel import (
+    _abs,
     _addcdiv_fn,
     _addcmul_fn,
     _binary_fn,
@@ -110,7 +111,7 @@ _BOOL_NEG = (
     "trying to invert a mask, use the `~` or `logical_not()` operator instead.",
 )
 neg = _same_unary("NegBackward0", jnp.negative, bools=_BOOL_NEG)
-abs = _same_unary("AbsBackward0", jnp.abs, bools="abs_cpu")  # noqa: A001
+abs = _same_unary("AbsBackward0", _abs, bools="abs_cpu")  # noqa: A001
 sign = _same_unary("SignBackward0", _sign)
 floor = _same_unary("FloorBackward0", jnp.floor, bools="floor_vml_cpu")
 ceil = _same_unary("CeilBackward0", jnp.ceil, bools="ceil_vml_cpu")

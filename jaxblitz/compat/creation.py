@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+import numbers
 from typing import TYPE_CHECKING, Any
 
 import jax
@@ -167,6 +168,12 @@ def _cut_jit(flat, *, n, shape):
 
 def _infer(data: Any) -> _dtype.dtype:
     flat = np.asarray(data, dtype=object).ravel().tolist()
+    for v in flat:  # NumPy would keep only the real parts
+        if isinstance(v, numbers.Complex) and not isinstance(v, numbers.Real):
+            raise NotImplementedError(
+                f"complex number {v!r}: jaxblitz.compat has no complex dtypes (torch "
+                "would make a complex64 tensor); use real tensors"
+            )
     if flat and builtins.all(isinstance(v, bool | np.bool_) for v in flat):
         return _dtype.bool
     if builtins.all(isinstance(v, int | np.integer | bool) for v in flat) and flat:

@@ -880,11 +880,50 @@ def stack(tensors: Any, dim: int = 0) -> Tensor:
 
 
 def _get_fn(x, *arrays, spec):
-    return x[_build(spec, arrays)]
+    return _take(x, spec, arrays)
 
 
 def _set_fn(x, value, *arrays, spec):
-    return x.at[_build(spec, arrays)].set(jnp.asarray(value).astype(x.dtype))
+    value = jnp.asarray(value).astype(x.dtype)
+    steps = _torch_steps(spec)
+    if steps is None:
+        return x.at[_build(spec, arrays)].set(value)
+    first, second = steps
+    inner = x[_build(first, arrays)]
+    return x.at[_build(first, arrays)].set(inner.at[_build(second, arrays)].set(value))
+
+
+def _take(x, spec, arrays):
+    """``x[index]`` as torch reads it (``x`` a JAX or NumPy array)."""
+    steps = _torch_steps(spec)
+    if steps is None:
+        return x[_build(spec, arrays)]
+    first, second = steps
+    return x[_build(first, arrays)][_build(second, arrays)]
+
+
+def _torch_steps(spec):
+    """``spec`` as two NumPy-style indices, ints first, or None if one will do.
+
+    torch selects the integer indices before it indexes with tensors, so
+    ``x[1, :, [0, 3]]`` of a (2, 3, 4) tensor is (3, 2); NumPy counts the integer
+    as an advanced index too and puts the broadcast dimensions first: (2, 3).
+    """
+    kinds = {kind for kind, _ in spec}
+    if "i" not in kinds or "a" not in kinds:
+        return None
+    first, second = [], []
+    for kind, value in spec:
+        if kind == "c" and value is not Ellipsis:  # None or a bool: no dim of x
+            second.append((kind, value))
+        elif kind in ("a", "s"):  # kept whole now, indexed in the second step
+            first.append(("s", (None, None, None)))
+            second.append((kind, value))
+        else:  # an int is consumed now; Ellipsis stands in both steps
+            first.append((kind, value))
+            if kind == "c":
+                second.append((kind, value))
+    return tuple(first), tuple(second)
 
 
 def _build(spec, arrays):
@@ -1130,7 +1169,7 @@ def _fit_value(value: Any, spec: tuple, arrays: list, x: Tensor) -> Any:
     if any(a is None for a in concrete):
         return value  # traced indices: JAX checks what it can
     zeros = np.broadcast_to(np.zeros((), np.int8), tuple(x.shape))  # no memory
-    target = zeros[_build(spec, concrete)]
+    target = _take(zeros, spec, concrete)
     given = tuple(value.shape) if isinstance(value, TensorBase) else np.shape(value)
     fitted = given
     while len(fitted) > target.ndim and fitted[0] == 1:

@@ -450,6 +450,11 @@ DATA_CASES = [
     ("timeout", lambda m: _data(m).DataLoader(_DS(m), timeout=-1), ValueError),
     ("prefetch", lambda m: _data(m).DataLoader(_DS(m), prefetch_factor=2), ValueError),
     ("drop_last", lambda m: _data(m).DataLoader(_DS(m), drop_last=1), ValueError),
+    (
+        "drop_last_unbatched",
+        lambda m: _data(m).DataLoader(_DS(m), batch_size=None, drop_last=True),
+        ValueError,
+    ),
     ("unknown", lambda m: _data(m).DataLoader(_DS(m), bogus=1), TypeError),
     (
         "sampler_shuffle",

@@ -1,5 +1,6 @@
 """compat nn, optim, utils.data, save/load, the functional bridge, DataParallel."""
 
+import collections
 import os
 import subprocess
 import sys
@@ -129,6 +130,46 @@ def test_dataloader_batches_shuffles_and_drops_last():
         for v in x.view(-1).tolist()
     )
     assert seen == list(map(float, range(10)))
+
+
+Point = collections.namedtuple("Point", "x y")
+
+# Samples as users' Datasets return them; each is collated (or, with
+# batch_size=None, converted) by compat and by torch and the results compared.
+SAMPLES = {
+    "numpy_scalars": [(np.float32(i), np.int32(i), np.bool_(i % 2)) for i in range(3)],
+    "numpy_arrays": [(np.full(2, i, np.float64), np.uint8(i)) for i in range(3)],
+    "python_numbers": [(float(i), i, i > 0, str(i)) for i in range(3)],
+    "namedtuples": [Point(np.float32(i), i) for i in range(3)],
+    "dicts": [{"x": np.ones(2, np.float32) * i, "y": (i, float(i))} for i in range(3)],
+    "unequal_arrays": [np.ones(2), np.ones(3)],
+}
+
+
+def _described(value):
+    if hasattr(value, "dtype") and hasattr(value, "tolist"):
+        return (type(value).__name__, str(value.dtype), value.tolist())
+    if isinstance(value, dict):
+        return {k: _described(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return (type(value).__name__, [_described(v) for v in value])
+    return value
+
+
+def _loaded(m, samples, batch_size):
+    try:
+        return _described(list(m.utils.data.DataLoader(samples, batch_size=batch_size)))
+    except Exception as e:  # noqa: BLE001 -- compared like a value
+        return (type(e).__name__, str(e))
+
+
+@pytest.mark.parametrize("batch_size", [2, None])
+@pytest.mark.parametrize("name", sorted(SAMPLES))
+def test_dataloader_collates_and_converts_samples_as_torch(name, batch_size):
+    pt = pytest.importorskip("torch")
+    theirs = _loaded(pt, SAMPLES[name], batch_size)
+    ours = _loaded(torch, SAMPLES[name], batch_size)
+    assert str(ours).replace("torch.", "") == str(theirs).replace("torch.", "")
 
 
 def test_data_parallel_equals_the_unwrapped_module_on_four_devices():

@@ -71,6 +71,40 @@ def test_values_gradients_and_grad_fn_names_match_pytorch(name):
             )
 
 
+# Inputs with ties, zeros, -0.0 and NaN, where a gradient has to pick a rule:
+# torch's max/min along a dim send it to the returned index only, |x| and a
+# norm have slope 0 at 0.
+EDGES = [[1.0, 3.0, 3.0, 0.0], [0.0, -0.0, 0.0, 0.0], [2.0, 2.0, -4.0, float("nan")]]
+EDGE_EXPRESSIONS = {
+    "max_dim_ties": lambda m, x: x.max(1)[0] + x.max(0, keepdim=True)[0].sum(),
+    "min_dim_ties": lambda m, x: m.min(x, dim=-1).values * 2,
+    "abs_at_zero": lambda m, x: x.abs() * m.arange(4.0),
+    "l1_loss_at_zero": lambda m, x: m.nn.functional.l1_loss(x[:2], m.zeros(2, 4)),
+    "norm_of_zeros": lambda m, x: x[:2].norm(dim=1),
+    "p_norms_of_zeros": lambda m, x: m.stack(
+        [x[:2].norm(p, dim=1) for p in (1, 3, 0.5, float("inf"))]
+    ),
+    "norm_all_zero": lambda m, x: x[1].norm() + x[1].norm(1),
+    # a negative p: any zero entry makes the norm 0, with a zero gradient
+    "negative_p_norms": lambda m, x: m.stack(
+        [x[0, :3].norm(p) + x[0].norm(p) * 2 for p in (-1, -0.5)]
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EDGE_EXPRESSIONS))
+def test_gradients_at_ties_and_zeros_match_pytorch(name):
+    results = []
+    for module in (torch, pt):
+        x = module.tensor(EDGES, requires_grad=True)
+        y = EDGE_EXPRESSIONS[name](module, x)
+        y.backward(module.ones(y.shape) * 0.5)
+        results.append((y.detach().numpy(), x.grad.numpy()))
+    (y, gx), (ry, rgx) = results
+    np.testing.assert_allclose(y, ry, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(gx, rgx, rtol=1e-5, atol=1e-6)
+
+
 REPRS = [
     lambda m: m.ones(2, 2, requires_grad=True),
     lambda m: m.ones(2, 2, requires_grad=True) * 3,

@@ -215,3 +215,16 @@ def test_draws_of_new_shapes_share_one_random_program():
     assert creation._draw_flat._cache_size() == before
     assert creation._size_class(257) == 512
     assert creation._size_class(70001) == 73728  # 1/16 of 2**17 steps
+
+
+@pytest.mark.parametrize("data", [[1 + 1j, 2], [[1.0], [2j]], (0.5, complex(0, 1))])
+def test_complex_data_is_refused_not_cut_to_its_real_part(data):
+    # torch makes a complex64 tensor; NumPy's asarray would keep the real parts
+    with pytest.raises(NotImplementedError, match="no complex dtypes"):
+        torch.tensor(data)
+
+
+@pytest.mark.parametrize("data", [np.array([1 + 1j]), np.complex64(1j)])
+def test_complex_numpy_data_names_the_missing_complex_dtypes(data):
+    with pytest.raises(TypeError, match="as a torch dtype: .*no complex dtypes"):
+        torch.tensor(data)

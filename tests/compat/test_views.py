@@ -743,6 +743,46 @@ def no_grad_view_cases(torch):
     return out
 
 
+def mixed_index_cases(torch):
+    """Ints beside tensor indices: torch selects the ints first, so the broadcast
+    dims land where the tensors stand (NumPy would move them to the front)."""
+    out = {}
+
+    def rec(k, f):
+        try:
+            out[k] = [
+                (v.detach().numpy().tolist(), str(v.dtype), tuple(v.shape)) for v in f()
+            ]
+        except Exception as e:
+            out[k] = ("error", type(e).__name__, str(e)[:100])
+
+    indices = [
+        "[1, :, [0, 3]]",
+        "[torch.tensor(1), :, [0, 3]]",
+        "[1, ..., [0, 3]]",
+        "[0, None, :, [1, 2]]",
+        "[-1, 1:, torch.tensor([[0], [2]])]",
+        "[1, ::2, [3, 1], None]",
+        "[1, :, torch.tensor([True, False, True, False])]",
+        "[True, 1, :, [0, 1]]",
+        "[[0, 1], 1, [1, 2]]",
+        "[[0, 1], :, 1]",
+    ]
+    for i in indices:
+
+        def f(i=i):
+            x = torch.arange(24.0).view(2, 3, 4).requires_grad_()
+            y = eval("x" + i, {"torch": torch, "x": x})
+            g = torch.arange(float(y.numel())).view(y.shape)
+            y.backward(g)
+            z = torch.zeros(2, 3, 4)
+            exec("z" + i + " = g", {"torch": torch, "z": z, "g": g})
+            return y, x.grad, z
+
+        rec(i, f)
+    return out
+
+
 def _same(ours, theirs) -> bool:
     if ours == theirs:
         return True
@@ -759,6 +799,7 @@ def _same(ours, theirs) -> bool:
     [
         view_cases,
         index_cases,
+        mixed_index_cases,
         data_cases,
         node_cases,
         transpose_cases,

@@ -100,14 +100,32 @@ def _host(value: Any) -> np.ndarray:
     return value._host()
 
 
+def _stacked(arrays: list[np.ndarray]) -> Tensor:
+    """``torch.stack`` of same-shaped samples, with its error where they differ."""
+    for i, array in enumerate(arrays):
+        if array.shape != arrays[0].shape:
+            raise RuntimeError(
+                "stack expects each tensor to be equal size, but got "
+                f"{list(arrays[0].shape)} at entry 0 and {list(array.shape)} at "
+                f"entry {i}"
+            )
+    return creation.tensor(np.stack(arrays))
+
+
+def _is_namedtuple(value: Any) -> bool:
+    return isinstance(value, tuple) and hasattr(value, "_fields")
+
+
 def default_collate(batch: list[Any]) -> Any:
     """torch's rules: stack tensors/arrays, numbers -> tensor, recurse into
     tuples, lists and dicts."""
     elem = batch[0]
     if isinstance(elem, Tensor):
-        return creation.tensor(np.stack([_host(v) for v in batch]))
+        return _stacked([_host(v) for v in batch])
     if isinstance(elem, np.ndarray):
-        return creation.tensor(np.stack(batch))
+        return _stacked(batch)
+    if isinstance(elem, np.number | np.bool_):  # torch.as_tensor: NumPy's dtype
+        return creation.tensor(np.array(batch))
     if isinstance(elem, bool | np.bool_):
         return creation.tensor(batch)
     if isinstance(elem, numbers.Integral):
@@ -121,11 +139,27 @@ def default_collate(batch: list[Any]) -> Any:
     if isinstance(elem, tuple | list):
         if any(len(e) != len(elem) for e in batch):
             raise RuntimeError("each element in list of batch should be of equal size")
-        return [default_collate(list(items)) for items in zip(*batch, strict=True)]
+        # torch collates each field as the tuple zip gives (strings stay a tuple)
+        items = [default_collate(items) for items in zip(*batch, strict=True)]
+        return type(elem)(*items) if _is_namedtuple(elem) else items
     raise TypeError(
         "default_collate: batch must contain tensors, numpy arrays, numbers, dicts "
         f"or lists; found {type(elem)}"
     )
+
+
+def default_convert(data: Any) -> Any:
+    """torch's conversion of one sample when ``batch_size=None``: arrays and
+    NumPy scalars become tensors, tuples lists, and the rest is kept."""
+    if isinstance(data, np.ndarray | np.number | np.bool_):
+        return creation.tensor(np.asarray(data))
+    if isinstance(data, dict):
+        return {key: default_convert(value) for key, value in data.items()}
+    if _is_namedtuple(data):
+        return type(data)(*(default_convert(d) for d in data))
+    if isinstance(data, tuple | list):
+        return [default_convert(d) for d in data]
+    return data
 
 
 class DataLoader:
@@ -178,6 +212,11 @@ class DataLoader:
                     "shuffle, sampler, and drop_last"
                 )
             batch_size = None
+        elif batch_size is None and drop_last:
+            raise ValueError(
+                "batch_size=None option disables auto-batching and is mutually "
+                "exclusive with drop_last"
+            )
         elif batch_size is not None and (
             not isinstance(batch_size, int)
             or isinstance(batch_size, bool)
@@ -199,7 +238,11 @@ class DataLoader:
             generator,
         )
         self.sampler = sampler
-        self.collate_fn = collate_fn or default_collate
+        # torch: without batching, each sample goes through ``default_convert``
+        batching = batch_size is not None or batch_sampler is not None
+        self.collate_fn = collate_fn or (
+            default_collate if batching else default_convert
+        )
 
     def _order(self) -> list[int]:
         if self.sampler is not None:
@@ -217,7 +260,7 @@ class DataLoader:
         order = self._order()
         if self.batch_size is None:
             for i in order:
-                yield self.dataset[i]
+                yield self.collate_fn(self.dataset[i])
             return
         for start in range(0, len(order), self.batch_size):
             indices = order[start : start + self.batch_size]
