@@ -273,8 +273,8 @@ def test_layer_options_are_honoured_or_refused_never_ignored():
     assert torch.nn.Conv2d(3, 6, 3)(torch.ones(3, 8, 8)).shape == (6, 6, 6)
     assert torch.nn.Conv2d(3, 6, 3, groups=3)(_X(torch)).shape == (1, 6, 6, 6)
     assert torch.nn.Conv2d(3, 6, 3, dilation=2)(_X(torch)).shape == (1, 6, 4, 4)
-    with pytest.raises(NotImplementedError, match="padding_mode='reflect'"):
-        torch.nn.Conv2d(3, 6, 3, padding_mode="reflect")
+    reflect = torch.nn.Conv2d(3, 6, 3, padding=1, padding_mode="reflect")
+    assert reflect(_X(torch)).shape == (1, 6, 8, 8)  # values: test_nn_layers
     with pytest.raises(TypeError, match="unexpected keyword"):
         torch.nn.Conv2d(3, 6, 3, bogus=1)
 

@@ -202,6 +202,33 @@ def test_batchnorm_errors_match_torch(case):
     check(case)
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float64"])
+@pytest.mark.parametrize(
+    "kwargs", [{}, {"affine": False}, {"track_running_stats": False}]
+)
+@pytest.mark.parametrize("training", [True, False])
+def test_batchnorm_of_another_dtype_than_its_parameters_as_torch(
+    dtype, kwargs, training
+):
+    # torch: a half input keeps float32 parameters and stays half; a float64 one
+    # is refused ("mixed dtype"). Both compute in float32 and round to the input's
+    # dtype, so values agree to its precision.
+    def case(torch):
+        bn = torch.nn.BatchNorm2d(4, **kwargs).train(training)
+        out = bn(torch.tensor(X).to(getattr(torch, dtype)))
+        return out, {k: v.dtype for k, v in bn.state_dict().items()}
+
+    check(lambda torch: (lambda r: (r[0].dtype, tuple(r[0].shape), r[1]))(case(torch)))
+    if dtype != "float64":
+        (ours, _), (theirs, _) = case(ct), case(pt)
+        np.testing.assert_allclose(
+            ours.detach().float().numpy(),
+            theirs.detach().float().numpy(),
+            rtol=1e-2 if dtype == "bfloat16" else 2e-3,
+            atol=1e-3,
+        )
+
+
 def test_batchnorm_repr_matches_torch():
     check(
         lambda torch: [
@@ -452,6 +479,46 @@ CONVS = {
 def test_conv2d_options_match_torch_in_values_gradients_and_repr(name):
     check(forward_and_grads(lambda torch: CONVS[name](torch.nn)))
     check(lambda torch: repr(CONVS[name](torch.nn)))
+
+
+PADDING_MODES = {  # padding_mode: torch's F.pad in that mode, then conv2d
+    "p1": lambda nn, mode: nn.Conv2d(4, 3, 3, padding=1, padding_mode=mode),
+    "rect_s2": lambda nn, mode: nn.Conv2d(
+        4, 3, 3, stride=2, padding=(2, 1), padding_mode=mode, bias=False
+    ),
+    "same_even_dilated": lambda nn, mode: nn.Conv2d(
+        4, 3, (4, 2), padding="same", dilation=(1, 2), padding_mode=mode
+    ),
+    "valid_groups": lambda nn, mode: nn.Conv2d(
+        4, 4, 3, padding="valid", groups=2, padding_mode=mode
+    ),
+    "as_wide_as_the_image": lambda nn, mode: nn.Conv2d(
+        4, 3, 3, padding=(6, 1), padding_mode=mode
+    ),
+    "wider_than_the_image": lambda nn, mode: nn.Conv2d(
+        4, 3, 3, padding=(1, 8), padding_mode=mode
+    ),
+}
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+@pytest.mark.parametrize("name", PADDING_MODES)
+def test_conv2d_padding_modes_match_torch_in_values_gradients_and_errors(name, mode):
+    make = lambda torch: PADDING_MODES[name](torch.nn, mode)  # noqa: E731
+    check(forward_and_grads(make))
+    check(forward_and_grads(make, X[0]))  # unbatched (C, H, W)
+    check(lambda torch: repr(make(torch)))
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+def test_conv2d_padding_mode_records_torchs_pad_and_refuses_other_ranks(mode):
+    def grad_fn(torch):
+        y = PADDING_MODES["p1"](torch.nn, mode)(torch.tensor(X, requires_grad=True))
+        return type(y.grad_fn.next_functions[0][0]).__name__
+
+    check(grad_fn)
+    for x in (X[0, 0, 0], X[0, 0], X[None]):
+        check(forward_and_grads(lambda torch: PADDING_MODES["p1"](torch.nn, mode), x))
 
 
 @pytest.mark.parametrize("path", ["whole", "chunked", "no_grad"])

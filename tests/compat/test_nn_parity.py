@@ -96,6 +96,16 @@ CE_CASES = {
         x, t, label_smoothing=0.25, weight=weight3(m), ignore_index=0
     ),
     "all_ignored": lambda m, x, t: F(m).cross_entropy(x, t * 0, ignore_index=0),
+    # a mean over zero total weight: NaN, but the ignored rows' gradients stay 0
+    "all_ignored_weight": lambda m, x, t: F(m).cross_entropy(
+        x, t * 0, weight=weight3(m), ignore_index=0
+    ),
+    "all_ignored_weight_smoothing": lambda m, x, t: F(m).cross_entropy(
+        x, t * 0, weight=weight3(m), ignore_index=0, label_smoothing=0.1
+    ),
+    "nll_zero_weights_ignore": lambda m, x, t: F(m).nll_loss(
+        x, t, weight=weight3(m) * 0, ignore_index=2
+    ),
     "module": lambda m, x, t: m.nn.CrossEntropyLoss(
         weight=weight3(m), label_smoothing=0.1, reduction="sum"
     )(x, t),

@@ -18,7 +18,7 @@ from jaxblitz.compat import _dtype, _host_random, creation
 from jaxblitz.compat._dtype import x64
 from jaxblitz.compat._tensor_base import from_host
 from jaxblitz.compat.nn import functional as F
-from jaxblitz.compat.nn._convnd import _pair, conv_extra_repr
+from jaxblitz.compat.nn._convnd import _pair, conv_extra_repr, mode_pad, mode_pads
 from jaxblitz.compat.nn.container import Sequential  # noqa: F401
 from jaxblitz.compat.nn.losses import CrossEntropyLoss, MSELoss  # noqa: F401
 from jaxblitz.compat.nn.module import Module, Parameter
@@ -154,11 +154,6 @@ class Conv2d(Module):
         in_per_group = in_channels // groups if isinstance(groups, int) else groups
         shape = (out_channels, in_per_group, *self.kernel_size)
         creation._size("empty", (shape,))  # ints, none negative, before anything
-        if padding_mode != "zeros":
-            raise NotImplementedError(
-                f"Conv2d: padding_mode={padding_mode!r} is not supported by "
-                "jaxblitz.compat (only 'zeros')"
-            )
         self.in_channels, self.out_channels = in_channels, out_channels
         self.padding = padding if isinstance(padding, str) else _pair(padding)
         self.dilation, self.groups = dilations, groups
@@ -168,12 +163,17 @@ class Conv2d(Module):
         self.register_parameter("bias", bias_param)
 
     def forward(self, input: Tensor) -> Tensor:
+        padding = self.padding
+        if self.padding_mode != "zeros":
+            # torch's _conv_forward: F.pad in that mode, then an unpadded conv2d
+            pads = mode_pads(padding, self.kernel_size, self.dilation)
+            input, padding = mode_pad(input, pads, self.padding_mode), 0
         return F.conv2d(
             input,
             self.weight,
             self.bias,
             self.stride,
-            self.padding,
+            padding,
             self.dilation,
             self.groups,
         )

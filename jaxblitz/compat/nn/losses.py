@@ -458,6 +458,9 @@ def _nll_fn(x, target, weight, *, reduction, ignore_index, smoothing, log_softma
     valid = t != ignore_index
     safe = jnp.where(valid, t, 0)
     picked = jnp.take_along_axis(lp, safe[..., None], axis=-1)[..., 0]
+    # torch leaves an ignored entry's gradient 0, even where the mean's total
+    # weight is 0 (its inf would reach class 0 through ``safe`` as a NaN).
+    picked = jnp.where(valid, picked, 0)
     if weight is None:
         w = valid.astype(lp.dtype)
     else:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import jax.numpy as jnp
 from jax import lax
 
 from jaxblitz.compat import _dtype, creation
@@ -25,7 +26,13 @@ from jaxblitz.compat.tensor import Tensor
 # -- pure JAX functions --------------------------------------------------------------
 
 
+def _opmath(x):
+    """torch computes half and bfloat16 normalisation in float32."""
+    return x.astype(jnp.float32) if x.dtype in (jnp.float16, jnp.bfloat16) else x
+
+
 def _channel_stats(x):  # mean and biased variance per channel (dim 1)
+    x = _opmath(x)
     axes = (0, *range(2, x.ndim))
     mean = x.mean(axes)
     centred = x - mean.reshape(1, -1, *(1,) * (x.ndim - 2))
@@ -34,12 +41,14 @@ def _channel_stats(x):  # mean and biased variance per channel (dim 1)
 
 def _batch_norm_fn(x, weight, bias, mean, var, *, training, eps):
     shape = (1, -1, *(1,) * (x.ndim - 2))
+    dtype, x = x.dtype, _opmath(x)
     if training:
         mean, var = _channel_stats(x)
     y = (x - mean.reshape(shape)) * lax.rsqrt(var.reshape(shape) + eps)
     if weight is not None:
         y = y * weight.reshape(shape)
-    return y if bias is None else y + bias.reshape(shape)
+    y = y if bias is None else y + bias.reshape(shape)
+    return y.astype(dtype)  # torch: a half input's float32 params keep it half
 
 
 def _running_stats_fn(x, running_mean, running_var, *, momentum):
@@ -47,8 +56,8 @@ def _running_stats_fn(x, running_mean, running_var, *, momentum):
     n = x.size // x.shape[1]
     unbiased = var * (n / (n - 1))
     return (
-        momentum * mean + (1 - momentum) * running_mean,
-        momentum * unbiased + (1 - momentum) * running_var,
+        (momentum * mean + (1 - momentum) * running_mean).astype(running_mean.dtype),
+        (momentum * unbiased + (1 - momentum) * running_var).astype(running_var.dtype),
     )
 
 
@@ -114,6 +123,12 @@ def batch_norm(
         raise NotImplementedError(
             f"\"batch_norm\" not implemented for '{input.dtype.scalar_type}'"
         )
+    given = [t for t in (weight, bias, running_mean, running_var) if t is not None]
+    low = input.dtype in (_dtype.float16, _dtype.bfloat16)  # torch: float32 params ok
+    if any(t.dtype != input.dtype for t in given) and not (
+        low and all(t.dtype == _dtype.float32 for t in given)
+    ):
+        raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
     if training and running_mean is not None and running_var is not None:
         mean, var = run(
             _running_stats_fn,
