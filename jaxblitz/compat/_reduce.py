@@ -73,17 +73,28 @@ def _accumulate_dtype(input: Tensor, dtype: Any) -> str:
     return input.dtype.np.name if input.dtype.is_floating_point else "int64"
 
 
-def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype=None):  # noqa: A001
-    name = "SumBackward0" if dim is None else "SumBackward1"
-    return apply(
-        name,
-        _reduce_fn,
-        input,
-        op=jnp.sum,
-        axis=_dim(dim, input.dim()),
-        keepdims=keepdim,
-        dt=_accumulate_dtype(input, dtype),
-    )
+def _sum(op, names: tuple[str, str]):
+    """``sum``/``nansum``: grad_fn ``names[0]`` over everything, ``names[1]``
+    over ``dim``."""
+
+    def fn(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype=None):
+        return apply(
+            names[dim is not None],
+            _reduce_fn,
+            input,
+            op=op,
+            axis=_dim(dim, input.dim()),
+            keepdims=keepdim,
+            dt=_accumulate_dtype(input, dtype),
+        )
+
+    fn.__name__ = op.__name__
+    return fn
+
+
+sum = _sum(jnp.sum, ("SumBackward0", "SumBackward1"))  # noqa: A001
+# torch.nansum: NaNs count as zero, and take a zero gradient
+nansum = _sum(jnp.nansum, ("NansumBackward0", "NansumBackward0"))
 
 
 def prod(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype=None):

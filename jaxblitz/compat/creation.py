@@ -430,6 +430,26 @@ def _int_arange(lo: Any, hi: Any, by: Any, dt: _dtype.dtype) -> np.ndarray:
     return (start + step * np.arange(max(n, 0), dtype=np.int64)).astype(dt.np)
 
 
+def _space_args(name: str, start: Any, end: Any, steps: Any) -> tuple:
+    """linspace/logspace's checks, in torch's words; 0-dim tensor ends as numbers."""
+    steps = _int(name, "steps", 3, steps)
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    ends = [v for v in (start, end) if isinstance(v, TensorBase)]
+    if builtins.any(v.dim() for v in ends):
+        raise RuntimeError(
+            f"{name} only supports 0-dimensional start and end tensors, but got "
+            + " and ".join(
+                f"{arg} with {v.dim()} dimension(s)"
+                for arg, v in (("start", start), ("end", end))
+                if isinstance(v, TensorBase) and v.dim()
+            )
+            + "."
+        )
+    start, end = (v.item() if isinstance(v, TensorBase) else v for v in (start, end))
+    return start, end, steps
+
+
 def linspace(
     start: float,
     end: float,
@@ -439,40 +459,46 @@ def linspace(
     device: Any = None,
     requires_grad: bool = False,
 ) -> Tensor:
-    steps = _int("linspace", "steps", 3, steps)
-    if steps < 0:
-        raise RuntimeError("number of steps must be non-negative")
-    ends = [v for v in (start, end) if isinstance(v, TensorBase)]
-    if builtins.any(v.dim() for v in ends):  # torch's check, in torch's words
-        raise RuntimeError(
-            "linspace only supports 0-dimensional start and end tensors, but got "
-            + " and ".join(
-                f"{name} with {v.dim()} dimension(s)"
-                for name, v in (("start", start), ("end", end))
-                if isinstance(v, TensorBase) and v.dim()
-            )
-            + "."
-        )
-    start, end = (v.item() if isinstance(v, TensorBase) else v for v in (start, end))
+    start, end, steps = _space_args("linspace", start, end, steps)
     dt = np.dtype(_float_dtype(dtype))
-    if dt.kind in "iu":
-        array = _int_linspace(start, end, steps, dt)
+    if dt.kind in "iu":  # torch: ends cast to the dtype, the points truncated
+        array = np.trunc(_two_sided(int(start), int(end), steps)).astype(dt)
         return _finish(array, None, device, requires_grad)
     with x64(True):
         array = jnp.linspace(start, end, steps, dtype=dt)
     return _finish(array, None, device, requires_grad)
 
 
-def _int_linspace(start: Any, end: Any, steps: int, dt: np.dtype) -> np.ndarray:
-    """torch's integer linspace: ends cast to the dtype, a float step, each half
-    counted from its own end, truncated."""
-    first, last = int(start), int(end)
+def logspace(
+    start: float,
+    end: float,
+    steps: int,
+    base: float = 10.0,
+    *,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """``torch.logspace``: ``base ** linspace(start, end, steps)``."""
+    start, end, steps = _space_args("logspace", start, end, steps)
+    dt = np.dtype(_float_dtype(dtype))
+    if steps == 1:  # torch: base ** start, in double, whatever the dtype
+        array = np.full(1, float(base) ** float(start))
+    elif dt.kind in "iu":  # torch: an integer base and ends, float exponents
+        array = np.trunc(float(int(base)) ** _two_sided(int(start), int(end), steps))
+    else:
+        array = float(base) ** _two_sided(float(start), float(end), steps)
+    return _finish(array.astype(dt), None, device, requires_grad)
+
+
+def _two_sided(first: float, last: float, steps: int) -> np.ndarray:
+    """torch's points from ``first`` to ``last``: a float step, each half counted
+    from its own end."""
     if steps == 1:
-        return np.full(1, first, dt)
+        return np.full(1, float(first))
     step = (float(last) - float(first)) / (steps - 1)
     i = np.arange(steps)
-    values = np.where(i < steps // 2, first + step * i, last - step * (steps - i - 1))
-    return np.trunc(values).astype(dt)
+    return np.where(i < steps // 2, first + step * i, last - step * (steps - i - 1))
 
 
 # ---------------------------------------------------------------------------

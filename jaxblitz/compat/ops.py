@@ -290,6 +290,9 @@ from jaxblitz.compat._reduce import (
     min as min,
 )
 from jaxblitz.compat._reduce import (
+    nansum as nansum,
+)
+from jaxblitz.compat._reduce import (
     norm as norm,
 )
 from jaxblitz.compat._reduce import (
@@ -576,7 +579,7 @@ _METHODS = """
     exp exp2 expm1 log log2 log10 log1p sqrt rsqrt reciprocal erf sigmoid relu
     sin cos tan asin acos atan arcsin arccos arctan sinh cosh tanh
     clamp clip clamp_min clamp_max maximum minimum
-    sum mean prod cumsum cumprod std var logsumexp max min amax amin norm
+    sum nansum mean prod cumsum cumprod std var logsumexp max min amax amin norm
     argmax argmin all any sort argsort
     gather scatter scatter_add scatter_reduce index_select masked_fill
     masked_select take nonzero argwhere

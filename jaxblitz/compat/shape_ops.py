@@ -383,6 +383,13 @@ def repeat(self: Tensor, *repeats: Any) -> Tensor:
     return apply("RepeatBackward0", _repeat_fn, x, reps=reps)
 
 
+def tile(self: Tensor, *dims: Any) -> Tensor:
+    """``torch.tile``: ``repeat`` with ``dims`` padded by leading ones to the
+    tensor's number of dimensions."""
+    reps = sizes("tile", dims, "dims")
+    return repeat(self, (1,) * (self.dim() - len(reps)) + reps)
+
+
 def squeeze(self: Tensor, dim: Any = None) -> Tensor:
     if dim is None:
         axis = tuple(i for i, s in enumerate(self.shape) if s == 1)
@@ -856,6 +863,34 @@ def cat(tensors: Any, dim: int = 0, *, out: Any = None) -> Tensor:
 concat = concatenate = cat
 
 
+def _diff_fn(x, *, n, axis):
+    return jnp.diff(x, n, axis)  # bool: != as torch's logical_xor
+
+
+def diff(
+    input: Tensor,
+    n: int = 1,
+    dim: int = -1,
+    prepend: Tensor | None = None,
+    append: Tensor | None = None,
+) -> Tensor:
+    """``torch.diff``: the ``n``-th forward difference along ``dim``, after
+    ``prepend`` and ``append`` are joined on (``cat``)."""
+    if input.dim() < 1:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    ends = [t for t in (prepend, append) if t is not None]
+    if any(t.dim() != input.dim() for t in ends):
+        raise RuntimeError(
+            "diff expects prepend or append to be the same dimension as input"
+        )
+    axis = wrap_dim(dim, input.dim())
+    if n and ends:
+        input = cat([t for t in (prepend, input, append) if t is not None], axis)
+    return apply("SubBackward0", _diff_fn, input, n=n, axis=axis)
+
+
 def stack(tensors: Any, dim: int = 0) -> Tensor:
     tensors = _tensor_list("stack", tensors)
     if not tensors:
@@ -1263,7 +1298,7 @@ class ShapeMixin(AutogradMixin):
         t,
         transpose,
     )
-    expand, repeat, squeeze, unsqueeze = expand, repeat, squeeze, unsqueeze
+    expand, repeat, tile, squeeze, unsqueeze = expand, repeat, tile, squeeze, unsqueeze
     clone, contiguous = clone, contiguous
     view_as, reshape_as, unflatten, select, narrow = (
         view_as,
@@ -1281,6 +1316,7 @@ class ShapeMixin(AutogradMixin):
         movedim,
     )
     swapaxes = swapdims = swapaxes
+    diff = diff
     index_add = index_add
 
     def index_add_(

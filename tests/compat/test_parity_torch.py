@@ -39,6 +39,10 @@ EXPRESSIONS = {
     ),
     "abs_sqrt": lambda m, x, w: (x.abs() + 1).sqrt(),
     "clone_double": lambda m, x, w: x.clone().double(),
+    "tile": lambda m, x, w: m.tile(x, (2, 1, 2))[..., 2:6] + x.tile(3)[:, :4],
+    "nansum": lambda m, x, w: m.nansum(x, 1) + x.nansum(dim=(0, 1), keepdim=True),
+    "diff": lambda m, x, w: m.diff(x, n=2, dim=0, prepend=w[:1], append=w[1:3]),
+    "diff_method": lambda m, x, w: x.diff() * 2,
 }
 
 
@@ -89,6 +93,8 @@ EDGE_EXPRESSIONS = {
     "negative_p_norms": lambda m, x: m.stack(
         [x[0, :3].norm(p) + x[0].norm(p) * 2 for p in (-1, -0.5)]
     ),
+    # NaNs count as zero in the sum and take a zero gradient
+    "nansum_skips_nan": lambda m, x: m.nansum(x, 1) + x.nansum(),
 }
 
 
@@ -228,3 +234,165 @@ def test_module_reprs_match_pytorch():
         lambda m: m.nn.MaxPool2d(2, 2),
     ):
         assert repr(build(torch)) == repr(build(pt))
+
+
+# ---------------------------------------------------------------------------
+# Tutorial helpers: logspace, nansum/diff/tile edge cases, gradient clipping,
+# ConcatDataset
+# ---------------------------------------------------------------------------
+
+
+def _same(ours, theirs):
+    """Equal shape, dtype and values (NaN where PyTorch has NaN)."""
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    assert ours.dtype.name == str(theirs.dtype).removeprefix("torch.")
+    np.testing.assert_allclose(
+        ours.detach().numpy().astype(float),
+        theirs.detach().numpy().astype(float),
+        rtol=1e-6,
+        equal_nan=True,
+    )
+
+
+LOGSPACES = [
+    ((0, 2, 3), {}),
+    ((-1, 1.5, 7), {"base": 3.0}),
+    ((-2.5, 4.5, 9), {}),
+    ((0, 3, 4), {"dtype": "float64"}),
+    ((0, 2, 3), {"dtype": "int64"}),
+    ((0, 5, 6), {"base": 2, "dtype": "int32"}),
+    ((0.5, 1, 1), {"dtype": "int64"}),  # torch: base ** start, then the cast
+    ((1, 0, 0), {}),
+]
+
+
+@pytest.mark.parametrize("index", range(len(LOGSPACES)))
+def test_logspace_matches_pytorch(index):
+    args, kwargs = LOGSPACES[index]
+    results = []
+    for m in (torch, pt):
+        kw = {k: getattr(m, v) if k == "dtype" else v for k, v in kwargs.items()}
+        results.append(m.logspace(*args, **kw))
+    _same(*results)
+
+
+def test_integer_linspace_still_matches_pytorch():
+    for args in [(0, 10, 5), (0, 1, 1), (-3, 7, 4), (7, -3, 6)]:
+        ours = torch.linspace(*args, dtype=torch.int64)
+        _same(ours, pt.linspace(*args, dtype=pt.int64))
+
+
+def test_nansum_and_diff_dtypes_match_pytorch():
+    for build in (
+        lambda m: m.nansum(m.tensor([1, 2], dtype=m.int32)),
+        lambda m: m.tensor([True, False, True]).nansum(),
+        lambda m: m.tensor([1.0, float("nan")]).nansum(dtype=m.float64),
+        lambda m: m.diff(m.tensor([True, False, False])),
+        lambda m: m.diff(m.tensor([1, 2]), prepend=m.tensor([0.5])),
+        lambda m: m.tensor([1.0, 4.0, 9.0]).diff(n=5),
+        lambda m: m.tensor([[1, 4], [9, 16]]).diff(n=0),
+        lambda m: m.tile(m.tensor(3.0), ()),
+    ):
+        _same(build(torch), build(pt))
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        lambda m: m.logspace(0, 1, -1),
+        lambda m: m.logspace(m.tensor([0.0, 1.0]), 1, 3),
+        lambda m: m.tile(m.ones(2, 3), (-1,)),
+        lambda m: m.nansum(m.ones(2), 1),
+        lambda m: m.diff(m.tensor(1.0)),
+        lambda m: m.diff(m.ones(2), n=-1),
+        lambda m: m.diff(m.ones(2), prepend=m.tensor(0.0)),
+    ],
+)
+def test_bad_arguments_raise_pytorchs_errors(bad):
+    with pytest.raises(Exception) as ours:
+        bad(torch)
+    with pytest.raises(Exception) as theirs:
+        bad(pt)
+    assert type(ours.value) is type(theirs.value)
+    assert str(ours.value) == str(theirs.value)
+
+
+def _clipped(m, clip, **kwargs):
+    """Parameters with grads from a small loss, then ``clip`` applied to them."""
+    params = [
+        m.tensor([3.0, -4.0], requires_grad=True),
+        m.tensor([[1.0, 2.0], [0.5, -7.0]], requires_grad=True),
+        m.tensor([1.0], requires_grad=True),  # no grad: skipped
+    ]
+    (params[0] ** 2 * 3).sum().backward()
+    (params[1] ** 3).sum().backward()
+    out = getattr(m.nn.utils, clip)(iter(params[:2]) if kwargs else params, **kwargs)
+    return out, [p.grad for p in params[:2]], params[2].grad
+
+
+@pytest.mark.parametrize("norm_type", [2.0, 1, 3.5, float("inf"), "inf"])
+def test_clip_grad_norm_returns_the_total_norm_and_scales_grads_as_pytorch(
+    norm_type,
+):
+    kwargs = {"max_norm": 5.0, "norm_type": norm_type, "foreach": True}
+    (total, grads, none), (rtotal, rgrads, rnone) = (
+        _clipped(m, "clip_grad_norm_", **kwargs) for m in (torch, pt)
+    )
+    _same(total, rtotal)
+    assert total.item() > 5.0  # it clipped
+    assert none is None and rnone is None
+    for g, rg in zip(grads, rgrads, strict=True):
+        _same(g, rg)
+
+
+def test_clip_grad_norm_below_max_norm_leaves_grads_alone():
+    total, grads, _ = _clipped(torch, "clip_grad_norm_", max_norm=1e4)
+    rtotal, rgrads, _ = _clipped(pt, "clip_grad_norm_", max_norm=1e4)
+    _same(total, rtotal)
+    np.testing.assert_array_equal(grads[0].numpy(), [18.0, -24.0])
+    for g, rg in zip(grads, rgrads, strict=True):
+        _same(g, rg)
+
+
+def test_clip_grad_norm_of_nonfinite_grads_raises_as_pytorch():
+    errors = []
+    for m in (torch, pt):
+        p = m.tensor([1.0, 2.0], requires_grad=True)
+        p.grad = m.tensor([float("inf"), 1.0])
+        with pytest.raises(RuntimeError) as info:
+            m.nn.utils.clip_grad_norm_(p, 1.0, error_if_nonfinite=True)
+        errors.append(str(info.value))
+    assert errors[0] == errors[1]
+    _same(torch.nn.utils.clip_grad_norm_([], 1.0), pt.nn.utils.clip_grad_norm_([], 1.0))
+
+
+def test_clip_grad_value_clamps_grads_as_pytorch():
+    (out, grads, _), (rout, rgrads, _) = (
+        _clipped(m, "clip_grad_value_", clip_value=10) for m in (torch, pt)
+    )
+    assert out is None and rout is None
+    assert float(grads[1].abs().max()) == 10.0
+    for g, rg in zip(grads, rgrads, strict=True):
+        _same(g, rg)
+
+
+def test_concat_dataset_indexes_across_datasets_as_pytorch():
+    results = []
+    for m in (torch, pt):
+        data = m.utils.data
+        first = data.TensorDataset(m.arange(3), m.arange(3.0))
+        second = data.TensorDataset(m.arange(10, 12), m.ones(2))
+        both = data.ConcatDataset([first, second])
+        assert len(first + both) == 8
+        samples = [both[i] for i in (0, 2, 3, 4, -1, -5)]
+        batches = list(data.DataLoader(both, batch_size=2))
+        results.append((len(both), both.cumulative_sizes, samples, batches))
+        with pytest.raises(ValueError, match="should not exceed dataset length"):
+            both[-6]
+        with pytest.raises(AssertionError, match="should not be an empty iterable"):
+            data.ConcatDataset([])
+    (n, sizes, samples, batches), (rn, rsizes, rsamples, rbatches) = results
+    assert (n, sizes) == (rn, rsizes) == (5, [3, 5])
+    for ours, theirs in zip(samples + batches, rsamples + rbatches, strict=True):
+        for a, b in zip(ours, theirs, strict=True):
+            _same(a, b)

@@ -1,6 +1,6 @@
 """Blitz 3, "Neural Networks": ``torch.nn``."""
 
-from jaxblitz.compat.nn import functional, init
+from jaxblitz.compat.nn import functional, init, utils
 from jaxblitz.compat.nn.activation import (
     ELU,
     GELU,
@@ -88,4 +88,5 @@ __all__ = [
     "Unflatten",
     "functional",
     "init",
+    "utils",
 ]

@@ -1,16 +1,19 @@
 """Blitz 4, "Training a classifier": ``torch.utils.data``.
 
-``Dataset``, ``TensorDataset``, ``Subset``, ``random_split`` and a single-process
-``DataLoader`` (``num_workers`` is accepted and ignored) whose default collation
-stacks samples on the host with NumPy and moves each batch to JAX once.
+``Dataset``, ``TensorDataset``, ``ConcatDataset`` (``a + b``), ``Subset``,
+``random_split`` and a single-process ``DataLoader`` (``num_workers`` is accepted
+and ignored) whose default collation stacks samples on the host with NumPy and
+moves each batch to JAX once.
 """
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import math
 import numbers
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -24,6 +27,9 @@ class Dataset:
 
     def __getitem__(self, index: int) -> Any:
         raise NotImplementedError("Subclasses of Dataset should implement __getitem__.")
+
+    def __add__(self, other: Dataset) -> ConcatDataset:
+        return ConcatDataset([self, other])
 
 
 class TensorDataset(Dataset):
@@ -43,6 +49,34 @@ class TensorDataset(Dataset):
 
     def __len__(self) -> int:
         return self.tensors[0].shape[0]
+
+
+class ConcatDataset(Dataset):
+    """The samples of ``datasets``, one after another."""
+
+    @staticmethod
+    def cumsum(sequence: Sequence[Any]) -> list[int]:
+        return list(itertools.accumulate(len(d) for d in sequence))
+
+    def __init__(self, datasets: Iterable[Dataset]):
+        self.datasets = list(datasets)
+        if not self.datasets:
+            raise AssertionError("datasets should not be an empty iterable")
+        self.cumulative_sizes = self.cumsum(self.datasets)
+
+    def __len__(self) -> int:
+        return self.cumulative_sizes[-1]
+
+    def __getitem__(self, index: int) -> Any:
+        if index < 0:
+            if -index > len(self):
+                raise ValueError(
+                    "absolute value of index should not exceed dataset length"
+                )
+            index += len(self)
+        i = bisect.bisect_right(self.cumulative_sizes, index)
+        start = self.cumulative_sizes[i - 1] if i else 0
+        return self.datasets[i][index - start]
 
 
 class Subset(Dataset):
