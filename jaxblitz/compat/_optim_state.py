@@ -151,6 +151,8 @@ def load_state_dict(opt: Any, state_dict: dict[str, Any]) -> None:
 
 def _optax_state(opt: Any, group: dict[str, Any], p: TensorBase, value: dict) -> Any:
     layout = opt._buffers(group)
+    # torch 1.x saved SGD's unused buffer as None; torch reads None as no buffer yet
+    value = {k: v for k, v in value.items() if v is not None}
     if opt._started is not None and not value:
         layout = []  # torch had nothing yet (SGD before momentum)
     missing = [key for key, _, _ in layout if key not in value]

@@ -123,6 +123,37 @@ def test_state_dict_written_by_torch_continues_identically_in_compat(case):
             np.testing.assert_allclose(c.numpy(), t.numpy(), rtol=1e-5, atol=1e-6)
 
 
+def test_adagrad_fills_every_sum_from_the_constructors_value_as_torch():
+    # torch ignores a group's own initial_accumulator_value, also in a later group
+    def fn(m):
+        ps = _params(m)
+        late = m.nn.Parameter(m.ones(2))
+        opt = m.optim.Adagrad(
+            [{"params": ps[:1]}, {"params": ps[1:], "initial_accumulator_value": 2.0}],
+            lr=0.1,
+            initial_accumulator_value=0.3,
+        )
+        opt.add_param_group({"params": [late], "initial_accumulator_value": 1.0})
+        late.grad = m.ones(2)
+        trajectory = _steps(m, opt, ps, GRADS[:2])
+        return trajectory, late, opt.state_dict()
+
+    check(fn)
+
+
+def test_sgd_loads_a_none_momentum_buffer_as_none_yet():
+    # torch 1.x saved SGD's buffer as None before (or without) momentum
+    def fn(m):
+        ps = _params(m)
+        opt = m.optim.SGD(ps, lr=0.1, momentum=0.9)
+        saved = opt.state_dict()
+        saved["state"] = {0: {"momentum_buffer": None}, 1: {"momentum_buffer": None}}
+        opt.load_state_dict(saved)
+        return _steps(m, opt, ps, GRADS[:3]), opt.state_dict()
+
+    check(fn)
+
+
 def test_sgd_momentum_switched_on_later_starts_its_buffer_then():
     def fn(m):
         ps = _params(m)
@@ -277,6 +308,28 @@ def test_zero_grad_sets_none_by_default_and_zeros_when_asked():
         zeroed = [p.grad.clone() for p in ps]
         opt.zero_grad()
         return zeroed, [p.grad for p in ps]
+
+    check(fn)
+
+
+def test_zero_grad_without_none_zeroes_the_same_grad_tensor_in_place():
+    def fn(m):
+        p = m.nn.Parameter(m.ones(3))
+        opt = m.optim.SGD([p], lr=0.1)
+        p.grad = m.ones(3)
+        held = p.grad
+        opt.zero_grad(set_to_none=False)
+        return p.grad is held, held, p.grad.requires_grad
+
+    check(fn)
+
+
+def test_repr_and_betas_read_as_torchs():
+    def fn(m):
+        opt = m.optim.Adam([m.nn.Parameter(m.ones(3))], lr=0.1, betas=[0.8, 0.9])
+        second = m.nn.Parameter(m.ones(2))
+        opt.add_param_group({"params": [second], "betas": (0.5, 0.6)})
+        return repr(opt), opt.defaults["betas"], opt.state_dict()["param_groups"]
 
     check(fn)
 

@@ -136,7 +136,7 @@ class Adam(Optimizer):
             params,
             dict(  # torch's keys, in torch's order
                 lr=lr,
-                betas=betas,
+                betas=tuple(betas),  # torch: a tuple, whatever was given
                 eps=eps,
                 weight_decay=weight_decay,
                 amsgrad=amsgrad,

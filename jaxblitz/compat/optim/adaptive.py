@@ -122,7 +122,6 @@ def adagrad(learning_rate, lr_decay, eps, weight_decay, initial_accumulator_valu
 
 class Adagrad(Optimizer):
     _factory = staticmethod(adagrad)
-    _static = ("initial_accumulator_value",)  # read once, by init
     _hyper = {
         "learning_rate": "lr",
         "lr_decay": "lr_decay",
@@ -175,6 +174,11 @@ class Adagrad(Optimizer):
         for group in self.param_groups:
             states = init_states(self._tx(group), [p._data for p in group["params"]])
             self.state.update(zip(group["params"], states, strict=True))
+
+    def derived(self, group: dict[str, Any]) -> dict[str, Any]:
+        # read once, by init: torch fills every sum from the constructor's value
+        # (``defaults``), a group's own ignored, even one added later
+        return {"initial_accumulator_value": self.defaults["initial_accumulator_value"]}
 
     def _buffers(self, group: dict[str, Any]) -> list[tuple[str, str, str]]:
         return [("step", "", "count"), ("sum", "TorchAdagradState", "sum")]

@@ -23,6 +23,7 @@ import optax
 
 from jaxblitz.compat import _host_eval, _optim_state, _warm
 from jaxblitz.compat._dtype import x64
+from jaxblitz.compat._optim_state import _INTERNAL
 from jaxblitz.compat._tensor_base import from_host
 from jaxblitz.compat.autograd.grad_mode import enable_grad, no_grad
 from jaxblitz.compat.tensor import Tensor
@@ -268,8 +269,12 @@ class Optimizer:
             for p in group["params"]:
                 if set_to_none:
                     p.grad = None
-                elif p.grad is not None:
-                    p.grad = p.grad.detach().zero_()
+                elif p.grad is not None:  # torch: zeroed in place, the same tensor
+                    if p.grad.grad_fn is not None:
+                        p.grad.detach_()
+                    else:
+                        p.grad.requires_grad_(False)
+                    p.grad.zero_()
 
     def _tx(self, group: dict[str, Any]) -> optax.GradientTransformation:
         """The group's Optax transform, shared by every optimizer of this kind
@@ -385,8 +390,10 @@ class Optimizer:
     def __repr__(self) -> str:
         lines = [f"{type(self).__name__} ("]
         for i, group in enumerate(self.param_groups):
-            lines.append(f"Parameter Group {i}")
-            for key in sorted(k for k in group if k != "params"):
+            # torch: a blank line between groups, compat's own keys unshown
+            lines += [""] * bool(i) + [f"Parameter Group {i}"]
+            keys = (k for k in group if k != "params" and k not in _INTERNAL)
+            for key in sorted(keys):
                 lines.append(f"    {key}: {group[key]}")
         return "\n".join(lines) + "\n)"
 
