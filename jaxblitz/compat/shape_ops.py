@@ -1035,6 +1035,8 @@ def _parts(index: Any) -> list[tuple[str, Any, int]]:
         )
         index = tuple(index)
     for item in index if isinstance(index, tuple) else (index,):
+        if isinstance(item, range | tuple):  # torch: any sequence of ints, as a list
+            item = list(item)
         if isinstance(item, TensorBase | list | np.ndarray):
             item = _index_array(item)
         if isinstance(item, bool | np.bool_) or (

@@ -85,6 +85,21 @@ def test_index_select_take_and_masks_match_torch():
     _same(x.grad, tx.grad)
 
 
+def test_a_range_or_an_inner_tuple_indexes_like_a_list_as_in_torch():
+    # "What is torch.nn really?" picks log-probabilities with input[range(n), target]
+    ours, theirs = _pair([[1.0, 3.0, 2.0], [4.0, 0.0, 5.0], [6.0, 7.0, 8.0]])
+    for index in [
+        range(2),
+        (range(3), [2, 0, 1]),
+        ((0, 2), 1),
+        (slice(None), range(1, 3)),
+    ]:
+        _same(ours[index], theirs[index])
+    ours[range(2), 0] = -1.0
+    theirs[range(2), 0] = -1.0
+    _same(ours, theirs)
+
+
 def test_masked_fill_refuses_a_non_bool_mask_in_torchs_words():
     x = C.tensor(X)
     with pytest.raises(

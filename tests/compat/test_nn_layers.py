@@ -338,6 +338,67 @@ def test_embedding_from_pretrained_freezes_by_default():
     check(fn)
 
 
+# -- EmbeddingBag ------------------------------------------------------------------
+
+BAG_INDICES = np.array([1, 0, 3, 3, 3, 9, 2])
+
+
+def embedding_bag_case(offsets=(0, 2, 2, 5), per_sample=False, **kwargs):
+    def fn(torch):
+        bag = fill(torch.nn.EmbeddingBag(10, 3, **kwargs), torch)
+        weights = torch.linspace(0.5, 2.0, 7) if per_sample else None
+        out = bag(torch.tensor(BAG_INDICES), torch.tensor(offsets), weights)
+        (out * torch.arange(out.numel()).reshape(out.shape)).sum().backward()
+        return out, bag.weight.grad, repr(bag)
+
+    return fn
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {},  # mean, with an empty bag
+        {"mode": "sum"},
+        {"mode": "max"},
+        {"mode": "sum", "per_sample": True},
+        {"padding_idx": 3},
+        {"mode": "max", "padding_idx": 1},
+        {"include_last_offset": True, "offsets": (0, 2, 5, 7)},
+    ],
+)
+def test_embedding_bag_values_and_gradients_match_torch(kwargs):
+    check(embedding_bag_case(**kwargs))
+
+
+def test_embedding_bag_of_2d_input_bags_each_row_as_torch():
+    def fn(torch):
+        bag = fill(torch.nn.EmbeddingBag(10, 3, mode="max"), torch)
+        return bag(torch.tensor(INDICES)), torch.nn.functional.embedding_bag(
+            torch.tensor(INDICES), bag.weight, mode="sum"
+        )
+
+    check(fn)
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        lambda torch: torch.nn.EmbeddingBag(3, 2)(torch.tensor([0, 1])),
+        lambda torch: torch.nn.EmbeddingBag(3, 2)(
+            torch.tensor([0, 1]), torch.tensor([1])
+        ),
+        lambda torch: torch.nn.EmbeddingBag(3, 2)(
+            torch.tensor([[0, 1]]), torch.tensor([0])
+        ),
+        lambda torch: torch.nn.EmbeddingBag(3, 2)(
+            torch.tensor([0, 5]), torch.tensor([0])
+        ),
+    ],
+)
+def test_embedding_bag_errors_match_torch(case):
+    check(case)
+
+
 # -- Dropout2d ---------------------------------------------------------------------
 
 

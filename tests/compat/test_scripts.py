@@ -109,10 +109,30 @@ LANDMARKS = {
         "features: [[1.0, 1.0, 1.0, 1.0], [2.0, 4.0, 8.0, 16.0]]",
         "fc.weight.grad shape: (1, 4)", "descriptions: [True, True]",
         "close: True"],
+    "examples_polynomial.py": [
+        "Result: y = -0.0000 + -1.3993 * P3(0.0000 + 0.2481 x)",
+        "(1): Flatten(start_dim=0, end_dim=1)", "rmsprop weight",
+        "named params ['a', 'b', 'c', 'd', 'e']"],
+    "nn_tutorial.py": ["first loss 2.4552", "256 4 tensor(8)",
+                       "(7): Lambda()", "cnn acc"],
+    "recipes_saveload.py": [
+        "momentum buffers 10 ['momentum_buffer']", "inference agrees True",
+        "resume matches", "adam state keys ['exp_avg', 'exp_avg_sq', 'step']",
+        "missing ['fc4.weight', 'fc4.bias'] unexpected []",
+        "strict refused: Error(s) in loading state_dict for NetB:",
+        "accumulates True"],
+    "recipes_modules.py": [
+        "buffers ['scale', 'norms.bn.running_mean', 'norms.bn.running_var', "
+        "'norms.bn.num_batches_tracked']", "frozen grad None",
+        "forward hook saw [(10, 6)]", "dy 6.75 d2y 9.0"],
+    "text_classification.py": ["batch [1, 2, 3, 0] torch.Size([20]) [0, 5, 10, 15]",
+                               "epoch 3 acc", "max bag"],
 }  # fmt: skip
 ON_TORCH = ["blitz_tensors.py", "blitz_nn.py", "blitz_data_parallel.py",
             "basics_tensors.py", "basics_autograd_model.py",
-            "regression_example.py"]  # fmt: skip
+            "regression_example.py", "examples_polynomial.py", "nn_tutorial.py",
+            "recipes_saveload.py", "recipes_modules.py",
+            "text_classification.py"]  # fmt: skip
 
 RUNS = {name: _compat_run(SCRIPTS / name) for name in sorted(LANDMARKS)}
 TORCH_RUNS = (

@@ -41,7 +41,7 @@ from jaxblitz.compat.nn.normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 from jaxblitz.compat.nn.parallel import DataParallel
 from jaxblitz.compat.nn.pooling import AdaptiveAvgPool2d, AdaptiveMaxPool2d, AvgPool2d
 from jaxblitz.compat.nn.shaping import Unflatten
-from jaxblitz.compat.nn.sparse import Embedding
+from jaxblitz.compat.nn.sparse import Embedding, EmbeddingBag
 
 __all__ = [
     "AdaptiveAvgPool2d",
@@ -59,6 +59,7 @@ __all__ = [
     "Dropout2d",
     "ELU",
     "Embedding",
+    "EmbeddingBag",
     "Flatten",
     "GELU",
     "Hardtanh",

@@ -729,4 +729,4 @@ from jaxblitz.compat.nn.pooling import (  # noqa: E402, F401
     avg_pool2d,
 )
 from jaxblitz.compat.nn.shaping import one_hot  # noqa: E402, F401
-from jaxblitz.compat.nn.sparse import embedding  # noqa: E402, F401
+from jaxblitz.compat.nn.sparse import embedding, embedding_bag  # noqa: E402, F401

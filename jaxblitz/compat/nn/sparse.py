@@ -2,13 +2,17 @@
 ``torch.nn.functional.embedding``, a lookup table of rows (the tutorials' word
 embeddings): one recorded op, ``EmbeddingBackward0``, whose gradient skips
 ``padding_idx``'s row and, with ``scale_grad_by_freq``, is divided by how often
-each index occurs in the batch."""
+each index occurs in the batch. ``torch.nn.EmbeddingBag`` (the text classification
+tutorial's model) sums, averages or takes the maximum of each bag's rows, one
+recorded op, ``EmbeddingBagBackward0``."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 
 from jaxblitz.compat import _dtype, creation
@@ -47,7 +51,52 @@ def _renorm_fn(weight, indices, *, max_norm, norm_type):
     return weight * scale[:, None].astype(weight.dtype)
 
 
+def _bag_fn(weight, indices, offsets, per_sample_weights, *, mode, bags, padding_idx):
+    # indices (N,), offsets (bags,): entry i belongs to the last bag starting at or
+    # before it; entries past the last bag (include_last_offset) and padding_idx's
+    # entries belong to none.
+    positions = jnp.arange(indices.shape[0])
+    bag = jnp.searchsorted(offsets, positions, side="right") - 1
+    keep = bag < bags
+    if padding_idx is not None:
+        keep &= indices != padding_idx
+    bag = jnp.where(keep, bag, bags)  # one extra segment, dropped below
+    rows = jnp.take(weight, indices, axis=0)  # (N, dim)
+    if per_sample_weights is not None:
+        rows = rows * per_sample_weights[:, None]
+    if mode == "max":
+        out = jax.ops.segment_max(rows, bag, num_segments=bags + 1)[:bags]
+        counts = jax.ops.segment_sum(keep.astype(weight.dtype), bag, bags + 1)[:bags]
+        return jnp.where(counts[:, None] > 0, out, 0)  # torch: an empty bag is zeros
+    out = jax.ops.segment_sum(rows, bag, num_segments=bags + 1)[:bags]
+    if mode == "mean":
+        counts = jax.ops.segment_sum(keep.astype(weight.dtype), bag, bags + 1)[:bags]
+        out = out / jnp.maximum(counts, 1)[:, None]
+    return out
+
+
 # -- torch.nn.functional -------------------------------------------------------------
+
+
+def _check_and_renorm(
+    input: Tensor, weight: Tensor, max_norm: float | None, norm_type: float
+) -> None:
+    """torch's bounds check on the indices, then (with ``max_norm``) the in-place
+    renormalisation of the rows they pick."""
+    if input.numel():
+        low, high = (int(v) for v in run(_index_range_fn, input._data))
+        if low < 0 or high >= weight.shape[0]:
+            raise IndexError("index out of range in self")
+    if max_norm is not None:  # torch renormalises the weight in place first
+        with no_grad():
+            renormed = run(
+                _renorm_fn,
+                weight._data,
+                input._data,
+                max_norm=float(max_norm),
+                norm_type=float(norm_type),
+            )
+            weight.copy_(Tensor._wrap(renormed))
 
 
 def embedding(
@@ -77,20 +126,7 @@ def embedding(
             "embedding: sparse=True (sparse gradients) is not supported by "
             "jaxblitz.compat"
         )
-    if input.numel():
-        low, high = (int(v) for v in run(_index_range_fn, input._data))
-        if low < 0 or high >= weight.shape[0]:
-            raise IndexError("index out of range in self")
-    if max_norm is not None:  # torch renormalises the weight in place first
-        with no_grad():
-            renormed = run(
-                _renorm_fn,
-                weight._data,
-                input._data,
-                max_norm=float(max_norm),
-                norm_type=float(norm_type),
-            )
-            weight.copy_(Tensor._wrap(renormed))
+    _check_and_renorm(input, weight, max_norm, norm_type)
     return apply(
         "EmbeddingBackward0",
         _embedding_fn,
@@ -98,6 +134,85 @@ def embedding(
         input,
         padding_idx=padding_idx,
         scale=bool(scale_grad_by_freq),
+    )
+
+
+def embedding_bag(
+    input: Tensor,
+    weight: Tensor,
+    offsets: Tensor | None = None,
+    max_norm: float | None = None,
+    norm_type: float = 2,
+    scale_grad_by_freq: bool = False,
+    mode: str = "mean",
+    sparse: bool = False,
+    per_sample_weights: Tensor | None = None,
+    include_last_offset: bool = False,
+    padding_idx: int | None = None,
+) -> Tensor:
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError(f"mode has to be one of sum, mean or max, got {mode}")
+    if scale_grad_by_freq or sparse:
+        raise NotImplementedError(
+            "embedding_bag: scale_grad_by_freq=True and sparse=True are not "
+            "supported by jaxblitz.compat"
+        )
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError(
+            f"embedding_bag: per_sample_weights was not None. per_sample_weights is "
+            f"only supported for mode='sum' (got mode='{mode}'). Please open a "
+            "feature request on GitHub."
+        )
+    if input.dim() == 2:
+        if offsets is not None:
+            raise ValueError(
+                "if input is 2D, then offsets has to be None, as input is treated is "
+                "a mini-batch of fixed length sequences. However, found offsets of "
+                f"type {type(offsets)}"
+            )
+        rows, length = input.shape
+        offsets = creation.arange(0, rows * length, length)
+        input = input.reshape(-1)
+        if per_sample_weights is not None:
+            per_sample_weights = per_sample_weights.reshape(-1)
+    elif input.dim() == 1:
+        if offsets is None or offsets.dim() != 1:
+            raise ValueError(
+                "offsets has to be a 1D Tensor but got "
+                f"{None if offsets is None else offsets.dim()}"
+            )
+    else:
+        raise ValueError(
+            "input has to be 1D or 2D Tensor, but got Tensor of dimension "
+            f"{input.dim()}"
+        )
+    if offsets.numel() and int(offsets[0]) != 0:
+        raise RuntimeError(
+            "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has "
+            f"to start from position 0. However, got {int(offsets[0])}"
+        )
+    if padding_idx is not None:
+        padding_idx %= weight.shape[0]
+    picked = np.asarray(input._data).ravel()
+    bad = np.flatnonzero((picked < 0) | (picked >= weight.shape[0]))
+    if bad.size:
+        raise RuntimeError(
+            f"Index {bad[0]} of input takes value {picked[bad[0]]} which is not in "
+            f"the valid range [0, {weight.shape[0]})"
+        )
+    if max_norm is not None:
+        _check_and_renorm(input, weight, max_norm, norm_type)
+    bags = offsets.shape[0] - 1 if include_last_offset else offsets.shape[0]
+    return apply(
+        "EmbeddingBagBackward0",
+        _bag_fn,
+        weight,
+        input,
+        offsets,
+        per_sample_weights,
+        mode=mode,
+        bags=bags,
+        padding_idx=padding_idx,
     )
 
 
@@ -205,3 +320,82 @@ class Embedding(Module):
             _weight=embeddings,
             _freeze=freeze,
         )
+
+
+# -- torch.nn.EmbeddingBag -----------------------------------------------------------
+
+
+class EmbeddingBag(Module):
+    def __init__(
+        self,
+        num_embeddings: int,
+        embedding_dim: int,
+        max_norm: float | None = None,
+        norm_type: float = 2.0,
+        scale_grad_by_freq: bool = False,
+        mode: str = "mean",
+        sparse: bool = False,
+        _weight: Tensor | None = None,
+        include_last_offset: bool = False,
+        padding_idx: int | None = None,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__()
+        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+        self.max_norm, self.norm_type = max_norm, norm_type
+        self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
+        self.mode = mode
+        self.include_last_offset = include_last_offset
+        if padding_idx is not None:
+            if not -num_embeddings <= padding_idx < num_embeddings:
+                raise AssertionError("padding_idx must be within num_embeddings")
+            padding_idx %= num_embeddings
+        self.padding_idx = padding_idx
+        if _weight is None:
+            dt = _dtype.to_dtype(dtype or _dtype.get_default_dtype())
+            weight = creation.randn(num_embeddings, embedding_dim, dtype=dt)
+            self.weight = Parameter(weight.to(device) if device else weight)
+            Embedding._fill_padding_idx_with_zero(self)
+        else:
+            if list(_weight.shape) != [num_embeddings, embedding_dim]:
+                raise AssertionError(
+                    "Shape of weight does not match num_embeddings and embedding_dim"
+                )
+            self.weight = Parameter(_weight)
+
+    def reset_parameters(self) -> None:
+        Embedding.reset_parameters(self)
+
+    def forward(
+        self,
+        input: Tensor,
+        offsets: Tensor | None = None,
+        per_sample_weights: Tensor | None = None,
+    ) -> Tensor:
+        return embedding_bag(
+            input,
+            self.weight,
+            offsets,
+            self.max_norm,
+            self.norm_type,
+            self.scale_grad_by_freq,
+            self.mode,
+            self.sparse,
+            per_sample_weights,
+            self.include_last_offset,
+            self.padding_idx,
+        )
+
+    def extra_repr(self) -> str:
+        text = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.max_norm is not None:
+            text += f", max_norm={self.max_norm}"
+        if self.norm_type != 2:
+            text += f", norm_type={self.norm_type}"
+        if self.scale_grad_by_freq is not False:
+            text += f", scale_grad_by_freq={self.scale_grad_by_freq}"
+        text += f", mode='{self.mode}'"
+        if self.padding_idx is not None:
+            text += f", padding_idx={self.padding_idx}"
+        return text
