@@ -607,14 +607,18 @@ def _os_error(e: OSError) -> str:
 
 
 def _move_aside(out: Path) -> Path | None:
-    """Move an earlier run's outputs into ``out/earlier-<time>/``; nothing deleted."""
-    found = [out / name for name in OUTPUTS if (out / name).exists()]
+    """Move an earlier run's outputs into ``out/earlier-<time>/``; nothing deleted.
+
+    A link in an output's place (dangling too) is moved as the link itself: a
+    rename never follows it, and the file it leads to is untouched.
+    """
+    found = [out / name for name in OUTPUTS if os.path.lexists(out / name)]
     if not found:
         return None
     stamp = time.strftime("%Y%m%d-%H%M%S")
     aside = out / f"earlier-{stamp}"
     n = 1
-    while aside.exists():
+    while os.path.lexists(aside):
         n += 1
         aside = out / f"earlier-{stamp}-{n}"
     aside.mkdir()

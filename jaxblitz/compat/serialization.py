@@ -2,8 +2,10 @@
 
 ``save`` writes what real PyTorch's ``torch.save`` writes, the zip archive
 (``_use_new_zipfile_serialization=False``: the legacy stream), so
-``torch.load(PATH, weights_only=True)`` in PyTorch reads it; atomically for a path
-(temp file + rename), straight into a file object such as ``io.BytesIO``. It takes
+``torch.load(PATH, weights_only=True)`` in PyTorch reads it; to a path where
+``torch.save`` would write it (through a symbolic link, into a hard link's shared
+file or a device), atomically where it can (temp file + rename, see
+:mod:`jaxblitz.files`), straight into a file object such as ``io.BytesIO``. It takes
 what a checkpoint holds: Tensors and Parameters (views keep sharing their storage,
 the same tensor twice stays one), Python numbers, strings, bytes, None, dtypes,
 devices, ``torch.Size``, and dicts (``OrderedDict`` and a ``state_dict``'s
@@ -79,7 +81,7 @@ def save(
     # The pickle is built before the temp file opens: a refused object leaves the
     # old file in place.
     blob = _bytes_of(write, os.path.splitext(os.path.basename(path))[0])
-    atomic_write(path, lambda out: out.write(blob))
+    atomic_write(path, lambda out: out.write(blob), links="follow")  # as torch
 
 
 def _bytes_of(write: Any, name: str) -> bytes:

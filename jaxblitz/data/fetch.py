@@ -25,7 +25,7 @@ from typing import BinaryIO, NamedTuple
 import numpy as np
 from tqdm.auto import tqdm
 
-from jaxblitz.files import atomic_write
+from jaxblitz.files import atomic_write, refuse_links
 
 DEFAULT_DIR = "~/.cache/jaxblitz"
 CONNECT_TIMEOUT_S = 3.0  # the "is the network there" probe
@@ -212,7 +212,8 @@ def read_cache(archive: Path, split: str) -> tuple[np.ndarray, np.ndarray] | Non
 def write_cache(
     archive: Path, splits: dict[str, tuple[np.ndarray, np.ndarray]]
 ) -> None:
-    """Cache each split's ``(pixels, labels)``; a read-only folder only costs speed."""
+    """Cache each split's ``(pixels, labels)``; a read-only folder, or a link where
+    a cache file goes (refused, never written through), only costs speed."""
     try:
         for split, (pixels, labels) in splits.items():
             images_file, labels_file, sums_file = _cache_files(archive, split)
@@ -263,7 +264,7 @@ def download(name: str, filename: str, folder: Path) -> Path:
     """Download a published file into ``folder`` (checksum-verified, atomic)."""
     published = PUBLISHED[name, filename]
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / filename
+    path = refuse_links(folder / filename)  # once, not as each mirror's failure
     failures = []
     for url in published.urls:
         try:
