@@ -49,7 +49,10 @@ __all__ = [
 
 
 def save_weights(params: dict[str, Any], path: str | os.PathLike) -> Path:
-    """Write ``params`` as safetensors with torch ``state_dict`` names, atomically."""
+    """Write ``params`` as safetensors with torch ``state_dict`` names, atomically.
+
+    The same params give the same bytes; a link at ``path`` is refused.
+    """
     arrays = {k: np.asarray(v) for k, v in flatten_params(params).items()}
     return write_safetensors(arrays, path, {"format": "pt"})
 

@@ -121,7 +121,9 @@ def _metadata_text(metadata: dict[str, str]) -> str:
 def write_safetensors(
     arrays: dict[str, np.ndarray], path: str | os.PathLike, metadata: dict[str, str]
 ) -> Path:
-    """Write ``arrays`` with ``metadata`` and a checksum, atomically."""
+    """Write ``arrays`` with ``metadata`` and a checksum, atomically; the same
+    arrays and metadata always give the same bytes. A link at ``path`` is refused
+    (:func:`jaxblitz.files.atomic_write`)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     arrays = {k: np.asarray(v, order="C") for k, v in arrays.items()}  # keeps 0-d
@@ -129,4 +131,21 @@ def write_safetensors(
         **metadata,
         CHECKSUM_KEY: array_digest(arrays, _metadata_text(metadata)),
     }
-    return atomic_write(path, lambda f: f.write(save(arrays, metadata=metadata)))
+    blob = _sorted_metadata(save(arrays, metadata=metadata))
+    return atomic_write(path, lambda f: f.write(blob))
+
+
+def _sorted_metadata(blob: bytes) -> bytes:
+    """``blob`` with its header's metadata in sorted key order.
+
+    safetensors keeps the metadata in a Rust ``HashMap``, whose order changes from
+    one call to the next: the same arrays would give other bytes each time. The
+    tensors' order and offsets are already fixed, and the data is left as it is.
+    """
+    size = int.from_bytes(blob[:8], "little")
+    header = json.loads(blob[8 : 8 + size])
+    if "__metadata__" in header:
+        header["__metadata__"] = dict(sorted(header["__metadata__"].items()))
+    text = json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode()
+    text += b" " * (-len(text) % 8)  # the data starts 8-byte aligned, as before
+    return len(text).to_bytes(8, "little") + text + blob[8 + size :]

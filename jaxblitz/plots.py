@@ -4,7 +4,8 @@ with the class names printed under it; predicted names green when right, red whe
 wrong).
 
 matplotlib's object API with the Agg canvas (no global backend switch, no
-display needed); every file is written atomically.
+display needed); every file is written atomically, refusing a link in its
+place, and the same picture always gives the same bytes.
 """
 
 from __future__ import annotations
@@ -22,11 +23,18 @@ from jaxblitz.files import atomic_write
 
 
 def save_figure(fig: Figure, path: str | os.PathLike) -> Path:
-    """Write ``fig`` as a PNG at ``path``, atomically."""
+    """Write ``fig`` as a PNG at ``path``, atomically; a link there is refused.
+
+    The same figure gives the same bytes: a PNG holds no date, and the
+    "Software" text (matplotlib's version) is left out.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     FigureCanvasAgg(fig)
-    return atomic_write(path, lambda f: fig.savefig(f, format="png", dpi=100))
+    return atomic_write(
+        path,
+        lambda f: fig.savefig(f, format="png", dpi=100, metadata={"Software": None}),
+    )
 
 
 def save_loss_curve(
@@ -123,10 +131,7 @@ def save_image_grid(
                 if truth == guess
                 else "red",
             )
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, lambda f: fig.savefig(f, format="png", dpi=100))
-    return path
+    return save_figure(fig, path)
 
 
 def _titles(indices, n: int, class_names: Sequence[str], what: str) -> list:

@@ -333,3 +333,25 @@ def test_save_to_a_regular_file_stays_atomic(tmp_path):
     compat.save({"step": 2}, path)
     assert os.stat(path).st_ino != inode  # renamed into place, not rewritten
     assert sorted(p.name for p in tmp_path.iterdir()) == ["model.pt"]
+
+
+# -- the same run, the same bytes -----------------------------------------------------
+
+
+def test_saved_weights_are_the_same_bytes_every_time(tmp_path):
+    blobs = set()
+    for i in range(20):  # safetensors' metadata order was a coin toss per call
+        blobs.add(save_weights(_params(), tmp_path / f"{i}.safetensors").read_bytes())
+    assert len(blobs) == 1
+    (blob,) = blobs
+    size = int.from_bytes(blob[:8], "little")
+    metadata = json.loads(blob[8 : 8 + size])["__metadata__"]
+    assert list(metadata) == sorted(metadata)
+    assert (8 + size) % 8 == 0
+
+
+def test_the_same_picture_is_the_same_bytes_with_no_version_text(tmp_path):
+    first = plots.save_loss_curve([[1.0, 0.5], [0.4]], tmp_path / "a.png")
+    second = plots.save_loss_curve([[1.0, 0.5], [0.4]], tmp_path / "b.png")
+    assert first.read_bytes() == second.read_bytes()
+    assert b"Matplotlib version" not in first.read_bytes()
