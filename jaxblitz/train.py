@@ -286,6 +286,8 @@ def fit(
     on_epoch_end: Callable[[int, TrainState, dict], dict] | None = None,
     runner=None,
     stop: Callable[[], int | None] | None = None,
+    test_set=None,
+    accept_data_change: bool = False,
 ) -> tuple[TrainState, list[dict]]:
     """Train for ``config.epochs`` on ``dataset`` (``images`` NCHW, ``labels``).
 
@@ -299,6 +301,10 @@ def fit(
     between compiled chunks; when it returns a signal number, ``fit`` saves a
     checkpoint and raises :class:`TrainingInterrupted` (``jaxblitz.cli.StopSignals``
     turns Ctrl-C, SIGTERM and SIGHUP into that).
+
+    The run's record holds a digest of ``dataset`` and of ``test_set`` (the data
+    ``on_epoch_end`` evaluates, if any): a resume on data of other contents is
+    refused unless ``accept_data_change``, which records the change.
     """
     runner = runner or Local()
     tx = make_optimizer(config)
@@ -309,7 +315,13 @@ def fit(
         state = init_state(config, in_channels, num_classes)
     datasets.check_labels(dataset.labels, state.params["fc3"]["weight"].shape[0])
     state, record, (start_epoch, position, losses, history) = _start(
-        config, dataset, state, checkpointer, resume, runner.devices, log
+        config,
+        (dataset, test_set),
+        state,
+        checkpointer,
+        (resume, accept_data_change),
+        runner.devices,
+        log,
     )
 
     def save(epoch: int, pos: int) -> None:
@@ -363,7 +375,11 @@ def fit(
                 state, data, idx[position:end], mask[position:end], tx
             )
             chunk = np.asarray(chunk)
-            _check_finite(chunk, step0, epoch, position)
+            if not np.all(np.isfinite(chunk)):
+                raise _not_finite(
+                    chunk, step0, epoch, position, dataset.images, idx, mask,
+                    checkpointer,
+                )  # fmt: skip
             state = new_state
             seen += int(np.asarray(mask[position:end]).sum())
             losses.extend(chunk.tolist())
@@ -404,9 +420,12 @@ def fit(
     return state, history
 
 
-def _start(config, dataset, state, checkpointer, resume, devices, log):
+def _start(config, data, state, checkpointer, resume, devices, log):
     """``(state, run record, (epoch, position, losses, history))`` to start from:
-    a new run's, or the newest checkpoint's of this same run when resuming."""
+    a new run's, or the newest checkpoint's of this same run when resuming.
+    ``data``: (training set, test set or None); ``resume``: (resume, whether
+    other data contents are accepted)."""
+    (dataset, test_set), (resume, accept_data_change) = data, resume
     fresh = (0, 0, [], [])
     latest = None if checkpointer is None else checkpointer.latest_step()
     if resume and checkpointer is None:
@@ -425,13 +444,19 @@ def _start(config, dataset, state, checkpointer, resume, devices, log):
                 "or start a new run there with jaxblitz-train --fresh, which moves "
                 "the earlier run aside (nothing is deleted)."
             )
-        return state, runs.new_run(config, dataset), fresh
+        return state, runs.new_run(config, dataset, test_set), fresh
     # Settings are compared before any array is read: a different run is named as
     # such, not reported as a damaged file.
-    identity = runs.run_identity(config, dataset)
+    identity = runs.run_identity(config, dataset, test_set)
     meta = checkpointer.read_meta(latest)
     record = runs.resumed_run(
-        meta, config, identity, latest, checkpointer.directory, devices
+        meta,
+        config,
+        identity,
+        latest,
+        checkpointer.directory,
+        devices,
+        accept_data_change,
     )
     for change in record["changes"]:
         if change["step"] == latest:
@@ -448,14 +473,37 @@ def _start(config, dataset, state, checkpointer, resume, devices, log):
     return state, record, where
 
 
-def _check_finite(losses: np.ndarray, step0: int, epoch: int, position: int) -> None:
-    if not np.all(np.isfinite(losses)):
-        bad = int(np.argmin(np.isfinite(losses)))
-        raise FloatingPointError(
-            f"Loss became {losses[bad]} at step {step0 + bad + 1} (epoch {epoch + 1}, "
-            f"batch {position + bad + 1}); training stopped. The last good checkpoint "
-            "is kept; lower the learning rate or check the data."
+def _not_finite(
+    losses, step0, epoch, position, images, idx, mask, checkpointer
+) -> FloatingPointError:
+    """The error for a chunk whose losses are not all finite: the step, the
+    batch's images that are not finite themselves (their indices in the
+    dataset), and what became of the checkpoints."""
+    bad = int(np.argmin(np.isfinite(losses)))
+    rows = np.asarray(idx[position + bad])[np.asarray(mask[position + bad]) > 0]
+    found = [int(i) for i in rows if not np.all(np.isfinite(np.asarray(images[i])))]
+    if found:
+        shown = ", ".join(map(str, sorted(found)[:10]))
+        more = f" and {len(found) - 10} more" if len(found) > 10 else ""
+        what = (
+            f"the batch holds training image(s) {shown}{more} (index in the "
+            "dataset) with nan or inf pixels; fix or drop them"
         )
+    else:
+        what = "its images are finite: lower the learning rate or check the labels"
+    if checkpointer is None:
+        kept = "No checkpoint is written (fit was given no checkpointer)."
+    elif checkpointer.latest_step() is None:
+        kept = "No checkpoint was written before it."
+    else:
+        kept = (
+            f"The last good checkpoint (step {checkpointer.latest_step()}) is kept "
+            f"in {checkpointer.directory}."
+        )
+    return FloatingPointError(
+        f"Loss became {losses[bad]} at step {step0 + bad + 1} (epoch {epoch + 1}, "
+        f"batch {position + bad + 1}); training stopped: {what}. {kept}"
+    )
 
 
 class TrainingInterrupted(KeyboardInterrupt):

@@ -258,6 +258,7 @@ def test_a_non_finite_loss_stops_training_names_the_step_and_keeps_the_checkpoin
             bad,
             checkpointer=checkpointer,
             resume=True,
+            accept_data_change=True,  # other data: resumed only when asked
             log=lambda s: None,
         )
     assert checkpointer.latest_step() == 10
