@@ -22,7 +22,9 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import shutil
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -127,14 +129,50 @@ def _state_digest(state: Any, meta: dict[str, Any]) -> str:
 
 
 class Checkpointer:
-    """Training checkpoints in ``directory`` (orbax), keeping the newest ``keep``."""
+    """Training checkpoints in ``directory`` (orbax), keeping the newest ``keep``.
+
+    A save that never finished (a kill, a second Ctrl-C) leaves orbax's temporary
+    folder ``<step>.orbax-checkpoint-tmp``; the next Checkpointer on the folder
+    (of process 0) removes those and lists them in :attr:`removed`.
+    """
+
+    # orbax's temporary step folders: "<step>.orbax-checkpoint-tmp[-<timestamp>]"
+    _TMP = re.compile(r"(\d+)\.orbax-checkpoint-tmp(-\d+)?")
 
     def __init__(self, directory: str | os.PathLike, keep: int = 2):
         self.directory = Path(directory).absolute()
+        self.removed: list[Path] = []
+        if jax.process_index() == 0:  # the others may start while it saves
+            self.removed = self._remove_tmp()
         options = ocp.CheckpointManagerOptions(
             max_to_keep=keep, enable_async_checkpointing=False, create=True
         )
         self._manager = ocp.CheckpointManager(self.directory, options=options)
+
+    def _remove_tmp(self, step: int | None = None) -> list[Path]:
+        """Remove orbax's temporary folders (of ``step``, or all) in the directory:
+        only real folders named as orbax names them, never through a link."""
+        try:
+            if stat.S_ISLNK(os.lstat(self.directory).st_mode):
+                return []
+            names = os.listdir(self.directory)
+        except OSError:  # not made yet, or unreadable: orbax says so
+            return []
+        removed = []
+        for name in sorted(names):
+            found = self._TMP.fullmatch(name)
+            if not found or (step is not None and int(found[1]) != step):
+                continue
+            path = self.directory / name
+            try:
+                if not stat.S_ISDIR(os.lstat(path).st_mode):
+                    continue
+            except OSError:
+                continue
+            shutil.rmtree(path, ignore_errors=True)  # never follows a link inside
+            if not os.path.lexists(path):
+                removed.append(path)
+        return removed
 
     def save(self, step: int, state: Any, meta: dict[str, Any]) -> None:
         """Save the train state (a pytree) and JSON metadata as checkpoint ``step``."""
@@ -152,9 +190,10 @@ class Checkpointer:
                 )
                 self._manager.wait_until_finished()
             held.release()
-        except Exception as e:  # a full disk, a vanished folder: say so, tidy up
-            for tmp in self.directory.glob(f"{step}.orbax-checkpoint-tmp*"):
-                shutil.rmtree(tmp, ignore_errors=True)
+        except BaseException as e:  # a full disk, a vanished folder: say so, tidy up
+            self._remove_tmp(step)
+            if not isinstance(e, Exception):  # Ctrl-C, a second signal: stop
+                raise
             newest = [s for s in self.all_steps() if s != step]
             kept = (
                 f"the earlier checkpoints are intact (newest: step {max(newest)})"
