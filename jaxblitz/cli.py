@@ -13,8 +13,11 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import logging
 import os
 import re
+import secrets
+import shutil
 import signal
 import sys
 import tempfile
@@ -23,6 +26,7 @@ import time
 from pathlib import Path
 
 import jax
+import numpy as np
 from tqdm.auto import tqdm
 
 from jaxblitz import data, evaluate, parallel, plots, tensors, train
@@ -118,6 +122,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="continue the run in --out-dir from its newest checkpoint (only with "
         "the settings it was started with; --epochs may grow)",
+    )
+    p.add_argument(
+        "--accept-data-change",
+        action="store_true",
+        help="with --resume: go on although the training or test data differ in "
+        "content from the run's (recorded in metrics.json under run.changes)",
     )
     p.add_argument(
         "--fresh",
@@ -260,7 +270,14 @@ class StopSignals:
     schedulers send SIGTERM some time before they kill; a closed terminal sends
     SIGHUP. A second signal stops at once (the last checkpoint written stays).
 
-    A context manager; installed only in the main thread::
+    With ``at_once`` (an attribute too), the first signal stops at once: it
+    raises :class:`jaxblitz.train.TrainingInterrupted` where the program is, so
+    every ``atomic_write`` under way removes its temporary file, as for Ctrl-C,
+    instead of SIGTERM's and SIGHUP's default of dying where they land.
+
+    A signal ignored when this starts (``nohup`` ignores SIGHUP; a background job
+    of a non-interactive shell, SIGINT) stays ignored. A context manager;
+    installed only in the main thread::
 
         with StopSignals() as stop:
             state, history = train.fit(config, data, checkpointer=c, stop=stop)
@@ -272,11 +289,14 @@ class StopSignals:
         if hasattr(signal, name)
     )
 
-    def __init__(self):
+    def __init__(self, at_once: bool = False):
         self.signum: int | None = None
+        self.at_once = at_once
         self._previous: dict = {}
         if threading.current_thread() is threading.main_thread():
             for signum in self.SIGNALS:
+                if signal.getsignal(signum) is signal.SIG_IGN:
+                    continue  # the caller asked not to be stopped by it
                 self._previous[signum] = signal.signal(signum, self._handle)
 
     def __call__(self) -> int | None:
@@ -290,9 +310,18 @@ class StopSignals:
         self.restore()
 
     def _handle(self, signum, frame):
+        name = signal.Signals(signum).name
         if self.signum is not None:
-            raise train.TrainingInterrupted(signum, "Stopped at once (second signal).")
+            raise train.TrainingInterrupted(
+                signum,
+                f"Stopped at once by a second {name}; temporary files are removed, "
+                "and the checkpoints written before are intact.",
+            )
         self.signum = signum
+        if self.at_once:
+            raise train.TrainingInterrupted(
+                signum, f"Stopped by {name}; temporary files are removed."
+            )
         # os.write, not print: safe even if the signal lands inside a print.
         os.write(
             sys.stderr.fileno(),
@@ -304,6 +333,89 @@ class StopSignals:
         for signum, previous in self._previous.items():
             signal.signal(signum, previous)
         self._previous = {}
+
+
+class CacheReads(logging.Filter):
+    """The entries of JAX's persistent compilation cache this process read, and
+    what to do when one of them is damaged.
+
+    A cache entry holding another program (copied over, or a file system's
+    mix-up) loads without complaint and fails only when run, with XLA's
+    ``RuntimeProgramInputMismatch`` or JAX's ``safe_zip`` error, naming no file.
+    JAX logs each entry it reads (at DEBUG, on ``jax._src.compiler``): this filter
+    keeps the keys and lets through only what would have been shown anyway. On
+    such an error, :meth:`damage` moves the entries read into
+    ``<cache>/damaged-<time>/`` (nothing is deleted), so the next run compiles
+    them afresh, and says so.
+    """
+
+    LOGGER = "jax._src.compiler"
+
+    def __init__(self):
+        super().__init__()
+        self.keys: list[str] = []
+        self._logger = logging.getLogger(self.LOGGER)
+        self._shown = self._logger.getEffectiveLevel()
+        self._level = self._logger.level
+
+    def __enter__(self) -> CacheReads:
+        self._logger.addFilter(self)
+        self._logger.setLevel(logging.DEBUG)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._logger.removeFilter(self)
+        self._logger.setLevel(self._level)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if str(record.msg).startswith("Persistent compilation cache hit") and (
+            isinstance(record.args, tuple) and len(record.args) == 2
+        ):
+            self.keys.append(str(record.args[1]))
+        return record.levelno >= self._shown
+
+    @staticmethod
+    def mismatch(e: BaseException) -> bool:
+        """Whether ``e`` is what a compiled program given another's inputs raises."""
+        text = str(e)
+        return "RuntimeProgramInputMismatch" in text or (
+            isinstance(e, ValueError) and text.startswith("safe_zip() argument")
+        )
+
+    def damage(self, e: BaseException, folder: str | None = None) -> str | None:
+        """What to tell about ``e`` if a cache entry read here caused it, having
+        moved those entries aside; None if it is not that. ``folder``: the
+        cache's (default: JAX's setting)."""
+        folder = folder or jax.config.jax_compilation_cache_dir
+        if not folder or not self.mismatch(e):
+            return None
+        folder = Path(folder)
+        reason = " ".join(str(e).split())[:300]  # XLA's runs over lines
+        said = (
+            f"a compiled program read from the compilation cache {folder} does not "
+            f"fit its inputs ({reason}): an entry of the cache is damaged."
+        )
+        aside = folder / f"damaged-{time.strftime('%Y%m%d-%H%M%S')}"
+        moved = []
+        for key in dict.fromkeys(self.keys):
+            for path in (folder / f"{key}-cache", folder / f"{key}-atime"):
+                if "/" in key or not path.is_file():
+                    continue
+                with contextlib.suppress(OSError):
+                    aside.mkdir(exist_ok=True)
+                    os.replace(path, aside / path.name)
+                    moved.append(path)
+        if not moved:
+            return (
+                f"{said} Move the files of {folder} aside (or delete them) and run "
+                "the same command again: the programs are compiled afresh "
+                "(JAXBLITZ_XLA_CACHE='' runs without the cache)."
+            )
+        return (
+            f"{said} The {len(moved)} file(s) this run read from it are moved to "
+            f"{aside}/ (nothing is deleted): run the same command again and they "
+            "are compiled afresh (JAXBLITZ_XLA_CACHE='' runs without the cache)."
+        )
 
 
 # What a run leaves in --out-dir; --fresh moves an earlier run's copies aside.
@@ -319,8 +431,16 @@ OUTPUTS = (
 
 def main(argv: list[str] | None = None) -> int:
     """Run ``jaxblitz-train``; returns the exit code (128 + N after signal N)."""
-    try:
-        return _main(argv)
+    try:  # a signal outside training stops at once; fit finishes its steps first
+        with StopSignals(at_once=True) as stop, CacheReads() as reads:
+            try:
+                return _main(argv, stop)
+            except Exception as e:  # a damaged compilation cache: named, not a trace
+                message = reads.damage(e)
+                if message is None:
+                    raise
+                print(f"jaxblitz-train: error: {message}", file=sys.stderr)
+                return 1
     except KeyboardInterrupt as e:  # Ctrl-C at any moment: no traceback
         if isinstance(e, train.TrainingInterrupted):  # fit saved a checkpoint first
             print(f"jaxblitz-train: {e}", file=sys.stderr)
@@ -329,7 +449,7 @@ def main(argv: list[str] | None = None) -> int:
         return 128 + signal.SIGINT
 
 
-def _main(argv: list[str] | None) -> int:
+def _main(argv: list[str] | None, stop: StopSignals) -> int:
     parser = build_parser()
     args = parser.parse_args(
         _join_negative_values(sys.argv[1:] if argv is None else argv)
@@ -341,12 +461,15 @@ def _main(argv: list[str] | None) -> int:
         parser.error(str(e))
     if args.fresh and args.resume:
         parser.error("--fresh starts a new run and --resume continues one: give one.")
+    if args.accept_data_change and not args.resume:
+        parser.error("--accept-data-change applies to --resume only: add --resume.")
     if args.data_dir is not None and not args.data_dir.strip():  # "$UNSET" in a shell
         parser.error(
             "--data-dir is empty; give a folder (default: $JAXBLITZ_DATA or "
             f"{data.fetch.DEFAULT_DIR})."
         )
     try:  # before any data is read: a bad --out-dir fails in a second
+        _check_utf8(args.out_dir or f"runs/{config.dataset}")
         out = _writable_dir(args.out_dir, f"runs/{config.dataset}")
         if not args.fresh:  # --fresh moves whatever is there aside
             _check_outputs(out, new_run=not args.resume)
@@ -406,15 +529,21 @@ def _main(argv: list[str] | None) -> int:
             from jax.experimental import multihost_utils
 
             multihost_utils.sync_global_devices("jaxblitz-train: out-dir ready")
-        return _run(args, config, out, mesh, say, primary)
+        return _run(args, config, out, mesh, say, primary, stop)
     finally:
         if lock is not None:
             lock.release()
 
 
-def _run(args, config, out, mesh, say, primary) -> int:
+def _run(args, config, out, mesh, say, primary, stop) -> int:
     runner = train.Local() if mesh is None else parallel.Sharded(mesh)
     local = runner.to_host
+    try:  # orbax's needs of the path, before any data is read
+        if primary:
+            _probe_checkpoints(out)
+    except ValueError as e:
+        print(f"jaxblitz-train: error: {e}", file=sys.stderr)
+        return 2
     try:
         train_set = data.load(config.dataset, "train", args.data_dir)
         test_set = data.load(config.dataset, "test", args.data_dir)
@@ -447,44 +576,71 @@ def _run(args, config, out, mesh, say, primary) -> int:
         return {"test_accuracy": result["accuracy"], "per_class": result["per_class"]}
 
     checkpointer = Checkpointer(out / "checkpoints")
+    for path in checkpointer.removed:
+        say(f"Removed {path}/, left by a checkpoint save that never finished.")
     try:
-        with StopSignals() as stop:
-            fit_kwargs = dict(
-                checkpointer=checkpointer,
-                resume=args.resume,
-                log=tqdm.write if primary else lambda line: None,
-                progress=primary and not args.no_progress,
-                on_epoch_end=on_epoch_end,
-                runner=runner,
-                stop=stop,
-            )
-            if args.api == "nnx":  # a Flax NNX Net in and out, the same steps
-                from jaxblitz import nnx
+        stop.at_once = False  # fit finishes the running steps and checkpoints
+        fit_kwargs = dict(
+            checkpointer=checkpointer,
+            resume=args.resume,
+            log=tqdm.write if primary else lambda line: None,
+            progress=primary and not args.no_progress,
+            on_epoch_end=on_epoch_end,
+            runner=runner,
+            stop=stop,
+            test_set=test_set,  # its digest joins the run's identity
+            accept_data_change=args.accept_data_change,
+        )
+        if args.api == "nnx":  # a Flax NNX Net in and out, the same steps
+            from jaxblitz import nnx
 
-                net, history = nnx.fit(config, train_set, **fit_kwargs)
-                trained = nnx.to_params(net)
-            else:
-                state, history = train.fit(config, train_set, **fit_kwargs)
-                trained = state.params
+            net, history = nnx.fit(config, train_set, **fit_kwargs)
+            trained = nnx.to_params(net)
+        else:
+            state, history = train.fit(config, train_set, **fit_kwargs)
+            trained = state.params
+        stop.at_once = True
         run = checkpointer.read_meta().get("run", {})
-    except (FloatingPointError, ValueError, FileNotFoundError) as e:  # no traceback
+    except ValueError as e:
+        if CacheReads.mismatch(e):  # a program of the compilation cache: main names it
+            raise
+        print(f"jaxblitz-train: error: {e}", file=sys.stderr)
+        return 1
+    except (FloatingPointError, FileNotFoundError) as e:  # no traceback
         print(f"jaxblitz-train: error: {e}", file=sys.stderr)
         return 1
     except OSError as e:  # a full disk, a vanished folder: the message is enough
         print(f"jaxblitz-train: error: {_os_error(e)}", file=sys.stderr)
         return 1
     finally:
+        stop.at_once = True
         checkpointer.close()
+    kept = f"Training finished and its checkpoints in {out / 'checkpoints'} are intact"
+    if stop.signum is not None:  # it came in the last steps: stop before writing
+        print(
+            f"jaxblitz-train: {signal.Signals(stop.signum).name}: stopped before "
+            f"writing the outputs. {kept}: run the same command with --resume to "
+            "write them.",
+            file=sys.stderr,
+        )
+        return 128 + stop.signum
     params = local(trained)
     say("Finished Training")
     if not primary:  # every process has the same weights; one writes the outputs
         return 0
     try:
         _write_outputs(config, out, params, test_set, history, run)
+    except train.TrainingInterrupted as e:  # atomic_write removed its temp file
+        print(
+            f"jaxblitz-train: {signal.Signals(e.signum).name}: stopped while writing "
+            f"the outputs; no temporary file is left. {kept}: run the same command "
+            "with --resume to write the outputs.",
+            file=sys.stderr,
+        )
+        return 128 + e.signum
     except OSError as e:
         print(
-            f"jaxblitz-train: error: {_os_error(e)}. Training finished and its "
-            f"checkpoints in {out / 'checkpoints'} are intact: make room and run the "
+            f"jaxblitz-train: error: {_os_error(e)}. {kept}: make room and run the "
             "same command with --resume to write the outputs.",
             file=sys.stderr,
         )
@@ -599,6 +755,54 @@ def _check_outputs(out: Path, new_run: bool) -> None:
             "checkpoint to resume. Add --fresh to move them into "
             f"{out}/earlier-<time>/ (nothing is deleted), or give another --out-dir."
         )
+
+
+def _check_utf8(text: str) -> None:
+    """A ValueError if the --out-dir path (made absolute) is not UTF-8: tensorstore,
+    which writes the checkpoints, takes no other."""
+    try:
+        path = os.path.abspath(text)
+    except OSError:  # the working folder is gone: _writable_dir says so
+        return
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        shown = os.fsencode(path).decode("utf-8", "backslashreplace")
+        raise ValueError(
+            f"--out-dir {shown} is not valid UTF-8, and the checkpoints' writer "
+            "(tensorstore) takes UTF-8 paths only. Give an --out-dir whose path "
+            "is UTF-8."
+        ) from None
+
+
+def _probe_checkpoints(out: Path) -> None:
+    """A ValueError if orbax and tensorstore cannot save and restore a checkpoint
+    under ``out``: they refuse some paths the file system takes (a backslash, a
+    ``[...]`` pair, a folder named ``gs:``), otherwise found at the first
+    checkpoint. The probe folder is as long a name as ``checkpoints``, its step
+    longer than a run's; it is removed."""
+    probe = out / f".probe-{secrets.token_hex(2)}"
+    assert len(probe.name) == len("checkpoints")  # as long a path as theirs
+    like = {"probe": np.zeros(1, np.float32)}
+    try:
+        checkpointer = Checkpointer(probe)
+        try:
+            checkpointer.save(10**9, like, {})
+            checkpointer.restore(like)
+        finally:
+            checkpointer.close()
+    except Exception as e:
+        cause = e.__cause__ or e
+        reason = (str(cause).strip().splitlines() or [type(cause).__name__])[0]
+        reason = reason.split(" [tensorstore_spec")[0]  # its JSON spec: noise
+        raise ValueError(
+            f"--out-dir {out} cannot hold checkpoints: orbax and tensorstore, which "
+            f"write them, fail on its path ({type(cause).__name__}: {reason[:200]})."
+            " Give an --out-dir with a plainer path: no backslash, no [...], no "
+            "folder named like a URL scheme (gs:), not too long."
+        ) from None
+    finally:
+        shutil.rmtree(probe, ignore_errors=True)
 
 
 def _os_error(e: OSError) -> str:

@@ -130,7 +130,63 @@ class _Stop(Exception):
     pass
 
 
+def test_the_cli_digests_its_test_set_and_passes_accept_data_change(
+    tmp_path, monkeypatch
+):
+    seen = {}
+
+    def fake_fit(config, dataset, **kwargs):
+        seen.update(kwargs, train_set=dataset)
+        raise _Stop
+
+    monkeypatch.setattr(cli.train, "fit", fake_fit)
+    (tmp_path / "checkpoints").mkdir()
+    with pytest.raises(_Stop):
+        cli.main(["--dataset", "digits", "--out-dir", str(tmp_path), "--resume",
+                  "--accept-data-change", "--no-progress"])  # fmt: skip
+    assert seen["accept_data_change"] is True
+    assert len(seen["test_set"].labels) == 359  # the digits' test split
+    assert len(seen["train_set"].labels) == 1438
+
+
+def test_accept_data_change_without_resume_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as e:
+        cli.main(["--dataset", "digits", "--accept-data-change"])
+    assert e.value.code == 2
+    assert "--accept-data-change applies to --resume only" in capsys.readouterr().err
+
+
 # -- an --out-dir the checkpoints cannot live under: refused before any data --------
+
+
+def test_an_out_dir_that_is_not_utf8_is_refused_before_it_is_made(
+    tmp_path, capsys, monkeypatch
+):
+    monkeypatch.setattr(cli.data, "load", None)  # never reached
+    out = os.path.join(os.fsdecode(bytes(tmp_path)), os.fsdecode(b"run\xff"))
+    with pytest.raises(SystemExit) as e:
+        cli.main(["--dataset", "digits", "--out-dir", out])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and "Traceback" not in err
+    assert "run\\xff is not valid UTF-8" in err, err
+    assert not os.path.lexists(out)
+
+
+@pytest.mark.parametrize("name", ["a[b]", "back\\slash"])
+def test_an_out_dir_tensorstore_cannot_hold_checkpoints_under_is_refused_up_front(
+    tmp_path, capsys, monkeypatch, name
+):
+    def load(*args):
+        raise AssertionError("data read before the out-dir was checked")
+
+    monkeypatch.setattr(cli.data, "load", load)
+    out = tmp_path / name
+    code = cli.main(["--dataset", "digits", "--out-dir", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert f"--out-dir {out} cannot hold checkpoints" in err, err
+    assert "Traceback" not in err
+    assert sorted(p.name for p in out.iterdir()) == []  # the probe is gone
 
 
 # -- clear errors --------------------------------------------------------------------
@@ -158,6 +214,52 @@ def test_a_non_finite_image_before_the_first_checkpoint_says_none_was_written(
     message = str(e.value)
     assert "training image(s) 2, 20 (index" in message, message
     assert "No checkpoint was written before it." in message
+
+
+def test_the_compilation_cache_entries_a_process_reads_are_known():
+    folder = jax.config.jax_compilation_cache_dir  # the session's (conftest)
+    assert folder
+
+    @jax.jit
+    def read_back(x):  # a program of its own: compiled, written, then read
+        return x * 3.25 + 0.5
+
+    read_back(np.ones(7, np.float32)).block_until_ready()
+    jax.clear_caches()  # forget it in memory: the next call reads the disk cache
+    with cli.CacheReads() as reads:
+        read_back(np.ones(7, np.float32)).block_until_ready()
+    [key] = [k for k in reads.keys if k.startswith("jit_read_back-")]
+    assert os.path.isfile(os.path.join(folder, f"{key}-cache"))
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        ValueError("safe_zip() argument 1 has length 3 but argument 0 has length 11"),
+        RuntimeError(
+            "INVALID_ARGUMENT: E0102: RuntimeProgramInputMismatch:\n"
+            "Executable(jit_run_steps) expected parameter 1 of size 600"
+        ),
+    ],  # fmt: skip
+    ids=["safe_zip", "RuntimeProgramInputMismatch"],
+)
+def test_a_damaged_cache_entry_is_named_with_its_folder_and_moved_aside(
+    tmp_path, error
+):
+    for key in ("jit_f-aa", "jit_g-bb", "jit_h-cc"):
+        (tmp_path / f"{key}-cache").write_bytes(key.encode())
+    reads = cli.CacheReads()
+    reads.keys = ["jit_f-aa", "jit_g-bb", "jit_f-aa"]  # what this run read
+    message = reads.damage(error, str(tmp_path))
+    [aside] = tmp_path.glob("damaged-*")
+    assert sorted(p.name for p in aside.iterdir()) == ["jit_f-aa-cache",
+                                                       "jit_g-bb-cache"]  # fmt: skip
+    assert (aside / "jit_f-aa-cache").read_bytes() == b"jit_f-aa"
+    assert (tmp_path / "jit_h-cc-cache").exists()  # not read: kept in place
+    assert f"compilation cache {tmp_path} does not fit its inputs" in message
+    assert f"2 file(s) this run read from it are moved to {aside}/" in message
+    assert "JAXBLITZ_XLA_CACHE=''" in message
+    assert reads.damage(ValueError("lr must be > 0"), str(tmp_path)) is None
 
 
 def test_the_digits_data_digest_is_the_same_on_every_load():
