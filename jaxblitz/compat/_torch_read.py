@@ -7,7 +7,11 @@ the system info, the data pickle, the storage keys, then each storage as an int6
 count and its bytes). The data pickle is read by :mod:`._unpickler` with the
 table of :mod:`._torch_globals`: tensors come back as compat tensors over shared
 storages, with torch's dtypes, shapes, strides, offsets and ``requires_grad``.
-Every size is checked against the bytes the file has before anything is made.
+Every size is checked against the bytes the file has before anything is made:
+each record's, and the sum of the zip's records before any is decompressed
+(``torch.save`` stores its records uncompressed, so a small file that declares
+gigabytes is refused at once, never inflated); a record is read no further than
+the size it declares.
 """
 
 from __future__ import annotations
@@ -21,10 +25,16 @@ import numpy as np
 
 from jaxblitz.compat._torch_globals import Loader, check_data
 from jaxblitz.compat._unpickler import Unpickler
+from jaxblitz.data.limits import mib
 from jaxblitz.integrity import CorruptFileError
 
 MAGIC_NUMBER = 0x1950A86A20F9469CFC6C  # torch.serialization's, both directions
 PROTOCOL_VERSION = 1001
+# How much more than its file a zip's compressed records may expand to, in all.
+# torch.save never compresses; a re-zipped checkpoint of trained weights barely
+# shrinks, so this leaves room for such a file while a bomb is refused unread.
+EXPANSION = 4
+_ZIP_ERRORS = (zipfile.BadZipFile, ValueError, OSError, EOFError, RuntimeError)
 
 
 def _broken(name: str, why: str) -> CorruptFileError:
@@ -39,8 +49,9 @@ def read_zip(blob: bytes, name: str, loader: Loader) -> Any:
     try:
         archive = zipfile.ZipFile(io.BytesIO(blob))
         infos = {info.filename: info for info in archive.infolist()}
-    except (zipfile.BadZipFile, ValueError, OSError, EOFError) as e:
+    except _ZIP_ERRORS as e:
         raise _broken(name, f"is not a readable zip archive ({e})") from e
+    check_expanded_size(list(infos.values()), len(blob), name)
     pickles = [n for n in infos if n.count("/") == 1 and n.endswith("/data.pkl")]
     if not pickles:
         if any(n.endswith("constants.pkl") for n in infos):
@@ -58,8 +69,11 @@ def read_zip(blob: bytes, name: str, loader: Loader) -> Any:
         if info.file_size > limit:
             raise _broken(name, f"has a record {key} of {info.file_size} bytes")
         try:
-            return archive.read(info)
-        except (zipfile.BadZipFile, ValueError, OSError, EOFError) as e:
+            # ZipFile.read inflates up to 2 GiB per call whatever the record
+            # declares; read(n) inflates n bytes and checks the CRC-32 there.
+            with archive.open(info) as f:
+                return f.read(info.file_size)
+        except (*_ZIP_ERRORS, NotImplementedError) as e:
             raise _broken(name, f"has an unreadable record {key} ({e})") from e
 
     order = "little"
@@ -83,6 +97,34 @@ def read_zip(blob: bytes, name: str, loader: Loader) -> Any:
 
     loader.fill(storage)
     return check_data(obj)
+
+
+def check_expanded_size(infos: list[zipfile.ZipInfo], size: int, name: str) -> None:
+    """Refuse a zip whose records declare more bytes in all than it can hold.
+
+    Stored records (what ``torch.save`` writes) lie in the file, so together they
+    hold less than its ``size`` bytes; compressed ones may expand to
+    ``EXPANSION`` times it. Checked from the central directory, before any
+    record is read.
+    """
+    total = sum(info.file_size for info in infos)
+    packed = [i for i in infos if i.compress_type != zipfile.ZIP_STORED]
+    limit = size * (EXPANSION if packed else 1)
+    if total <= limit:
+        return
+    how = (
+        f"{len(packed)} of them compressed, which may expand to at most "
+        f"{EXPANSION} times the file's size in all"
+        if packed
+        else "all stored, which can hold no more than the file itself"
+    )
+    raise CorruptFileError(
+        f"{name} is a zip archive of {mib(size)} whose {len(infos)} records "
+        f"declare {mib(total)} once expanded, more than the {mib(limit)} it may "
+        f"hold ({how}; torch.save stores records uncompressed): it is corrupt or "
+        "a decompression bomb, and nothing was decompressed. If you trust it, "
+        "extract it and zip it again without compression (zip -0)."
+    )
 
 
 def read_legacy(blob: bytes, name: str, loader: Loader) -> Any:
