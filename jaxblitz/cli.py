@@ -293,6 +293,8 @@ class StopSignals:
         self.signum: int | None = None
         self.at_once = at_once
         self._previous: dict = {}
+        self._deferring = False
+        self._pending: int | None = None
         if threading.current_thread() is threading.main_thread():
             for signum in self.SIGNALS:
                 if signal.getsignal(signum) is signal.SIG_IGN:
@@ -309,8 +311,25 @@ class StopSignals:
     def __exit__(self, *exc) -> None:
         self.restore()
 
+    @contextlib.contextmanager
+    def deferred(self):
+        """A signal that would stop at once waits for the end of this block: a
+        checkpoint save is let finish (cut, orbax's writer threads would go on
+        into the folder being removed)."""
+        self._deferring = True
+        try:
+            yield
+        finally:
+            self._deferring = False
+            pending, self._pending = self._pending, None
+            if pending is not None:
+                self._handle(pending, None)
+
     def _handle(self, signum, frame):
         name = signal.Signals(signum).name
+        if self._deferring and (self.signum is not None or self.at_once):
+            self._pending = self._pending or signum
+            return
         if self.signum is not None:
             raise train.TrainingInterrupted(
                 signum,
@@ -416,6 +435,21 @@ class CacheReads(logging.Filter):
             f"{aside}/ (nothing is deleted): run the same command again and they "
             "are compiled afresh (JAXBLITZ_XLA_CACHE='' runs without the cache)."
         )
+
+
+class _SavesFinish:
+    """A checkpointer whose saves a signal does not cut: one that would stop at
+    once takes effect as the save ends (:meth:`StopSignals.deferred`)."""
+
+    def __init__(self, checkpointer: Checkpointer, stop: StopSignals):
+        self._checkpointer, self._stop = checkpointer, stop
+
+    def save(self, *args, **kwargs) -> None:
+        with self._stop.deferred():
+            self._checkpointer.save(*args, **kwargs)
+
+    def __getattr__(self, name):  # everything else as the checkpointer's
+        return getattr(self._checkpointer, name)
 
 
 # What a run leaves in --out-dir; --fresh moves an earlier run's copies aside.
@@ -581,7 +615,7 @@ def _run(args, config, out, mesh, say, primary, stop) -> int:
     try:
         stop.at_once = False  # fit finishes the running steps and checkpoints
         fit_kwargs = dict(
-            checkpointer=checkpointer,
+            checkpointer=_SavesFinish(checkpointer, stop),
             resume=args.resume,
             log=tqdm.write if primary else lambda line: None,
             progress=primary and not args.no_progress,
@@ -624,11 +658,11 @@ def _run(args, config, out, mesh, say, primary, stop) -> int:
             file=sys.stderr,
         )
         return 128 + stop.signum
-    params = local(trained)
-    say("Finished Training")
-    if not primary:  # every process has the same weights; one writes the outputs
-        return 0
     try:
+        params = local(trained)
+        say("Finished Training")
+        if not primary:  # every process has the same weights; one writes them
+            return 0
         _write_outputs(config, out, params, test_set, history, run)
     except train.TrainingInterrupted as e:  # atomic_write removed its temp file
         print(

@@ -141,6 +141,27 @@ def test_an_interrupted_save_removes_its_temporary_folder(tmp_path, monkeypatch)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["1"]
 
 
+def test_a_second_signal_during_a_save_of_the_cli_stops_as_the_save_ends(
+    tmp_path, monkeypatch
+):
+    checkpointer = Checkpointer(tmp_path)
+    state = {"w": np.ones(3, np.float32)}
+    orbax_save = checkpointer._manager.save
+
+    def signalled(*args, **kwargs):  # the second Ctrl-C lands inside orbax
+        os.kill(os.getpid(), signal.SIGINT)
+        return orbax_save(*args, **kwargs)
+
+    monkeypatch.setattr(checkpointer._manager, "save", signalled)
+    with cli.StopSignals() as stop:
+        os.kill(os.getpid(), signal.SIGINT)  # the first: fit finishes its steps
+        with pytest.raises(train.TrainingInterrupted, match="second SIGINT"):
+            cli._SavesFinish(checkpointer, stop).save(2, state, {})
+    assert checkpointer.all_steps() == [2]  # whole, not cut
+    checkpointer.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["2"]
+
+
 def test_the_next_start_removes_orbax_leftovers_and_only_those(tmp_path):
     folder, outside = tmp_path / "checkpoints", tmp_path / "outside"
     (folder / "7.orbax-checkpoint-tmp" / "state").mkdir(parents=True)
