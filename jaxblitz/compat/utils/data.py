@@ -1,9 +1,13 @@
 """Blitz 4, "Training a classifier": ``torch.utils.data``.
 
 ``Dataset``, ``TensorDataset``, ``ConcatDataset`` (``a + b``), ``Subset``,
-``random_split`` and a single-process ``DataLoader`` (``num_workers`` is accepted
-and ignored) whose default collation stacks samples on the host with NumPy and
-moves each batch to JAX once.
+``random_split``, ``get_worker_info`` and ``DataLoader``, whose default
+collation stacks samples on the host with NumPy and moves each batch to JAX
+once. With ``num_workers=N`` the samples are read by N worker processes as in
+torch (:mod:`._pool`, :mod:`._worker`: ``worker_init_fn``, the workers' seeds,
+``timeout``, ``prefetch_factor``, ``persistent_workers``, ``in_order``); they
+come back as NumPy and are collated here, so a batch is the one
+``num_workers=0`` gives.
 """
 
 from __future__ import annotations
@@ -11,8 +15,10 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
+import multiprocessing
 import numbers
 import warnings
+import weakref
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
@@ -20,6 +26,10 @@ import numpy as np
 
 from jaxblitz.compat import creation
 from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.utils._worker import (  # noqa: F401 (torch.utils.data's)
+    WorkerInfo,
+    get_worker_info,
+)
 
 
 class Dataset:
@@ -220,8 +230,7 @@ class DataLoader:
         pin_memory_device: str = "",
         in_order: bool = True,
     ):
-        # torch's checks and words (DataLoader.__init__ and BatchSampler); the
-        # worker and memory-pinning options have nothing to do in one process.
+        # torch's checks and words (DataLoader.__init__ and BatchSampler).
         if num_workers < 0:
             raise ValueError(
                 "num_workers option should be non-negative; use num_workers=0 to "
@@ -235,6 +244,10 @@ class DataLoader:
                 "let num_workers > 0 to enable multiprocessing, otherwise set "
                 "prefetch_factor to None."
             )
+        if num_workers > 0 and prefetch_factor is None:
+            prefetch_factor = 2
+        elif prefetch_factor is not None and prefetch_factor < 0:
+            raise ValueError("prefetch_factor option should be non-negative")
         if persistent_workers and num_workers == 0:
             raise ValueError("persistent_workers option needs num_workers > 0")
         if sampler is not None and shuffle:
@@ -272,11 +285,20 @@ class DataLoader:
             generator,
         )
         self.sampler = sampler
+        self.timeout, self.worker_init_fn = timeout, worker_init_fn
+        self.prefetch_factor, self.persistent_workers = (
+            prefetch_factor,
+            persistent_workers,
+        )
+        self.pin_memory, self.pin_memory_device = pin_memory, pin_memory_device
+        self.in_order = in_order
+        self.multiprocessing_context = _context(multiprocessing_context, num_workers)
         # torch: without batching, each sample goes through ``default_convert``
         batching = batch_size is not None or batch_sampler is not None
         self.collate_fn = collate_fn or (
             default_collate if batching else default_convert
         )
+        self._pool: Any = None  # the workers, kept with persistent_workers
 
     def _order(self) -> list[int]:
         if self.sampler is not None:
@@ -286,21 +308,102 @@ class DataLoader:
             return np.asarray(creation.randperm(n, generator=self.generator)).tolist()
         return list(range(n))
 
-    def __iter__(self) -> Iterator[Any]:
+    @property
+    def _auto_collation(self) -> bool:
+        return self.batch_sampler is not None or self.batch_size is not None
+
+    def _tasks(self) -> Iterator[Any]:
+        """What each batch reads: a list of indices (one index without batching)."""
         if self.batch_sampler is not None:
             for indices in self.batch_sampler:
-                yield self.collate_fn([self.dataset[i] for i in indices])
+                yield list(indices)
             return
         order = self._order()
         if self.batch_size is None:
-            for i in order:
-                yield self.collate_fn(self.dataset[i])
+            yield from order
             return
         for start in range(0, len(order), self.batch_size):
             indices = order[start : start + self.batch_size]
             if self.drop_last and len(indices) < self.batch_size:
                 return
-            yield self.collate_fn([self.dataset[i] for i in indices])
+            yield indices
+
+    def _fetch(self, task: Any) -> Any:
+        if self._auto_collation:
+            return self.collate_fn([self.dataset[i] for i in task])
+        return self.collate_fn(self.dataset[task])
+
+    def __iter__(self) -> Iterator[Any]:
+        self._check_pinning()
+        if self.num_workers == 0:
+            if self.timeout != 0:  # torch's single-process iterator refuses it too
+                raise AssertionError(
+                    "_SingleProcessDataLoaderIter requires timeout == 0"
+                )
+            return map(self._fetch, self._tasks())
+        if self.prefetch_factor <= 0:
+            raise AssertionError(
+                "prefetch_factor must be greater than 0 for "
+                "MultiProcessingDataLoaderIter"
+            )
+        return self._from_workers()
+
+    def _from_workers(self) -> Iterator[Any]:
+        from jaxblitz.compat.utils import _pool
+
+        # The default collation runs here, on the samples as NumPy: the batches
+        # num_workers=0 gives. A collate_fn of the user's runs in the worker.
+        in_parent = self.collate_fn in (default_collate, default_convert)
+        tasks = self._tasks()
+        first = next(tasks, _pool.END)  # draws the shuffle, as num_workers=0 does
+        if first is _pool.END:
+            return
+        pool = self._pool
+        if pool is None:
+            base_seed = _base_seed(self.generator)  # worker i: base_seed + i
+            pool = _pool.start(self, base_seed, None if in_parent else self.collate_fn)
+            if self.persistent_workers:
+                self._pool = pool
+        else:
+            pool.epoch += 1
+        try:
+            yield from _pool.batches(
+                pool,
+                itertools.chain([first], tasks),
+                prefetch=self.prefetch_factor,
+                in_order=self.in_order,
+                timeout=self.timeout,
+                finish=self.collate_fn if in_parent else _same,
+            )
+        finally:
+            if not self.persistent_workers:
+                pool.close()
+
+    def _check_pinning(self) -> None:
+        """torch's warnings: compat never pins host memory."""
+        if not self.pin_memory:
+            return
+        from jaxblitz.compat import accelerator
+
+        if self.pin_memory_device:
+            warnings.warn(
+                "pin_memory_device is deprecated, the current accelerator will be used "
+                f"as the device,ignore pin_memory_device='{self.pin_memory_device}'.",
+                stacklevel=3,
+            )
+        if not accelerator.is_available():
+            warnings.warn(
+                "'pin_memory' argument is set as true but no accelerator is found, "
+                "then device pinned memory won't be used.",
+                stacklevel=3,
+            )
+        else:
+            warnings.warn(
+                "'pin_memory' argument is set as true but jaxblitz.compat does not pin "
+                "host memory: batches are copied to the device by .to(device) as "
+                "without it.",
+                stacklevel=3,
+            )
 
     def __len__(self) -> int:
         if self.batch_sampler is not None:
@@ -309,3 +412,65 @@ class DataLoader:
         if self.batch_size is None:
             return n
         return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+
+
+def _same(batch: Any) -> Any:
+    return batch
+
+
+# generator -> (its key's bits, how many worker starts have seen that key)
+_starts: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _base_seed(generator: Any) -> int:
+    """The workers' base seed, a new one each time workers start.
+
+    torch draws it from the loader's generator (the global one by default).
+    Here it comes from that generator's state without advancing it, and from
+    how many starts have seen that state: ``torch.manual_seed`` still makes it
+    repeat, and ``num_workers`` changes no other random number.
+    """
+    import jax
+
+    g = generator or creation.default_generator
+    key = g._key
+    raw = np.asarray(jax.random.key_data(key) if creation._typed(key) else key)
+    bits = tuple(int(b) for b in raw.ravel())
+    last, n = _starts.get(g, (None, -1))
+    n = n + 1 if last == bits else 0
+    _starts[g] = (bits, n)
+    return int(np.random.default_rng([*bits, n]).integers(0, 1 << 63))
+
+
+def _context(context: Any, num_workers: int) -> Any:
+    """torch's checks of ``multiprocessing_context``, as a context object."""
+    if context is None:
+        return None
+    if num_workers == 0:
+        raise ValueError(
+            "multiprocessing_context can only be used with multi-process loading "
+            f"(num_workers > 0), but got num_workers={num_workers}"
+        )
+    if isinstance(context, str):
+        methods = multiprocessing.get_all_start_methods()
+        if context not in methods:
+            raise ValueError(
+                "multiprocessing_context option should specify a valid start method "
+                f"in {methods!r}, but got multiprocessing_context={context!r}"
+            )
+        context = multiprocessing.get_context(context)
+    if not isinstance(context, multiprocessing.context.BaseContext):
+        raise TypeError(
+            "multiprocessing_context option should be a valid context object or a "
+            "string specifying the start method, but got "
+            f"multiprocessing_context={context}"
+        )
+    if context.get_start_method() == "fork":
+        raise NotImplementedError(
+            "DataLoader(multiprocessing_context='fork') is not supported by "
+            "jaxblitz.compat: a forked copy of a process that runs JAX deadlocks at "
+            "its first JAX call. Its workers start as fresh processes, as with "
+            "'spawn' or 'forkserver' (either is accepted), and get the dataset by "
+            "cloudpickle, so lambdas and classes defined in __main__ still work."
+        )
+    return context
