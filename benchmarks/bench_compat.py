@@ -97,6 +97,23 @@ def make_step(
     return step
 
 
+def lazy_step(step):
+    """``step`` run with compat's lazy execution on (and eager mode left as it
+    was around it, so the candidates can take turns in one process)."""
+    from jaxblitz.compat import lazy
+
+    def run(i):
+        was = lazy.is_lazy()
+        lazy.set_lazy(True)
+        try:
+            return step(i)
+        finally:
+            lazy.set_lazy(was)
+
+    run.settle = step.settle
+    return run
+
+
 WARM_STEPS = 64  # past compat's fused-backward threshold (_fused.REPEATS)
 
 
@@ -148,6 +165,9 @@ def compare(batch: int, count: int, repeats: int) -> None:
 
     device = device_for(ctorch)
     steps = {"compat eager": make_step(ctorch, cnn, cF, coptim, batch, False, device)}
+    steps["compat lazy"] = lazy_step(
+        make_step(ctorch, cnn, cF, coptim, batch, False, device)
+    )
     try:
         import torch
         import torch.nn.functional as F

@@ -307,9 +307,11 @@ from jaxblitz.compat import (  # noqa: E402
     cuda,
     nn,
     optim,
+    lazy,
     utils,
 )
 from jaxblitz.compat.bridge import functional  # noqa: E402
 from jaxblitz.compat.compile import compile  # noqa: E402 -- torch.compile
 
 __all__ = [name for name in dir() if not name.startswith("_")]
+from jaxblitz.compat.lazy import sync  # noqa: E402 -- run pending work (lazy mode)

@@ -41,15 +41,15 @@ class _GradStandIn(_Storage):
     __slots__ = ()
 
     @property
-    def array(self):
-        value = _Storage.array.__get__(self)
+    def pending(self):
+        value = _Storage.pending.__get__(self)
         if value is _UNSET:
             raise GradRead
         return value
 
-    @array.setter
-    def array(self, value):
-        _Storage.array.__set__(self, value)
+    @pending.setter
+    def pending(self, value):
+        _Storage.pending.__set__(self, value)
 
 
 def _array(storage: _Storage) -> jax.Array:

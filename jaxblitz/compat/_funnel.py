@@ -396,7 +396,7 @@ def _elementwise(name: str, fn, *values: Any, dt: _dtype.dtype, **static) -> Ten
 def _no_grad(fn, *values: Any, **static: Any) -> Tensor:
     """An op without a derivative: run, nothing recorded (as torch's bool results)."""
     _check_broadcast(*values)
-    arrays = [v._data if isinstance(v, TensorBase) else v for v in values]
+    arrays = [v._value() if isinstance(v, TensorBase) else v for v in values]
     return TensorBase._wrap(run(fn, *arrays, **static))
 
 

@@ -23,6 +23,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxblitz.compat import lazy
+
 
 class Layout(NamedTuple):
     """A tensor's shape, strides (elements) and offset into its storage."""
@@ -152,7 +154,7 @@ def is_transpose(layout: Layout, shape: tuple[int, ...]) -> bool:
     return len(shape) == 2 and layout == Layout(shape[::-1], (1, shape[1]), 0)
 
 
-@partial(jax.jit, static_argnames=("layout",))
+@partial(lazy.jit, static_argnames=("layout",))
 def read(array: jax.Array, *, layout: Layout) -> jax.Array:
     """The elements of ``layout`` in ``array`` (a storage buffer, any shape)."""
     flat = array.reshape(-1)
@@ -166,7 +168,7 @@ def read(array: jax.Array, *, layout: Layout) -> jax.Array:
     return flat[jnp.asarray(indices(layout))]
 
 
-@partial(jax.jit, static_argnames=("layout",))
+@partial(lazy.jit, static_argnames=("layout",))
 def write(array: jax.Array, value: jax.Array, *, layout: Layout) -> jax.Array:
     """``array`` with the elements of ``layout`` replaced by ``value``."""
     flat = array.reshape(-1)

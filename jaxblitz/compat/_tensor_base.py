@@ -29,9 +29,10 @@ from typing import TYPE_CHECKING, Any
 import jax
 import numpy as np
 
-from jaxblitz.compat import _dtype, _layout
+from jaxblitz.compat import _dtype, _layout, lazy
 from jaxblitz.compat._dtype import device, dtype, x64
 from jaxblitz.compat._format import tensor_repr
+from jaxblitz.compat.lazy import LazyArray
 
 if TYPE_CHECKING:
     from jaxblitz.compat.autograd.graph import Node
@@ -124,22 +125,34 @@ class _Storage:
     Only such an array is donated to the next program without a copy.
     """
 
-    __slots__ = ("array", "numpy", "exclusive", "address")
+    __slots__ = ("pending", "numpy", "exclusive", "address")
 
     def __init__(self, array=None, numpy=None):
-        self.array, self.numpy, self.exclusive = array, numpy, False
+        self.pending, self.numpy, self.exclusive = array, numpy, False
         self.address = 0  # a made-up data_ptr, given on first use
 
     @property
+    def array(self):
+        """The JAX array (a pending value is computed first: a sync point).
+        :attr:`pending` is the array or the :class:`~jaxblitz.compat.lazy.LazyArray`
+        as it is, for code that records work on it."""
+        a = self.pending
+        return a.force() if type(a) is LazyArray else a
+
+    @array.setter
+    def array(self, value) -> None:
+        self.pending = value
+
+    @property
     def shape(self) -> tuple[int, ...]:
-        return (self.array if self.numpy is None else self.numpy).shape
+        return (self.pending if self.numpy is None else self.numpy).shape
 
     @property
     def dtype(self) -> np.dtype:
-        return np.dtype((self.array if self.numpy is None else self.numpy).dtype)
+        return np.dtype((self.pending if self.numpy is None else self.numpy).dtype)
 
     def nbytes(self) -> int:
-        a = self.array if self.numpy is None else self.numpy
+        a = self.pending if self.numpy is None else self.numpy
         return math.prod(a.shape) * np.dtype(a.dtype).itemsize
 
 
@@ -291,24 +304,34 @@ class TensorBase:
     # -- storage ---------------------------------------------------------------
     @property
     def _data(self) -> jax.Array:
+        """This tensor's elements as a JAX array (pending work runs first)."""
+        return lazy.concrete(self._value())
+
+    def _value(self) -> jax.Array | lazy.LazyArray:
+        """:attr:`_data`, or the pending value that will be it: for code that
+        passes it on to recorded work (``lazy.jit`` calls) and nothing else."""
         if self._as is not None:
-            return _bitcast(self._bits(), self._as)
+            return _bitcast(lazy.concrete(self._bits()), self._as)
         return self._bits()
 
-    def _bits(self) -> jax.Array:
+    def _bits(self) -> jax.Array | lazy.LazyArray:
         s, view = self._s, self._view
         if view is None:
             if s.numpy is not None:
                 return _from_numpy_copy(s.numpy)
             s.exclusive = False  # handed out: another holder may keep it
-            return s.array
+            a = s.pending
+            return a.value if type(a) is LazyArray and a.value is not None else a
         if s.numpy is not None:
             return _from_numpy_copy(_layout.numpy_view(s.numpy, view))
-        array, cache = s.array, self._cache
+        array, cache = s.pending, self._cache
         if cache is not None and cache[0] is array:
-            return cache[1]
+            out = cache[1]
+            return (
+                out.value if type(out) is LazyArray and out.value is not None else out
+            )
         with x64(True):
-            out = _layout.read(array, layout=view)
+            out = _layout.read(lazy.current(array), layout=view)
         self._cache = (array, out)
         return out
 
@@ -316,14 +339,14 @@ class TensorBase:
         """Write ``array`` (this tensor's shape and dtype) into the storage."""
         self._vc[0] += 1
         if self._as is not None:
-            array = _bitcast(array, self._s.dtype)
+            array = _bitcast(lazy.concrete(array), self._s.dtype)
         s, view = self._s, self._view
         if view is not None:
             if s.numpy is not None:
                 _layout.numpy_view(s.numpy, view)[...] = np.asarray(array)
                 return
             with x64(True):
-                new = _layout.write(s.array, array, layout=view)
+                new = _layout.write(lazy.current(s.pending), array, layout=view)
             s.array, s.exclusive = new, False
             self._cache = (new, array)
         elif (
@@ -389,7 +412,7 @@ class TensorBase:
 
     def _needs_value(self, what: str, todo: str = _CONVERT) -> None:
         """Raise :class:`TracedValueError` if this tensor has no value yet."""
-        array = self._s.array
+        array = self._s.pending
         if isinstance(array, jax.core.Tracer):
             raise TracedValueError(array, what, todo)
 
@@ -417,7 +440,9 @@ class TensorBase:
 
     @property
     def device(self) -> device:
-        array = self._s.array
+        array = self._s.pending
+        if type(array) is LazyArray:
+            return _dtype.device_of(array)
         if array is None or not isinstance(array, jax.Array):
             return _CPU
         return _dtype.device_of(array)

@@ -27,6 +27,7 @@ from typing import Any
 import jax
 import numpy as np
 
+from jaxblitz.compat import lazy
 from jaxblitz.compat._dtype import x64
 from jaxblitz.compat._tensor_base import from_host
 
@@ -43,8 +44,9 @@ def spare() -> bool:
 
 
 def active() -> bool:
-    """Whether warm-ups are still being made (until the first backward is done)."""
-    return _active
+    """Whether warm-ups are still being made (until the first backward is done;
+    never while compat is lazy: a lazy step compiles as one program)."""
+    return _active and not lazy.is_lazy()
 
 
 def done() -> None:

@@ -36,6 +36,7 @@ from typing import Any
 
 import jax
 
+from jaxblitz.compat import lazy
 from jaxblitz.compat._dtype import x64
 from jaxblitz.compat._functionalize import Frame, GradRead
 from jaxblitz.compat._tensor_base import TracedValueError
@@ -180,6 +181,9 @@ class CompiledFunction:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self.eager:
             return self.fn(*args, **kwargs)
+        # The program donates the arrays it updates: pending work that reads
+        # them (lazy mode) runs first.
+        lazy.sync()
         frame = Frame(*discover(self.fn, args, kwargs), args, kwargs)
         entry = self._cache.get((frame.key, "free")) if frame.free_ok else None
         if entry is None:

@@ -12,6 +12,7 @@ from typing import Any
 
 import jax
 
+from jaxblitz.compat import lazy
 from jaxblitz.compat._dtype import device, jax_device
 from jaxblitz.compat.creation import initial_seed, manual_seed
 
@@ -76,8 +77,10 @@ def get_device_properties(device: Any = None) -> Any:
 
 
 def synchronize(device: Any = None) -> None:
-    """Wait for the GPU's queued work (JAX dispatches asynchronously)."""
+    """Run compat's pending work (lazy mode) and wait for the GPU's queue (JAX
+    dispatches asynchronously)."""
     _gpu(device)
+    lazy.sync()
     jax.effects_barrier()
 
 

@@ -90,13 +90,13 @@ def _as_view(
 ) -> Tensor:
     """Make ``out`` (``self`` viewed, as computed by ``apply``) share ``self``'s
     storage as ``layout`` over it, and its version counter."""
-    s, array = self._s, out._s.array
+    s, array = self._s, out._s.pending
     out._s = s
     out._view = None if layout == _layout.identity(s.shape) else layout
     out._base = self if self._base is None else self._base
     out._vc, out._gv = self._vc, self._vc[0]
     out._as = self._as
-    out._cache = (s.array, array) if s.numpy is None else None
+    out._cache = (s.pending, array) if s.numpy is None else None
     # How the view was made decides what in-place ops on it may do; a view of
     # such a view inherits it, as torch's creation_meta does.
     if multi is None and "_multi_view" in self.__dict__:
@@ -135,7 +135,7 @@ def _swap_view(self: Tensor, name: str) -> Tensor | None:
         self._view is not None
         or self._as is not None
         or s.numpy is not None
-        or isinstance(s.array, jax.core.Tracer)
+        or isinstance(s.pending, jax.core.Tracer)
     ):
         return None
     layout = _layout.permute(self._place(), (1, 0))
@@ -651,7 +651,7 @@ def as_strided(
     if self._view is None:
         return _view_apply(self, "AsStridedBackward0", lambda _: layout)
     s = self._s
-    array = s.array if s.numpy is None else jnp.asarray(s.numpy)
+    array = s.pending if s.numpy is None else jnp.asarray(s.numpy)
     out = TensorBase._wrap(_layout.read(array, layout=layout))
     return _as_view(self, out, layout)
 

@@ -22,6 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxblitz.compat import lazy
 from jaxblitz.compat._dtype import x64
 from jaxblitz.compat._tensor_base import TensorBase, from_host
 from jaxblitz.compat.autograd import _fused, function, graph
@@ -74,7 +75,7 @@ class _GraphRoot(Node):
         self.grads = grads  # Tensors, of the outputs' dtypes
 
     def apply_vjp(self, grad: Any) -> list[Any]:
-        return [g._data for g in self.grads]
+        return [g._value() for g in self.grads]
 
     def apply_vjp_graph(self, grad: Any) -> list[Any]:
         return list(self.grads)  # create_graph: as given, history and all
@@ -156,7 +157,7 @@ def _make_grads(outputs: tuple, grads: tuple) -> tuple:
                     "grad can be implicitly created only for real scalar outputs but "
                     f"got {out.dtype}"
                 )
-            new_grads.append(TensorBase._wrap(_one(out._data)))
+            new_grads.append(TensorBase._wrap(_one(out._value())))
         else:
             raise TypeError(
                 "gradients can be either Tensors or None, but got "
@@ -205,7 +206,7 @@ def _run_engine(
     root = _GraphRoot(nodes, arrays)
     if not inputs:
         order = _topological(root)
-        if create_graph or not _fused.run(order, retain_graph):
+        if create_graph or lazy.is_lazy() or not _fused.run(order, retain_graph):
             run_backward(
                 root, _START, retain_graph, create_graph=create_graph, order=order
             )

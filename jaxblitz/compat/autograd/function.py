@@ -578,7 +578,7 @@ def _rebase(out: Any, edge: Node, inputs: list, n_outputs: int) -> Any:
         )
     out._check_inplace()  # a view of a leaf that requires grad
     out.grad, out._hooks, out._acc = None, None, None
-    out._inplace(TensorBase._wrap(out._data, requires_grad=True, grad_fn=edge))
+    out._inplace(TensorBase._wrap(out._value(), requires_grad=True, grad_fn=edge))
     return out
 
 

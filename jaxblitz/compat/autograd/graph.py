@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import jax
 
-from jaxblitz.compat import _dtype, _layout, _warm
+from jaxblitz.compat import _dtype, _layout, _warm, lazy
 from jaxblitz.compat._dtype import x64
-from jaxblitz.compat._tensor_base import TensorBase
+from jaxblitz.compat._tensor_base import TensorBase, _from_numpy_copy
 from jaxblitz.compat.autograd.grad_mode import is_grad_enabled, set_grad_enabled
 
 if TYPE_CHECKING:
@@ -329,7 +329,7 @@ def _saved_checks(name, args, mask, out) -> tuple:
         if needs is not None and not mask[needs]:
             continue
         if position == "result":
-            where = ("result", out._s, out._s.array, out._view)
+            where = ("result", out._s, out._s.pending, out._view)
             checks.append((out._vc, 0, None, name, out._shape(), out.dtype, where))
             continue
         t = args[position]
@@ -337,7 +337,7 @@ def _saved_checks(name, args, mask, out) -> tuple:
             fn = t._grad_fn.name() if t._grad_fn is not None else None
             # Where to look at backward time (torch reads a saved tensor's storage
             # then, so an edit through `.data`, which the version misses, shows).
-            where = (position, t._s, t._s.array, t._view)
+            where = (position, t._s, t._s.pending, t._view)
             checks.append(
                 (t._vc, t._vc[0], weakref.ref(t), fn, t._shape(), t.dtype, where)
             )
@@ -354,7 +354,7 @@ def _current(node: Node) -> list:
             continue
         if where is not None and owner is not None and owner._s is not where[1]:
             where = (where[0], owner._s, None, owner._view)  # `.data = other`
-        if where is None or where[1].array is where[2] or where[1].array is None:
+        if where is None or where[1].pending is where[2] or where[1].pending is None:
             continue
         position, storage, _, view = where
         if position in dict(node.static).get("_pre", ()):
@@ -388,7 +388,7 @@ def _edited_result(node: Node) -> jax.Array | None:
         if where is None or where[0] != "result":
             continue
         storage = where[1]
-        if storage.array is where[2] or storage.array is None:
+        if storage.pending is where[2] or storage.pending is None:
             return None
         name = type(node).__name__
         if name not in _RESULT_VJPS:
@@ -471,6 +471,7 @@ def _vjp_uses(
     found once per op and shapes by walking the VJP's jaxpr back from its outputs.
     A sum's gradient reads no input, so it does not require grad, as in torch."""
     mask = node._vjp_mask()
+    saved = [lazy.spec(a) for a in saved]
     shapes = tuple((jax.numpy.shape(a), jax.numpy.result_type(a)) for a in saved)
     key = (node.fn, static, mask, shapes, tuple(grad.shape), grad.dtype.name)
     uses = _USES.get(key)
@@ -482,7 +483,7 @@ def _vjp_uses(
             )
 
         with x64(True):
-            jaxpr = jax.make_jaxpr(vjp)(*saved, grad._data).jaxpr
+            jaxpr = jax.make_jaxpr(vjp)(*saved, lazy.spec(grad._value())).jaxpr
         needed = {v for v in jaxpr.outvars if type(v).__name__ != "Literal"}
         for eqn in reversed(jaxpr.eqns):
             if any(v in needed for v in eqn.outvars):
@@ -500,8 +501,8 @@ def _vjp_fn(*args, of, of_static, mask, k):
     return _bwd_impl(*saved, grad=grad, fn=of, static=of_static, mask=mask)[k]
 
 
-_fwd = jax.jit(_fwd_impl, static_argnames=("fn", "static"))
-_bwd = jax.jit(_bwd_impl, static_argnames=("fn", "static", "mask"))
+_fwd = lazy.jit(_fwd_impl, static_argnames=("fn", "static"))
+_bwd = lazy.jit(_bwd_impl, static_argnames=("fn", "static", "mask"))
 
 
 def run(fn: Callable, *arrays: Any, **static: Any) -> jax.Array:
@@ -548,25 +549,24 @@ def _operands(args: Sequence[Any]) -> tuple[list, tuple[int, ...]]:
     passed as their storage's array to be transposed inside it: a 2-D tensor's
     ``t()`` not read yet (``F.linear``'s weight), so XLA folds the transpose into
     the op (a dot reads its operand transposed) instead of a program of its own
-    writing the transposed copy."""
+    writing the transposed copy. Always so for such a view, whether its value
+    was read before or its storage lives in NumPy (``.numpy()`` was called):
+    the same values always go through the same program, so give the same bits."""
     arrays, pre = [], []
     for i, a in enumerate(args):
         if not isinstance(a, TensorBase):
             arrays.append(a)
             continue
-        s, view, cache = a._s, a._view, a._cache
-        if (
-            view is not None
-            and (cache is None or cache[0] is not s.array)
-            and a._as is None
-            and s.numpy is None
-            and _layout.is_transpose(view, s.array.shape)
-        ):
-            s.exclusive = False  # handed out, as TensorBase._data does
-            arrays.append(s.array)
+        s, view = a._s, a._view
+        if view is not None and a._as is None and _layout.is_transpose(view, s.shape):
+            if s.numpy is not None:
+                arrays.append(_from_numpy_copy(s.numpy))
+            else:
+                s.exclusive = False  # handed out, as TensorBase._data does
+                arrays.append(lazy.current(s.pending))
             pre.append(i)
         else:
-            arrays.append(a._data)
+            arrays.append(a._value())
     return arrays, tuple(pre)
 
 
@@ -610,7 +610,7 @@ def record(name: str, fn: Callable, source: Tensor, **static: Any) -> Node:
     """The node ``apply(name, fn, source, **static)`` would record, without
     running ``fn``: for a view's history, whose value is read from storage."""
     items = tuple(static.items())
-    node = node_class(name)(fn, items, [source._data], (source._node(),), (True,))
+    node = node_class(name)(fn, items, [source._value()], (source._node(),), (True,))
     return node
 
 
@@ -739,7 +739,7 @@ def _run_node_hooks(hooks: list, grads: Any, outputs: Any) -> Any:
     tensor = lambda a: (
         a if a is None or isinstance(a, TensorBase) else TensorBase._wrap(a)
     )  # noqa: E731
-    array = lambda a: a if a is None or not isinstance(a, TensorBase) else a._data  # noqa: E731
+    array = lambda a: a if a is None or not isinstance(a, TensorBase) else a._value()  # noqa: E731
     single = outputs is None
     seen = (tensor(grads),) if single else tuple(tensor(g) for g in grads)
     for hook in list(hooks):
@@ -759,7 +759,7 @@ def _run_hooks(hooks: list, g: Any) -> Any:
     for hook in list(hooks):
         out = hook(g if tensor else TensorBase._wrap(g))
         if out is not None:
-            g = out if tensor else out._data
+            g = out if tensor else out._value()
     return g
 
 
@@ -978,7 +978,7 @@ class AutogradMixin(TensorBase):
         ):
             self._inplace_view(base, result)
         else:
-            self._set_data(result._data)
+            self._set_data(result._value())
             if result._grad_fn is not None:
                 self._grad_fn, self.requires_grad_flag = result._grad_fn, True
         node = result._grad_fn
@@ -1021,13 +1021,13 @@ class AutogradMixin(TensorBase):
                 "not supported; clone() the base first"
             )
         old = TensorBase._wrap(
-            base._data, requires_grad=base.requires_grad_flag, grad_fn=base._grad_fn
+            base._value(), requires_grad=base.requires_grad_flag, grad_fn=base._grad_fn
         )
         new = apply("CopySlices", _write_fn, old, result, layout=self._place())
         base._set_data(new._data)
         base._grad_fn, base.requires_grad_flag = new._grad_fn, True
         if base._s.numpy is None:
-            self._cache = (base._s.array, result._data)
+            self._cache = (base._s.pending, result._value())
         self._gv = -1  # stale: `_stale` makes the AsStridedBackward0 history
         self._stale()
         return self
@@ -1051,7 +1051,7 @@ def _no_grad_view_made(how: Any) -> str:
 
 def _resaved(where: tuple | None) -> tuple | None:
     # An in-place op's node keeps what it read before its own write.
-    return None if where is None else (*where[:2], where[1].array, where[3])
+    return None if where is None else (*where[:2], where[1].pending, where[3])
 
 
 def _read_fn(x, *, layout):

@@ -184,7 +184,7 @@ class _Gather(Node):
     __slots__ = ("group",)
 
     def apply_vjp(self, grad):
-        return [None if g is None else g._data for g in self.group.finish()]
+        return [None if g is None else g._value() for g in self.group.finish()]
 
     def apply_vjp_graph(self, grad):  # create_graph: the gradients stay Tensors
         return self.group.finish()

@@ -132,9 +132,9 @@ def batch_norm(
     if training and running_mean is not None and running_var is not None:
         mean, var = run(
             _running_stats_fn,
-            input._data,
-            running_mean._data,
-            running_var._data,
+            input._value(),
+            running_mean._value(),
+            running_var._value(),
             momentum=momentum,
         )
         with no_grad():

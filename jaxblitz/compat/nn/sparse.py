@@ -91,8 +91,8 @@ def _check_and_renorm(
         with no_grad():
             renormed = run(
                 _renorm_fn,
-                weight._data,
-                input._data,
+                weight._value(),
+                input._value(),
                 max_norm=float(max_norm),
                 norm_type=float(norm_type),
             )

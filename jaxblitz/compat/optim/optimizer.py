@@ -21,7 +21,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from jaxblitz.compat import _host_eval, _optim_state, _warm
+from jaxblitz.compat import _host_eval, _optim_state, _warm, lazy
 from jaxblitz.compat._dtype import x64
 from jaxblitz.compat._optim_state import _INTERNAL
 from jaxblitz.compat._tensor_base import from_host
@@ -52,7 +52,7 @@ def with_hyper(state: Any, hyper: Any) -> Any:
     return tuple.__new__(type(state), (*state[:i], hyper, *state[i + 1 :]))
 
 
-_update_jit = jax.jit(_update, static_argnames=("tx",))
+_update_jit = lazy.jit(_update, static_argnames=("tx",))
 
 
 def _update_shared(params, grads, states, hyper, *, tx):
@@ -67,7 +67,7 @@ def _update_shared(params, grads, states, hyper, *, tx):
     return new_params, new_states[0], rest
 
 
-_update_shared_jit = jax.jit(_update_shared, static_argnames=("tx",))
+_update_shared_jit = lazy.jit(_update_shared, static_argnames=("tx",))
 
 
 def _warm_update(arrays, grads, states, hyper, tx) -> Any:
@@ -120,7 +120,7 @@ def _init_all(arrays, *, tx):
     return [tx.init(a) for a in arrays]
 
 
-_init_jit = jax.jit(_init_all, static_argnames=("tx",))
+_init_jit = lazy.jit(_init_all, static_argnames=("tx",))
 _INIT_PLANS: dict[tuple, Any] = {}  # (tx, shapes) -> compat._host_eval's plan
 
 
@@ -350,9 +350,9 @@ class Optimizer:
             tx = self._tx(group)
             hyper = self._hyperparams(group)
             with x64(True):
-                arrays = [p._data for p in params]
                 states = self._states(group, params)
-                grads = [p.grad._data for p in params]
+                arrays = [p._value() for p in params]
+                grads = [p.grad._value() for p in params]
                 if group.get("maximize"):  # torch: ascend, the gradient negated first
                     grads = [-g for g in grads]
                 # The states the last step stored, untouched since: shared.

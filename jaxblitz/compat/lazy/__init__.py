@@ -1,0 +1,472 @@
+"""Blitz 1-4 under compat: lazy execution (PyTorch/XLA's LazyTensor, over JAX).
+
+In lazy mode compat records its work instead of running it. Every compiled call
+compat makes (an op's forward, a backward node, an optimizer update, a write
+through a view) goes through :func:`jit`; while lazy, the call is checked (its
+output shapes and dtypes come from ``jax.eval_shape``, so shape and dtype
+errors are raised at the op, as in eager mode) and appended to the pending
+graph, and its outputs are :class:`LazyArray` placeholders. A *sync point* --
+anything that needs a value on the host (``.item()``, ``print``, ``.numpy()``,
+``bool(t)``, a value-dependent shape, ``torch.save``) or an explicit
+:func:`sync` -- runs every pending call as **one** jitted program and gives
+each placeholder that is still referenced its value.
+
+The program is cached by the graph's structure: the recorded calls (function,
+static arguments, input shapes and dtypes, which earlier output feeds which
+input) and which outputs are still alive -- never values. A training loop
+records the same calls every step, so it compiles once and then reuses the
+program: PyTorch/XLA's ``mark_step`` without a ``mark_step``.
+
+Values agree with eager mode: the program calls the very same jitted functions,
+inlined into one XLA program (XLA may fuse across what were separate programs;
+see BENCHMARKS.md for where the last bits can move). Eager mode (every call
+runs at once) stays behind :func:`set_lazy` / ``JAXBLITZ_COMPAT_LAZY=0``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+import traceback
+import weakref
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import jax
+import numpy as np
+
+__all__ = [
+    "LazyArray",
+    "is_lazy",
+    "jit",
+    "metrics",
+    "set_lazy",
+    "sync",
+]
+
+# A loop that never reads a value still runs: the pending graph is flushed when it
+# holds this many calls.
+MAX_PENDING = 4096
+
+_state = threading.local()
+_lock = threading.RLock()
+_enabled = [os.environ.get("JAXBLITZ_COMPAT_LAZY", "0") not in ("0", "", "false")]
+
+
+def set_lazy(flag: bool = True) -> None:
+    """Switch compat between lazy (record, run at sync points) and eager (run
+    each call at once) execution. Pending work runs first."""
+    sync()
+    _enabled[0] = bool(flag)
+
+
+def is_lazy() -> bool:
+    """Whether compat records its work (True) or runs each call at once."""
+    return _enabled[0]
+
+
+class _Counts(dict):
+    def __missing__(self, key):
+        return 0
+
+
+_metrics = _Counts()  # calls, syncs, compiles, executes, reasons of syncs
+
+
+def metrics(reset: bool = False) -> dict:
+    """What the engine did: calls recorded, syncs (graphs run), compiles (cache
+    misses), cache hits, calls run eagerly (inside a trace), and why it synced
+    (the line of user code that asked for a value, counted)."""
+    out = dict(_metrics)
+    if reset:
+        _metrics.clear()
+    return out
+
+
+class LazyArray:
+    """A value that a pending call will compute: its shape and dtype now, its
+    elements at the next sync point. Anything else asked of it syncs."""
+
+    __slots__ = ("sig", "value", "graph", "index", "committed", "where", "__weakref__")
+
+    def __init__(self, sig, graph, index, committed, where):
+        self.sig, self.graph, self.index = sig, graph, index  # sig: shape, dtype, weak
+        self.value = None
+        self.committed = committed  # as jit's output would be: any input was
+        self.where = where  # the devices of its first array input
+
+    def devices(self) -> set:
+        if self.where is None:
+            return self.force().devices()
+        return self.where
+
+    @property
+    def sharding(self) -> jax.sharding.Sharding:
+        if self.where is not None and len(self.where) == 1:
+            return jax.sharding.SingleDeviceSharding(next(iter(self.where)))
+        return self.force().sharding
+
+    shape = property(lambda self: self.sig[0])
+    dtype = property(lambda self: self.sig[1])
+    weak_type = property(lambda self: self.sig[2])
+    ndim = property(lambda self: len(self.sig[0]))
+    size = property(lambda self: math.prod(self.sig[0]))
+
+    def force(self) -> jax.Array:
+        if self.value is None:
+            _sync(self.graph, "a value was read")
+        return self.value
+
+    def __array__(self, dtype=None, copy=None):
+        out = np.asarray(self.force())
+        return out if dtype is None else out.astype(dtype)
+
+    def __jax_array__(self):
+        return self.force()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.force(), name)
+
+    def __repr__(self) -> str:
+        if self.value is not None:
+            return repr(self.value)
+        return f"LazyArray(shape={self.shape}, dtype={self.dtype}, pending)"
+
+    # Arithmetic records (compat adds gradients with `+`), the rest syncs.
+    def __add__(self, other):
+        return _binary(_add, self, other)
+
+    def __radd__(self, other):
+        return _binary(_add, other, self)
+
+    def __mul__(self, other):
+        return _binary(_mul, self, other)
+
+    def __rmul__(self, other):
+        return _binary(_mul, other, self)
+
+    def __sub__(self, other):
+        return _binary(_sub, self, other)
+
+    def __neg__(self):
+        return jit_neg(self)
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+
+def _forcing(name: str) -> Callable:
+    def method(self, *args):
+        return getattr(self.force(), name)(*args)
+
+    method.__name__ = name
+    return method
+
+
+# What Python asks of a value through its type, not __getattr__: computed first.
+for _name in (
+    "__bool__", "__int__", "__float__", "__complex__", "__index__", "__iter__",
+    "__getitem__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__",
+    "__truediv__", "__rtruediv__", "__floordiv__", "__mod__", "__pow__",
+    "__matmul__", "__and__", "__or__", "__xor__", "__invert__", "__abs__",
+    "__format__", "__hash__",
+):  # fmt: skip
+    setattr(LazyArray, _name, _forcing(_name))
+
+
+def spec(x: Any) -> Any:
+    """``x``, a pending value as its ``jax.ShapeDtypeStruct`` (to trace with)."""
+    if type(x) is LazyArray and x.value is None:
+        return jax.ShapeDtypeStruct(x.shape, x.dtype, weak_type=x.weak_type)
+    return concrete(x)
+
+
+def current(x: Any) -> Any:
+    """``x``, or the value of a pending value already computed."""
+    return x.value if type(x) is LazyArray and x.value is not None else x
+
+
+def concrete(x: Any) -> Any:
+    """``x``'s value (syncing if pending); anything else as it is."""
+    return x.force() if type(x) is LazyArray else x
+
+
+def _add(x, y):
+    return x + y
+
+
+def _mul(x, y):
+    return x * y
+
+
+def _sub(x, y):
+    return x - y
+
+
+class _Graph:
+    """The pending calls since the last sync."""
+
+    def __init__(self):
+        # per call: (its jit, (static args, treedef, input signatures), where each
+        # input comes from: i >= 0 an earlier call's output i, else input -1 - i)
+        self.key: list = []
+        self.inputs: list = []  # concrete leaves, in first-use order
+        self.input_ids: dict[int, int] = {}
+        self.outs: list = []  # weakrefs to each output's LazyArray
+        self.done = False  # run (by a sync in any thread): record no more here
+
+    def input(self, leaf: Any) -> int:
+        k = self.input_ids.get(id(leaf))
+        if k is None:
+            k = self.input_ids[id(leaf)] = len(self.inputs)
+            self.inputs.append(leaf)
+        return k
+
+
+def _current() -> _Graph:
+    graph = getattr(_state, "graph", None)
+    if graph is None or graph.done:
+        graph = _state.graph = _Graph()
+    return graph
+
+
+_ABSENT = object()  # a static argument not passed
+# Every distinct call recorded (its jit and (static args, treedef, input
+# signatures)), numbered: a graph's key names calls by number, cheap to hash.
+_CALLS: list = []
+_SCALARS = (int, float, bool, complex)  # jit keys them on their type alone
+
+
+class jit:  # noqa: N801 -- used as jax.jit is
+    """``jax.jit(fun, static_argnames=...)`` whose calls are recorded while lazy.
+
+    Static arguments must be passed by keyword. A call is run at once where
+    eager, inside a JAX trace (``torch.compile``), or where x64 is off.
+    """
+
+    def __init__(self, fun: Callable, static_argnames: tuple[str, ...] = ()):
+        self.fun = fun
+        self.static_argnames = tuple(static_argnames)
+        self.jitted = jax.jit(fun, static_argnames=self.static_argnames)
+        self._avals: dict = {}
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if not _enabled[0]:
+            return self.jitted(*args, **kwargs)
+        return self.record(args, kwargs)
+
+    def eager(self, *args: Any, **kwargs: Any) -> Any:
+        """Run now, whatever the mode (pending inputs sync first)."""
+        args, kwargs = jax.tree.map(concrete, (args, kwargs))
+        return self.jitted(*args, **kwargs)
+
+    def record(self, args: tuple, kwargs: dict) -> Any:
+        static = tuple(kwargs.pop(k, _ABSENT) for k in self.static_argnames)
+        leaves, treedef = jax.tree.flatten((args, kwargs))
+        if not jax.config.jax_enable_x64 or any(
+            isinstance(v, jax.core.Tracer) for v in leaves
+        ):  # inside a trace (torch.compile), or outside compat's x64 ops: now
+            _metrics["eager calls"] += 1
+            args, kwargs = jax.tree.unflatten(treedef, [concrete(v) for v in leaves])
+            return self.jitted(*args, **kwargs, **self._static(static))
+        with _lock:
+            graph = _current()
+            refs, sigs, committed, where = [], [], False, None
+            for v in leaves:
+                kind = type(v)
+                if kind is LazyArray:
+                    if v.value is not None:
+                        v = v.value
+                        kind = type(v)
+                    elif v.graph is not graph:  # pending in another thread's graph
+                        v = v.force()
+                        kind = type(v)
+                    else:
+                        refs.append(v.index)
+                        sigs.append(v.sig)
+                        committed = committed or v.committed
+                        where = where or v.where
+                        continue
+                refs.append(-1 - graph.input(v))
+                if kind in _SCALARS:
+                    sigs.append(kind)
+                elif isinstance(v, jax.Array):
+                    c = v.committed
+                    sigs.append((v.shape, v.dtype, v.weak_type, c and v.sharding))
+                    committed = committed or c
+                    where = where or v.devices()
+                else:
+                    sigs.append((np.shape(v), np.result_type(v), kind))
+            call = (static, treedef, tuple(sigs))
+            known = self._avals.get(call)
+            if known is None:
+                known = self._avals[call] = (
+                    *self._shapes(leaves, treedef, static),
+                    len(_CALLS),
+                )
+                _CALLS.append((self, call))
+            out_sigs, out_tree, call_id = known
+            base = len(graph.outs)
+            outs = []
+            for j, sig in enumerate(out_sigs):
+                lazy = LazyArray(sig, graph, base + j, committed, where)
+                graph.outs.append(weakref.ref(lazy))
+                outs.append(lazy)
+            graph.key.append((call_id, tuple(refs)))
+            _metrics["calls"] += 1
+            if len(graph.key) >= MAX_PENDING:
+                _sync(graph, "the pending graph reached its size cap")
+            return jax.tree.unflatten(out_tree, outs)
+
+    def __getattr__(self, name: str) -> Any:  # lower, trace, ...: jax.jit's
+        if name == "jitted":
+            raise AttributeError(name)
+        return getattr(self.jitted, name)
+
+    def _static(self, static: tuple) -> dict:
+        return {
+            k: v
+            for k, v in zip(self.static_argnames, static, strict=True)
+            if v is not _ABSENT
+        }
+
+    def _shapes(self, leaves, treedef, static):
+        specs = [
+            jax.ShapeDtypeStruct(v.shape, v.dtype, weak_type=v.weak_type)
+            if type(v) is LazyArray
+            else v
+            for v in leaves
+        ]
+        args, kwargs = jax.tree.unflatten(treedef, specs)
+        bound = self._static(static)
+        out = jax.eval_shape(
+            lambda *a, **k: self.jitted(*a, **k, **bound), *args, **kwargs
+        )
+        out_leaves, out_tree = jax.tree.flatten(out)
+        return [(o.shape, o.dtype, o.weak_type) for o in out_leaves], out_tree
+
+    def run(self, call: tuple, leaves: list) -> list:
+        """The recorded ``call`` on ``leaves`` (inside the graph's program)."""
+        static, treedef, _ = call
+        args, kwargs = jax.tree.unflatten(treedef, leaves)
+        return jax.tree.leaves(self.jitted(*args, **kwargs, **self._static(static)))
+
+    def __repr__(self) -> str:
+        return f"compat.lazy.jit({getattr(self.fun, '__name__', self.fun)})"
+
+
+def _neg(x):
+    return -x
+
+
+jit_neg = jit(_neg)
+
+
+def _binary(op, x, y):
+    return _ops[op](x, y)
+
+
+_ops = {op: jit(op) for op in (_add, _mul, _sub)}
+
+_programs: dict = {}  # structure -> jitted program
+
+
+def _program(key: tuple) -> Callable:
+    calls, live = key
+
+    def program(inputs):
+        values: list = []
+        for call_id, refs in calls:
+            fn, call = _CALLS[call_id]
+            leaves = [values[i] if i >= 0 else inputs[-1 - i] for i in refs]
+            values.extend(fn.run(call, leaves))
+        return [values[i] for i in live]
+
+    return jax.jit(program)
+
+
+def sync() -> None:
+    """Run all pending work now (``torch.cuda.synchronize()`` calls it too)."""
+    graph = getattr(_state, "graph", None)
+    if graph is not None and graph.key:
+        _sync(graph, "sync()")
+
+
+_PACKAGE = str(Path(__file__).parent.parent)  # jaxblitz/compat
+_ENGINE = (str(Path(__file__).parent), str(Path(_PACKAGE) / "_tensor_base.py"))
+MAX_PROGRAMS = 256  # structures kept compiled (oldest dropped first)
+
+
+def _asker() -> str:
+    """``user.py:12 via compat/ops.py:34``: the user's line that asked for a
+    value, and the compat line that needed it (``JAXBLITZ_COMPAT_LAZY_WHY=1``)."""
+    inner = None
+    for frame, lineno in traceback.walk_stack(None):
+        filename = frame.f_code.co_filename
+        if not filename.startswith(_PACKAGE):
+            where = f"{Path(filename).name}:{lineno}"
+            return where if inner is None else f"{where} via {inner}"
+        if inner is None and not filename.startswith(_ENGINE):
+            inner = f"{Path(filename).relative_to(_PACKAGE)}:{lineno}"
+    return inner or "compat"
+
+
+def _sync(graph: _Graph, reason: str) -> None:
+    with _lock:
+        if getattr(_state, "graph", None) is graph:
+            _state.graph = None
+        if graph.done or not graph.key:
+            return
+        graph.done = True
+        live, lazies = [], []
+        for i, ref in enumerate(graph.outs):
+            lazy = ref()
+            if lazy is not None and lazy.value is None:
+                live.append(i)
+                lazies.append(lazy)
+        _metrics["syncs"] += 1
+        if os.environ.get("JAXBLITZ_COMPAT_LAZY_WHY"):
+            _metrics[f"sync at {_asker()}: {reason}"] += 1
+        key = (tuple(graph.key), tuple(live))
+        program = _programs.get(key)
+        if program is None:
+            _metrics["compiles"] += 1
+            if len(_programs) >= MAX_PROGRAMS:
+                del _programs[next(iter(_programs))]
+            program = _programs[key] = _program(key)
+        else:
+            _metrics["cache hits"] += 1
+        try:
+            with jax.enable_x64(True):
+                values = program(graph.inputs)
+        except Exception as e:  # noqa: BLE001 -- named below, then re-raised
+            raise _located(graph, e) from e
+        for lazy, value in zip(lazies, values, strict=True):
+            lazy.value = value
+            lazy.graph = None
+
+
+def _located(graph: _Graph, error: Exception) -> Exception:
+    """``error`` of a graph's program, naming the recorded call that raises it
+    when run alone (each pending call is run again, one program each)."""
+    values: list = []
+    with jax.enable_x64(True):
+        for n, (call_id, refs) in enumerate(graph.key):
+            fn, call = _CALLS[call_id]
+            leaves = [values[i] if i >= 0 else graph.inputs[-1 - i] for i in refs]
+            try:
+                values.extend(fn.run(call, leaves))
+            except Exception as e:  # noqa: BLE001
+                static = dict(zip(fn.static_argnames, call[0], strict=True))
+                what = static.get("fn", fn.fun)
+                name = getattr(what, "__name__", repr(what))
+                return type(e)(
+                    f"{e} (in compat's pending work: call {n + 1} of "
+                    f"{len(graph.key)}, {name}; run with jaxblitz.compat.lazy"
+                    ".set_lazy(False) to raise it at the line that made it)"
+                )
+    return error

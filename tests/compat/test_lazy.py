@@ -1,0 +1,190 @@
+"""compat's lazy execution: the same values as eager mode, one program per step."""
+
+import numpy as np
+import pytest
+
+import jaxblitz.compat as torch
+from jaxblitz.compat import lazy, nn, optim
+from tests.compat.blitz_net import Net
+
+
+@pytest.fixture
+def lazy_mode():
+    was = lazy.is_lazy()
+    lazy.set_lazy(True)
+    yield
+    lazy.set_lazy(was)
+
+
+@pytest.fixture
+def eager_mode():
+    was = lazy.is_lazy()
+    lazy.set_lazy(False)
+    yield
+    lazy.set_lazy(was)
+
+
+def _batches(n, batch=4, seed=0):
+    rng = np.random.default_rng(seed)
+    return [
+        (
+            rng.standard_normal((batch, 3, 32, 32), dtype=np.float32),
+            rng.integers(0, 10, batch),
+        )
+        for _ in range(n)
+    ]
+
+
+def _train(batches, lazy_on: bool):
+    """The Blitz's loop (zero_grad, forward, loss, backward, step, loss.item())."""
+    lazy.set_lazy(False)
+    torch.manual_seed(0)
+    net = Net()
+    criterion = nn.CrossEntropyLoss()
+    optimizer = optim.SGD(net.parameters(), lr=0.001, momentum=0.9)
+    lazy.set_lazy(lazy_on)
+    losses = []
+    for images, labels in batches:
+        optimizer.zero_grad()
+        loss = criterion(net(torch.tensor(images)), torch.tensor(labels))
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    weights = {k: v.detach().numpy().copy() for k, v in net.state_dict().items()}
+    lazy.set_lazy(False)
+    return losses, weights
+
+
+def test_lazy_blitz_loop_gives_eager_modes_losses_and_weights_bit_for_bit():
+    batches = _batches(6)
+    eager_losses, eager_weights = _train(batches, lazy_on=False)
+    lazy_losses, lazy_weights = _train(batches, lazy_on=True)
+    assert lazy_losses == eager_losses
+    for name, w in eager_weights.items():
+        np.testing.assert_array_equal(lazy_weights[name], w, err_msg=name)
+
+
+def test_a_lazy_training_step_runs_as_one_program_compiled_once(lazy_mode):
+    torch.manual_seed(0)
+    net = Net()
+    criterion = nn.CrossEntropyLoss()
+    optimizer = optim.SGD(net.parameters(), lr=0.001, momentum=0.9)
+    batches = _batches(9) + _batches(1, batch=3, seed=1)  # a last partial batch
+
+    def step(images, labels):
+        optimizer.zero_grad()
+        loss = criterion(net(torch.tensor(images)), torch.tensor(labels))
+        loss.backward()
+        optimizer.step()
+        return loss.item()
+
+    for images, labels in batches[:3]:
+        step(images, labels)
+    lazy.metrics(reset=True)
+    for images, labels in batches[3:9]:  # the steady state: a program per step
+        step(images, labels)
+    steady = lazy.metrics(reset=True)
+    assert steady["syncs"] == 6
+    assert steady.get("compiles", 0) == 0
+    step(*batches[9])  # a batch of 3: one new program, not one per op
+    assert lazy.metrics()["compiles"] == 1
+
+
+def test_lazy_ops_return_pending_values_until_read(lazy_mode):
+    x = torch.ones(3) * 2
+    y = (x + 1).sum()
+    assert isinstance(y._s.pending, lazy.LazyArray)
+    assert y.shape == torch.Size([])  # shape and dtype without running anything
+    assert y.dtype == torch.float32
+    lazy.metrics(reset=True)
+    assert y.item() == 9.0
+    assert lazy.metrics()["syncs"] == 1
+    assert y._s.pending.value is not None  # computed once, kept
+
+
+@pytest.mark.parametrize(
+    "read",
+    [
+        lambda t: t.item(),
+        lambda t: t.tolist(),
+        lambda t: t.detach().numpy(),
+        lambda t: repr(t),
+        lambda t: float(t),
+        lambda t: bool(t > 0),
+    ],
+    ids=["item", "tolist", "numpy", "repr", "float", "bool"],
+)
+def test_each_read_of_a_value_is_a_sync_point(lazy_mode, read):
+    t = torch.ones(1) * 3
+    lazy.metrics(reset=True)
+    read(t)
+    assert lazy.metrics()["syncs"] == 1
+
+
+def test_explicit_sync_runs_pending_work(lazy_mode):
+    t = torch.arange(4.0) * 2
+    torch.sync()
+    assert t._s.pending.value is not None
+    np.testing.assert_array_equal(t.numpy(), [0.0, 2.0, 4.0, 6.0])
+
+
+def test_shape_errors_are_raised_at_the_op_while_lazy(lazy_mode):
+    a, b = torch.ones(2, 3), torch.ones(2, 3)
+    with pytest.raises(RuntimeError, match="cannot be multiplied"):
+        a @ b
+    lazy.set_lazy(False)
+    with pytest.raises(RuntimeError, match="cannot be multiplied"):
+        a @ b
+
+
+def test_a_loop_without_reads_is_flushed_at_the_size_cap(lazy_mode, monkeypatch):
+    monkeypatch.setattr(lazy, "MAX_PENDING", 50)
+    lazy.metrics(reset=True)
+    t = torch.zeros(3)
+    for _ in range(120):
+        t = t + 1
+    assert lazy.metrics()["syncs"] == 2
+    np.testing.assert_array_equal(t.numpy(), [120.0] * 3)
+
+
+def test_in_place_writes_through_views_are_recorded(lazy_mode):
+    base = torch.zeros(2, 3)
+    row = base[1]
+    row.add_(5)
+    base[0, 1] = 7
+    np.testing.assert_array_equal(base.numpy(), [[0, 7, 0], [5, 5, 5]])
+
+
+def test_gradients_and_hooks_behave_as_in_eager_mode(lazy_mode):
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    seen = []
+    x.register_hook(lambda g: seen.append(g.tolist()))
+    y = (x * x).sum()
+    y.backward()
+    assert seen == [[2.0, 4.0, 6.0]]
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 4.0, 6.0])
+    assert y.grad_fn.name() == "SumBackward0"
+
+
+def test_the_switch_runs_pending_work_before_going_eager(lazy_mode):
+    t = torch.ones(2) + 1
+    lazy.set_lazy(False)
+    assert not lazy.is_lazy()
+    assert t._s.pending.value is not None
+    assert (t * 2).tolist() == [4.0, 4.0]
+
+
+def test_a_value_made_in_another_thread_is_computed_when_read_here(lazy_mode):
+    import threading
+
+    made = {}
+
+    def work():
+        made["t"] = torch.ones(3) * 4
+        made["u"] = made["t"] + 1  # its thread keeps recording after the read
+
+    thread = threading.Thread(target=work)
+    thread.start()
+    thread.join()
+    assert made["t"].tolist() == [4.0, 4.0, 4.0]
+    assert made["u"].tolist() == [5.0, 5.0, 5.0]
