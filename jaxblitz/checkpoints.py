@@ -32,6 +32,7 @@ import jax
 import numpy as np
 import orbax.checkpoint as ocp
 
+from jaxblitz.files import refuse_links
 from jaxblitz.integrity import (
     CHECKSUM_KEY,
     CorruptFileError,
@@ -141,6 +142,7 @@ class Checkpointer:
 
     def __init__(self, directory: str | os.PathLike, keep: int = 2):
         self.directory = Path(directory).absolute()
+        refuse_links(self.directory)  # orbax would write wherever a link points
         self.removed: list[Path] = []
         if jax.process_index() == 0:  # the others may start while it saves
             self.removed = self._remove_tmp()

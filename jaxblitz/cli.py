@@ -29,9 +29,15 @@ import jax
 import numpy as np
 from tqdm.auto import tqdm
 
-from jaxblitz import data, evaluate, parallel, plots, tensors, train
+from jaxblitz import data, evaluate, files, parallel, plots, tensors, train
 from jaxblitz.checkpoints import Checkpointer, save_weights
-from jaxblitz.files import DirectoryInUseError, DirectoryLock, write_json
+from jaxblitz.files import (
+    DirectoryInUseError,
+    DirectoryLock,
+    LinkRefusedError,
+    refuse_links,
+    write_json,
+)
 
 
 def _widths(text: str) -> tuple[int, int]:
@@ -768,7 +774,16 @@ def _writable_dir(text: str | None, default: str) -> Path:
 def _check_outputs(out: Path, new_run: bool) -> None:
     """A ValueError if a path the run writes in ``out`` is of the wrong kind (found
     only when training ends, it would cost the run), or if a new run would write
-    over an earlier run's outputs that no checkpoint refuses it for."""
+    over an earlier run's outputs that no checkpoint refuses it for, or if one
+    of them is a link (writing through it would change a file outside the run)."""
+    for name in (*OUTPUTS, files.DirectoryLock.NAME):
+        try:
+            refuse_links(out / name)
+        except LinkRefusedError as e:
+            raise ValueError(
+                f"--out-dir {out}: {e.strerror} ({e.filename}). Move it out of the "
+                "way or give another --out-dir (--fresh moves it aside)."
+            ) from None
     for name in OUTPUTS:
         path = out / name
         folder = name == "checkpoints"

@@ -93,13 +93,40 @@ def test_the_cli_refuses_a_symlinked_lock_before_reading_any_data(tmp_path, caps
     run.mkdir()
     outside = tmp_path / "precious.txt"
     _plant("symlink", run / DirectoryLock.NAME, outside)
-    code = cli.main(["--dataset", "digits", "--epochs", "1", "--out-dir", str(run),
-                     "--no-progress"])  # fmt: skip
+    with pytest.raises(SystemExit) as stopped:  # the up-front checks: argparse's
+        cli.main(["--dataset", "digits", "--epochs", "1", "--out-dir", str(run),
+                  "--no-progress"])  # fmt: skip
     err = capsys.readouterr().err
-    assert code == 1
+    assert stopped.value.code == 2
     assert "symbolic link" in err and str(run / DirectoryLock.NAME) in err
     assert outside.read_bytes() == PRECIOUS
     assert sorted(p.name for p in run.iterdir()) == [DirectoryLock.NAME]
+
+
+@pytest.mark.parametrize("name", ["checkpoints", "metrics.json", "weights.safetensors"])
+def test_the_cli_refuses_a_linked_output_before_reading_any_data(
+    tmp_path, capsys, name
+):
+    run, elsewhere = tmp_path / "run", tmp_path / "elsewhere"
+    run.mkdir()
+    elsewhere.mkdir()
+    (run / name).symlink_to(elsewhere / name)
+    with pytest.raises(SystemExit) as stopped:
+        cli.main(["--dataset", "digits", "--epochs", "1", "--out-dir", str(run),
+                  "--no-progress", "--resume"])  # fmt: skip
+    assert stopped.value.code == 2
+    assert "symbolic link" in capsys.readouterr().err
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_a_checkpointer_refuses_a_linked_folder(tmp_path):
+    from jaxblitz.checkpoints import Checkpointer
+
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "checkpoints").symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(LinkRefusedError):
+        Checkpointer(tmp_path / "checkpoints")
+    assert list((tmp_path / "elsewhere").iterdir()) == []
 
 
 def test_a_lock_taken_and_released_leaves_one_regular_file_then_none(tmp_path):

@@ -256,7 +256,15 @@ class jit:  # noqa: N801 -- used as jax.jit is
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if not _enabled[0]:
-            return self.jitted(*args, **kwargs)
+            try:
+                return self.jitted(*args, **kwargs)
+            except (TypeError, ValueError):
+                # values made while lazy, held since (an optimizer's state): as
+                # arrays (checked only on failure: eager calls pay nothing)
+                leaves = jax.tree.leaves((args, kwargs))
+                if not any(type(v) is LazyArray for v in leaves):
+                    raise
+                return self.eager(*args, **kwargs)
         return self.record(args, kwargs)
 
     def eager(self, *args: Any, **kwargs: Any) -> Any:
