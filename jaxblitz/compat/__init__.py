@@ -33,6 +33,7 @@ from jaxblitz.compat._dtype import (
     float16,
     float32,
     float64,
+    get_default_device,
     get_default_dtype,
     half,
     int,
@@ -42,6 +43,7 @@ from jaxblitz.compat._dtype import (
     int64,
     long,
     promote_types,
+    set_default_device,
     set_default_dtype,
     short,
     uint8,
@@ -309,6 +311,10 @@ from jaxblitz.compat import (  # noqa: E402
     optim,
     lazy,
     utils,
+)
+from jaxblitz.compat.backends._precision import (  # noqa: E402
+    get_float32_matmul_precision,
+    set_float32_matmul_precision,
 )
 from jaxblitz.compat.bridge import functional  # noqa: E402
 from jaxblitz.compat.compile import compile  # noqa: E402 -- torch.compile

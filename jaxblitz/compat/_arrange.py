@@ -11,10 +11,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxblitz.compat import _dtype
-from jaxblitz.compat._funnel import _promote, _require_tensors
+from jaxblitz.compat._funnel import _check_devices, _promote, _require_tensors
 from jaxblitz.compat._reduce import _dim
 from jaxblitz.compat._tensor_base import TensorBase, _type_name, wrap_dim
 from jaxblitz.compat.autograd.graph import apply
+from jaxblitz.compat.backends import _precision
 from jaxblitz.compat.creation import arange
 
 if TYPE_CHECKING:
@@ -43,8 +44,8 @@ def _repeat_interleave_fn(x, *, repeats, axis, total):
     return jnp.repeat(x, np.asarray(repeats), axis=axis, total_repeat_length=total)
 
 
-def _einsum_fn(*xs, equation, dt):
-    return jnp.einsum(equation, *(x.astype(dt) for x in xs))
+def _einsum_fn(*xs, equation, dt, precision):
+    return jnp.einsum(equation, *(x.astype(dt) for x in xs), precision=precision)
 
 
 # ---------------------------------------------------------------------------
@@ -200,8 +201,14 @@ def einsum(equation: str, *operands: Any) -> Tensor:
             raise RuntimeError(
                 f"expected scalar type {dt.scalar_type} but found {t.dtype.scalar_type}"
             )
+    _check_devices(*operands)
     return apply(
-        "EinsumBackward", _einsum_fn, *operands, equation=equation, dt=dt.np.name
+        "EinsumBackward",
+        _einsum_fn,
+        *operands,
+        equation=equation,
+        dt=dt.np.name,
+        precision=_precision.of("matmul", *operands),
     )
 
 

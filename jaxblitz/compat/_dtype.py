@@ -7,15 +7,25 @@ and a 0-dim tensor or Python number only wins when it is of a higher category
 (bool < integer < floating): :func:`result_type`, :func:`promote_types`,
 :func:`can_cast`.
 
-Every op runs inside :data:`x64` (``jax.enable_x64(True)``): torch's int64/float64
+Every op runs inside :func:`x64` (``jax.enable_x64(True)``): torch's int64/float64
 are real, while the rest of the process (the functional core) keeps JAX's 32-bit
 defaults.
+
+Devices are torch's: a tensor is made on the CPU unless a ``device=`` argument,
+:func:`set_default_device` (or ``with torch.device(...)``) says otherwise, and
+moves with ``.to(device)``. Where JAX's default device is an accelerator, compat's
+arrays not placed on a device (a CPU tensor's) live on JAX's CPU device: :func:`x64`
+makes it the default device inside compat, and a tensor on the accelerator is an
+array committed to it (so work follows it there). Ops on tensors of two devices
+raise torch's errors (:func:`iterator_device`, :func:`guard_device`).
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable
+import functools
+import threading
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import jax
@@ -24,7 +34,53 @@ import numpy as np
 # torch's module shadows float/int/bool with dtypes; keep the Python types.
 _pyfloat, _pyint, _pybool = float, int, bool
 
-x64 = jax.enable_x64  # x64(True): a cheap, thread-local context manager
+
+@functools.cache
+def home() -> jax.Device | None:
+    """JAX's CPU device where JAX's default device is an accelerator: where compat
+    keeps the arrays of CPU tensors. None where JAX's default device is the CPU
+    already (or the process has no CPU backend: then tensors stay on JAX's default
+    device, as before)."""
+    if jax.default_backend() == "cpu":
+        return None
+    try:
+        return jax.devices("cpu")[0]
+    except RuntimeError:
+        return None
+
+
+class _AtHome:
+    """:func:`x64` where :func:`home` is set: x64, and the CPU as JAX's default
+    device unless one is set already (a ``device=`` factory call, or the user's
+    ``jax.default_device``)."""
+
+    __slots__ = ("flag", "_x64", "_device")
+
+    def __init__(self, flag: _pybool):
+        self.flag = flag
+
+    def __enter__(self) -> None:
+        self._x64 = jax.enable_x64(self.flag)
+        self._x64.__enter__()
+        self._device = None
+        if jax.config.jax_default_device is None:
+            self._device = jax.default_device(home())
+            self._device.__enter__()
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._device is not None:
+            self._device.__exit__(*exc)
+        self._x64.__exit__(*exc)
+
+
+def x64(flag: _pybool = True) -> Any:
+    """The context every compat op runs in: ``jax.enable_x64(flag)`` (a cheap,
+    thread-local context manager), and where JAX's default device is an
+    accelerator, the CPU as the device of arrays made without one (torch makes
+    tensors on the CPU; work on a tensor moved with ``.to("cuda")`` follows it)."""
+    if home() is None:
+        return jax.enable_x64(flag)
+    return _AtHome(flag)
 
 
 class dtype:  # noqa: N801 -- torch's name
@@ -263,6 +319,14 @@ class device:  # noqa: N801 -- torch's name
     def __hash__(self):
         return hash((self.type, self.index))
 
+    def __enter__(self) -> device:
+        # torch: ``with torch.device("cuda"):`` is the default device meanwhile
+        _defaults().append(self)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        _defaults().pop()
+
 
 def accelerator_devices() -> list:
     """JAX's accelerator devices in this process (GPU or TPU), empty on CPU."""
@@ -285,6 +349,15 @@ def device_of(array: jax.Array) -> device:
         return device("cpu")
     same = jax.devices(where.platform)
     return device(kind, same.index(where) if where in same else 0)
+
+
+def tensor_device(t: Any) -> device | None:
+    """``t.device``, or None for a traced tensor (inside ``torch.compile``, where
+    a value has no device yet)."""
+    try:
+        return t.device
+    except jax.errors.ConcretizationTypeError:
+        return None
 
 
 def jax_device(d: device) -> jax.Device:
@@ -313,3 +386,110 @@ def jax_device(d: device) -> jax.Device:
             f"{d} is not available: this process has {len(found)} {d.type} device(s)"
         )
     return found[index]
+
+
+# ---------------------------------------------------------------------------
+# The default device of factory calls, and where a tensor's array goes
+# ---------------------------------------------------------------------------
+
+_CPU = device("cpu")
+# torch keeps the default device per thread: set_default_device's, then the
+# devices of the ``with torch.device(...)`` blocks entered, innermost last
+_default = threading.local()
+
+
+def _defaults() -> list:
+    stack = getattr(_default, "stack", None)
+    if stack is None:
+        stack = _default.stack = [None]
+    return stack
+
+
+def set_default_device(device: Any) -> None:  # noqa: A002 -- torch's name
+    """``torch.set_default_device``: where factory calls (``torch.tensor``,
+    ``zeros``, ``rand``...) without ``device=`` make their tensors, in this thread;
+    ``None`` is the CPU again. Tensors made from others (``zeros_like``,
+    ``x.new_ones``, ``from_numpy``) keep their source's device, as in torch."""
+    _defaults()[0] = None if device is None else _device_of_spec(device)
+
+
+def get_default_device() -> device:
+    """``torch.get_default_device()``: ``device(type='cpu')`` unless set; an
+    accelerator's with its index (``cuda:0``)."""
+    return explicit_default() or _CPU
+
+
+def explicit_default() -> device | None:
+    """The default device if one was set (by :func:`set_default_device` or a
+    ``with torch.device(...)`` block), else None: torch's factory calls then keep
+    a source tensor's device (``torch.tensor(cuda_tensor)``)."""
+    stack = _defaults()
+    found = stack[-1] if len(stack) > 1 else stack[0]
+    if found is None or found.index is not None or found.type == "cpu":
+        return found
+    jax_device(found)  # torch asks its device for an index: none here raises
+    return device(found.type, 0)  # torch: the current device of its type
+
+
+def _device_of_spec(spec: Any) -> device:
+    return spec if isinstance(spec, device) else device(spec)
+
+
+def factory_device(spec: Any = None) -> device:
+    """The device a factory call makes its tensor on: ``device=`` if given, else
+    the default device (the CPU unless set)."""
+    return get_default_device() if spec is None else _device_of_spec(spec)
+
+
+def placement(d: device) -> jax.Device | None:
+    """The JAX device to commit a new tensor on ``d`` to, or None for a CPU
+    tensor: its array stays uncommitted where compat makes arrays (:func:`x64`:
+    JAX's CPU device where the default device is an accelerator, else JAX's
+    default device), so compat's own arrays join work anywhere, as before. A
+    tensor on an accelerator is committed to its device: the work on it runs
+    there."""
+    return None if d.type == "cpu" else jax_device(d)
+
+
+_SAME = "Expected all tensors to be on the same device"
+
+
+def iterator_device(found: Sequence[tuple[device, int]]) -> device:
+    """torch's device rule for an elementwise op (its TensorIterator), over the
+    ``(device, ndim)`` of each tensor operand: the op runs on the first device
+    that is not the CPU (else the CPU); one 0-dim CPU tensor may join it there,
+    as a number; any other tensor elsewhere is torch's error."""
+    common = next((d for d, _ in found if d.type != "cpu"), _CPU)
+    scalars = 0
+    for d, ndim in found:
+        if common.type != "cpu" and ndim == 0 and d.type == "cpu":
+            scalars += 1
+            if scalars > 1:
+                raise RuntimeError(
+                    "Trying to pass too many CPU scalars to non-CPU kernel!"
+                )
+        elif d != common:
+            raise RuntimeError(
+                f"{_SAME}, but found at least two devices, {common} and {d}!"
+            )
+    return common
+
+
+_DISPATCH = {"cuda": "CUDA", "tpu": "XLA"}  # torch's dispatch key of a device type
+
+
+def guard_device(found: Sequence[tuple[str, device]], method: str) -> device:
+    """torch's device check in a kernel's wrapper (``mm``, ``addmm``, ...), over
+    ``(argument name, device)`` pairs: every tensor on the first one's device; the
+    error names the argument and the kernel (``wrapper_CUDA_addmm``)."""
+    common = found[0][1]
+    for name, d in found[1:]:
+        if d != common:
+            kind = common.type if common.type != "cpu" else d.type
+            key = _DISPATCH.get(kind, kind.upper())
+            raise RuntimeError(
+                f"{_SAME}, but got {name} is on {d}, different from other tensors "
+                f"on {common} (when checking argument in method wrapper_{key}_"
+                f"{method})"
+            )
+    return common

@@ -228,12 +228,13 @@ def _addcdiv_fn(x, t1, t2, *, value, dt):
     return _cast(x, dt) + _cast(value, dt) * _cast(t1, dt) / _cast(t2, dt)
 
 
-def _matmul_fn(x, y):
-    return jnp.matmul(x, y)
+def _matmul_fn(x, y, *, precision):
+    # precision: torch's float32 flags for this device (compat.backends._precision)
+    return jnp.matmul(x, y, precision=precision)
 
 
-def _addmm_fn(bias, x, y, *, beta, alpha):
-    product = jnp.matmul(x, y)
+def _addmm_fn(bias, x, y, *, beta, alpha, precision):
+    product = jnp.matmul(x, y, precision=precision)
     product = product if alpha == 1 else _cast(alpha, x.dtype) * product
     if beta == 0:  # torch: input is ignored, its nan/inf not propagated
         return product
@@ -388,14 +389,56 @@ def _check_broadcast(*values: Any) -> None:
         shapes[0] = np.broadcast_shapes(sa, sb)
 
 
+def _check_devices(*values: Any) -> None:
+    """torch's device rule for an elementwise op's tensors
+    (:func:`._dtype.iterator_device`): only where JAX has an accelerator, as
+    everything is on the CPU elsewhere."""
+    if _dtype.home() is None:
+        return
+    found = [
+        (d, v.dim())
+        for v in values
+        if isinstance(v, TensorBase) and (d := _dtype.tensor_device(v)) is not None
+    ]
+    if len(found) > 1:
+        _dtype.iterator_device(found)
+
+
+def _check_arguments(method: str, **tensors: Any) -> None:
+    """torch's device check of a kernel's tensor arguments, by name, in order
+    (:func:`._dtype.guard_device`: ``mat1 is on cpu, different from ...``)."""
+    if _dtype.home() is None:
+        return
+    found = [
+        (name, d)
+        for name, v in tensors.items()
+        if isinstance(v, TensorBase) and (d := _dtype.tensor_device(v)) is not None
+    ]
+    if len(found) > 1:
+        _dtype.guard_device(found, method)
+
+
+def _to_device_of(dest: Tensor, src: Tensor) -> Tensor:
+    """``src`` on ``dest``'s device, for ``dest.copy_(src)`` (torch copies across
+    devices; the result stays where ``dest`` is)."""
+    if _dtype.home() is None:
+        return src
+    here, there = _dtype.tensor_device(dest), _dtype.tensor_device(src)
+    if here is None or there is None or here == there:
+        return src
+    return src.to(here)
+
+
 def _elementwise(name: str, fn, *values: Any, dt: _dtype.dtype, **static) -> Tensor:
     _check_broadcast(*values)
+    _check_devices(*values)
     return apply(name, fn, *values, dt=dt.np.name, **static)
 
 
 def _no_grad(fn, *values: Any, **static: Any) -> Tensor:
     """An op without a derivative: run, nothing recorded (as torch's bool results)."""
     _check_broadcast(*values)
+    _check_devices(*values)
     arrays = [v._value() if isinstance(v, TensorBase) else v for v in values]
     return TensorBase._wrap(run(fn, *arrays, **static))
 

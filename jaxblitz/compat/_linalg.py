@@ -11,11 +11,13 @@ from jaxblitz.compat import _dtype
 from jaxblitz.compat._funnel import (
     _addmm_fn,
     _as_tensor,
+    _check_arguments,
     _matmul_fn,
     _not_implemented,
     _to_out,
 )
 from jaxblitz.compat.autograd.graph import apply
+from jaxblitz.compat.backends import _precision
 
 if TYPE_CHECKING:
     from jaxblitz.compat.tensor import Tensor
@@ -92,9 +94,16 @@ def _check_matmul(input: Tensor, other: Tensor) -> None:
 def matmul(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     input, other = _as_tensor(input), _as_tensor(other)
     _check_matmul(input, other)
+    _check_arguments(_KERNELS.get(input.dim(), "mm"), self=input, mat2=other)
     names = {(2, 2): "MmBackward0", (2, 1): "MvBackward0", (1, 1): "DotBackward0"}
     name = names.get((input.dim(), other.dim()), "UnsafeViewBackward0")
-    return _to_out(apply(name, _matmul_fn, input, other), out)
+    precision = _precision.of("matmul", input, other)
+    return _to_out(apply(name, _matmul_fn, input, other, precision=precision), out)
+
+
+# the kernel torch's matmul reaches for an input of this many dims (its device
+# check names it): mm, bmm for batches
+_KERNELS = {3: "bmm"}
 
 
 def mm(input: Tensor, mat2: Tensor) -> Tensor:
@@ -148,4 +157,15 @@ def addmm(
             f"size ({input.shape[-1]}) at non-singleton dimension 1. Target sizes: "
             f"{list(shape)}. Tensor sizes: {list(input.shape)}"
         )
-    return apply("AddmmBackward0", _addmm_fn, input, mat1, mat2, beta=beta, alpha=alpha)
+    _check_arguments("addmm", self=input, mat1=mat1, mat2=mat2)
+    precision = _precision.of("matmul", mat1, mat2)
+    return apply(
+        "AddmmBackward0",
+        _addmm_fn,
+        input,
+        mat1,
+        mat2,
+        beta=beta,
+        alpha=alpha,
+        precision=precision,
+    )

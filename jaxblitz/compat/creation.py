@@ -4,6 +4,11 @@ the ``x.new_*`` methods (:class:`CreationMixin`).
 torch draws random numbers from a global generator; here that generator is a JAX
 key split on every draw (``torch.manual_seed(s)`` resets it), so a seeded script is
 reproducible, though its numbers differ from PyTorch's.
+
+Tensors are made where torch makes them: on the CPU unless ``device=`` or the
+default device (``torch.set_default_device``, ``with torch.device(...)``) says
+otherwise; ``zeros_like``/``x.new_*`` on their source's device. A tensor for an
+accelerator is made there (:func:`_placed`) and committed to it.
 """
 
 from __future__ import annotations
@@ -181,13 +186,33 @@ def _infer(data: Any) -> _dtype.dtype:
     return _dtype.get_default_dtype()
 
 
+def _placed(fn):
+    """A factory call whose tensor goes to an accelerator makes its values there
+    (JAX's default device set to it meanwhile), not on the CPU and copied over."""
+
+    @functools.wraps(fn)
+    def placed(*args: Any, device: Any = None, **kwargs: Any) -> Tensor:
+        where = _dtype.factory_device(device)
+        target = _dtype.placement(where)
+        if target is None:
+            return fn(*args, device=where, **kwargs)
+        with jax.default_device(target):
+            return fn(*args, device=where, **kwargs)
+
+    return placed
+
+
 def _finish(array: Any, dtype: Any, device: Any, requires_grad: bool) -> Tensor:
+    """The tensor of ``array`` on ``device`` (None: the default device): a CPU
+    tensor's array is left uncommitted (:func:`jaxblitz.compat._dtype.placement`),
+    an accelerator's is committed to it."""
+    target = _dtype.placement(_dtype.factory_device(device))
     with x64(True):
         array = jnp.asarray(
             array, dtype=None if dtype is None else _dtype.to_dtype(dtype).np
         )
-        if device is not None and _dtype.device(device).type != "cpu":
-            array = jax.device_put(array, _dtype.jax_device(_dtype.device(device)))
+        if target is not None:
+            array = jax.device_put(array, target)
     t = TensorBase._wrap(array)
     if requires_grad:
         t._set_requires_grad(True, "Only Tensors of floating point and complex dtype")
@@ -198,7 +223,8 @@ def tensor(
     data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
 ) -> Tensor:
     """``torch.tensor(data)``: always a copy; ints -> int64, floats -> float32."""
-    if isinstance(data, TensorBase):
+    if isinstance(data, TensorBase):  # torch: on data's device unless told
+        device = device or _dtype.explicit_default() or _dtype.tensor_device(data)
         return _finish(data._data, dtype or data.dtype, device, requires_grad)
     if isinstance(data, np.ndarray | np.generic):
         array = np.array(data, copy=True)
@@ -214,11 +240,12 @@ def tensor(
 
 def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
     if isinstance(data, TensorBase) and dtype in (None, data.dtype):
-        return data
+        where = device or _dtype.explicit_default()
+        return data if where is None else data.to(where)
     if (
         isinstance(data, np.ndarray)
         and dtype in (None, _dtype.to_dtype(data.dtype))
-        and device in (None, "cpu")
+        and _dtype.factory_device(device).type == "cpu"
         and data.dtype.kind in "biufc"
     ):
         return from_numpy(data)  # torch shares the array's memory
@@ -316,6 +343,7 @@ def _check_ragged(data: Any, dim: int = 0) -> None:
             _check_ragged(item, dim + 1)
 
 
+@_placed
 def full(
     size: Any,
     fill_value: Any,
@@ -338,6 +366,7 @@ def full(
     return _finish(array, None, device, requires_grad)
 
 
+@_placed
 def zeros(
     *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
 ) -> Tensor:
@@ -346,6 +375,7 @@ def zeros(
     return _finish(array, None, device, requires_grad)
 
 
+@_placed
 def ones(
     *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
 ) -> Tensor:
@@ -362,6 +392,7 @@ def empty(
     return zeros(size, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
+@_placed
 def eye(
     n: int,
     m: int | None = None,
@@ -380,6 +411,7 @@ def eye(
     return _finish(array, None, device, requires_grad)
 
 
+@_placed
 def arange(
     start: Any,
     end: Any = None,
@@ -450,6 +482,7 @@ def _space_args(name: str, start: Any, end: Any, steps: Any) -> tuple:
     return start, end, steps
 
 
+@_placed
 def linspace(
     start: float,
     end: float,
@@ -469,6 +502,7 @@ def linspace(
     return _finish(array, None, device, requires_grad)
 
 
+@_placed
 def logspace(
     start: float,
     end: float,
@@ -506,6 +540,7 @@ def _two_sided(first: float, last: float, steps: int) -> np.ndarray:
 # ---------------------------------------------------------------------------
 
 
+@_placed
 def rand(
     *size: Any,
     generator: Generator | None = None,
@@ -520,6 +555,7 @@ def rand(
     return _finish(array, None, device, requires_grad)
 
 
+@_placed
 def randn(
     *size: Any,
     generator: Generator | None = None,
@@ -534,6 +570,7 @@ def randn(
     return _finish(array, None, device, requires_grad)
 
 
+@_placed
 def randint(
     low: int,
     high: Any = None,
@@ -576,6 +613,7 @@ def _randint(key, shape, dtype, low, high):
     return jax.random.randint(key, shape, low, high, dtype)
 
 
+@_placed
 def randperm(
     n: int, *, generator: Generator | None = None, dtype: Any = None, device: Any = None
 ) -> Tensor:
@@ -586,6 +624,7 @@ def randperm(
     return _finish(array, None, device, False)
 
 
+@_placed
 def normal(
     mean: Any = 0.0,
     std: Any = 1.0,
@@ -630,7 +669,7 @@ def _like(fn):
         return fn(
             *input.shape,
             dtype=dtype or input.dtype,
-            device=device,
+            device=device or _dtype.tensor_device(input),  # torch: input's, unless told
             requires_grad=requires_grad,
             **kwargs,
         )
@@ -655,7 +694,7 @@ def full_like(
         input.shape,
         fill_value,
         dtype=dtype or input.dtype,
-        device=device,
+        device=device or _dtype.tensor_device(input),
         requires_grad=requires_grad,
     )
 
@@ -673,6 +712,7 @@ class CreationMixin(TensorBase):
     def _new(self, fn, name: str, size: tuple, dtype, device, requires_grad) -> Tensor:
         size = sizes(name, size)
         dtype = dtype or self.dtype
+        device = device or _dtype.tensor_device(self)  # torch: x.new_*() on x's
         return fn(size, dtype=dtype, device=device, requires_grad=requires_grad)
 
     def new_ones(self, *size: Any, dtype=None, device=None, requires_grad=False):
@@ -687,9 +727,11 @@ class CreationMixin(TensorBase):
     def new_full(
         self, size: Any, fill_value: Any, dtype: Any = None, **kwargs: Any
     ) -> Tensor:
+        kwargs.setdefault("device", _dtype.tensor_device(self))
         return full(size, fill_value, dtype=dtype or self.dtype, **kwargs)
 
     def new_tensor(self, data: Any, dtype: Any = None, **kwargs: Any) -> Tensor:
+        kwargs.setdefault("device", _dtype.tensor_device(self))
         return tensor(data, dtype=dtype or self.dtype, **kwargs)
 
 
@@ -734,9 +776,9 @@ class _TensorType(type):
             ):
                 raise TypeError(f"new(): invalid data type '{_type_name(data)}'")
             if not isinstance(data, Size):  # torch.FloatTensor(x.shape): a size
-                return tensor(data, dtype=cls.dtype, device=device)
+                return tensor(data, dtype=cls.dtype, device=device or "cpu")
         shape = sizes("new", args) if args else (0,)  # torch.FloatTensor(): empty
-        return empty(shape, dtype=cls.dtype, device=device)
+        return empty(shape, dtype=cls.dtype, device=device or "cpu")
 
 
 def _options(dt: _dtype.dtype) -> str:

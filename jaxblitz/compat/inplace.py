@@ -180,6 +180,7 @@ class InplaceMixin(AutogradMixin):
     def copy_(self, src: Any, non_blocking: bool = False) -> Tensor:
         self._check_inplace()
         src = src if isinstance(src, TensorBase) else tensor(src)
+        src = ops._to_device_of(self, src)  # torch copies across devices
         ops._check_broadcast(self, src)
         shape = tuple(jnp.broadcast_shapes(tuple(src.shape), tuple(self.shape)))
         if shape != tuple(self.shape):

@@ -30,9 +30,10 @@ from functools import partialmethod
 from typing import TYPE_CHECKING, Any
 
 import jax
+import numpy as np
 
 from jaxblitz.compat import _dtype
-from jaxblitz.compat._tensor_base import TensorBase
+from jaxblitz.compat._tensor_base import TensorBase, from_host
 from jaxblitz.compat.autograd.graph import AutogradMixin
 from jaxblitz.compat.creation import LEGACY_DTYPES
 
@@ -171,6 +172,9 @@ from jaxblitz.compat._funnel import (
 )
 from jaxblitz.compat._funnel import (
     _is_operand,
+)
+from jaxblitz.compat._funnel import (
+    _to_device_of as _to_device_of,
 )
 from jaxblitz.compat._funnel import (
     result_type as result_type,
@@ -527,19 +531,26 @@ class MathMixin(AutogradMixin):
             if isinstance(arg, _dtype.dtype):
                 target_dtype = arg
             elif isinstance(arg, TensorBase):
-                target_dtype, target_device = arg.dtype, arg.device
+                target_dtype, target_device = arg.dtype, _dtype.tensor_device(arg)
             elif isinstance(arg, str | _dtype.device):
                 target_device = arg
         out = self if target_dtype is None else to_dtype(self, target_dtype)
         if target_device is not None:
-            dev = _dtype.device(target_device)
-            if dev != self.device:
-                moved = jax.device_put(out._data, _dtype.jax_device(dev))
+            dev = _moved_to(_dtype.device(target_device))
+            here = _dtype.tensor_device(self)  # None while traced: stays put
+            if here is not None and dev != here:
+                target = _dtype.placement(dev)
+                if target is None:  # to the CPU: uncommitted, as CPU tensors are
+                    moved = from_host(np.asarray(out._data))
+                else:  # committed: the work on it runs there
+                    moved = jax.device_put(out._data, target)
                 out = TensorBase._wrap(moved, out.requires_grad, out._grad_fn)
         return out
 
     def cuda(self, device: Any = None, non_blocking: bool = False) -> Tensor:
-        return self.to("cuda")
+        if device is None or isinstance(device, int):
+            return self.to(_dtype.device("cuda", device))
+        return self.to(device)
 
     def cpu(self) -> Tensor:
         return self.to("cpu")
@@ -548,7 +559,7 @@ class MathMixin(AutogradMixin):
         """``x.type()``: 'torch.FloatTensor'; ``x.type(torch.LongTensor)``,
         ``x.type('torch.LongTensor')`` or ``x.type(torch.long)``: a cast."""
         if dtype is None:
-            return f"torch.{self.dtype.scalar_type}Tensor"
+            return _type_string(self)
         if isinstance(dtype, str):
             if dtype not in LEGACY_DTYPES:
                 raise ValueError(f"invalid type: '{dtype}'")
@@ -556,7 +567,7 @@ class MathMixin(AutogradMixin):
         return self.to(getattr(dtype, "dtype", dtype))
 
     def type_as(self, other: Tensor) -> Tensor:
-        return self.type(other.type())
+        return self.to(other)  # torch: other's type, its device included
 
     # x.float() is to_dtype(x, torch.float), and so on.
     float = partialmethod(to_dtype, _dtype.float)
@@ -569,6 +580,21 @@ class MathMixin(AutogradMixin):
     char = partialmethod(to_dtype, _dtype.int8)
     short = partialmethod(to_dtype, _dtype.int16)
     bfloat16 = partialmethod(to_dtype, _dtype.bfloat16)
+
+
+def _moved_to(d: _dtype.device) -> _dtype.device:
+    """The device ``.to(d)`` gives: an accelerator's index filled in (``"cuda"``
+    is ``cuda:0``), the CPU's dropped (torch has one CPU device)."""
+    if d.type == "cpu":
+        return _dtype.device("cpu")
+    return d if d.index is not None else _dtype.device(d.type, 0)
+
+
+def _type_string(t: Any) -> str:
+    """``x.type()``: 'torch.FloatTensor', 'torch.cuda.FloatTensor' on a GPU."""
+    where = _dtype.tensor_device(t)
+    cuda = "cuda." if where is not None and where.type == "cuda" else ""
+    return f"torch.{cuda}{t.dtype.scalar_type}Tensor"
 
 
 # x.add(y) is add(x, y): the functions above, as Tensor methods of the same name.

@@ -1,5 +1,7 @@
-"""``torch.backends``: the flags scripts set (``cudnn.benchmark = True``) and the
-availability checks they make (``backends.mps.is_available()``)."""
+"""``torch.backends``: the flags scripts set (``cudnn.benchmark = True``,
+``cuda.matmul.allow_tf32``) and the availability checks they make
+(``backends.mps.is_available()``). The float32 precision flags decide each matmul's
+and convolution's ``jax.lax.Precision`` on a GPU or TPU: :mod:`._precision`."""
 
 from jaxblitz.compat.backends import cuda, cudnn, mps
 

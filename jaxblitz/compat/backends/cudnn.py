@@ -1,8 +1,8 @@
-"""``torch.backends.cudnn``: scripts set these flags; XLA picks its own GPU kernels
-(``deterministic`` is XLA's ``--xla_gpu_deterministic_ops``), so they are kept for
-the script to read back and change nothing."""
-
-from jaxblitz.compat import cuda as _cuda
+"""``torch.backends.cudnn``: scripts set these flags. ``allow_tf32`` (True, as in
+torch) lets a float32 convolution on a GPU use TF32: every compat convolution reads
+it for its program (:mod:`._precision`). XLA picks its own GPU kernels, so the
+others (``benchmark``; ``deterministic`` is XLA's ``--xla_gpu_deterministic_ops``)
+are kept for the script to read back and change nothing."""
 
 benchmark = False
 deterministic = False
@@ -11,7 +11,9 @@ allow_tf32 = True
 
 
 def is_available() -> bool:
-    return _cuda.is_available()
+    from jaxblitz.compat import cuda  # noqa: PLC0415 -- compat.cuda imports creation
+
+    return cuda.is_available()
 
 
 def version() -> None:

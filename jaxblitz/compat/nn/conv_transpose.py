@@ -18,6 +18,7 @@ import jax
 from jaxblitz.compat import _dtype, creation
 from jaxblitz.compat.autograd.grad_mode import no_grad
 from jaxblitz.compat.autograd.graph import apply
+from jaxblitz.compat.backends import _precision
 from jaxblitz.compat.nn import init
 from jaxblitz.compat.nn._convnd import _pair, conv_extra_repr
 from jaxblitz.compat.nn.functional import _conv_checks, _ints, _tensor, _two
@@ -25,7 +26,7 @@ from jaxblitz.compat.nn.module import Module, Parameter
 from jaxblitz.compat.tensor import Tensor
 
 
-def _conv_transpose_fn(x, weight, bias, *, stride, pads, dilation, groups):
+def _conv_transpose_fn(x, weight, bias, *, stride, pads, dilation, groups, precision):
     cin, cout_g, kh, kw = weight.shape  # torch: (in, out / groups, kH, kW)
     w = weight.reshape(groups, cin // groups, cout_g, kh, kw).transpose(0, 2, 1, 3, 4)
     w = w.reshape(groups * cout_g, cin // groups, kh, kw)[:, :, ::-1, ::-1]
@@ -38,6 +39,7 @@ def _conv_transpose_fn(x, weight, bias, *, stride, pads, dilation, groups):
         rhs_dilation=dilation,
         feature_group_count=groups,
         dimension_numbers=("NCHW", "OIHW", "NCHW"),
+        precision=precision,  # torch's flags on this device: backends._precision
     )
     return y if bias is None else y + bias[None, :, None, None]
 
@@ -126,6 +128,7 @@ def conv_transpose2d(
         pads=pads,
         dilation=d,
         groups=int(groups),
+        precision=_precision.of("conv", input, weight),
     )
 
 

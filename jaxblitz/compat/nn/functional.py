@@ -20,9 +20,11 @@ import jax
 import jax.numpy as jnp
 
 from jaxblitz import kernels, models
-from jaxblitz.compat import ops
+from jaxblitz.compat import _dtype, ops
+from jaxblitz.compat._funnel import _check_arguments
 from jaxblitz.compat._tensor_base import _as_int, wrap_dim
 from jaxblitz.compat.autograd.graph import apply, apply_saving
+from jaxblitz.compat.backends import _precision
 from jaxblitz.compat.creation import rand
 from jaxblitz.compat.nn.losses import (  # noqa: F401 -- torch.nn.functional's losses
     binary_cross_entropy,
@@ -37,18 +39,21 @@ from jaxblitz.compat.nn.losses import (  # noqa: F401 -- torch.nn.functional's l
 from jaxblitz.compat.tensor import Tensor
 
 # -- pure JAX functions --------------------------------------------------------
+# ``precision``: what torch's float32 flags give the op on its device
+# (compat.backends._precision); ``_precision.scope`` hands it to the core's layers.
 
 
 def _bias(bias, weight, x):  # a conv's bias, zeros where it has none
     return jnp.zeros(weight.shape[:1], x.dtype) if bias is None else bias
 
 
-def _conv_fn(x, weight, bias, *, stride, padding):
+def _conv_fn(x, weight, bias, *, stride, padding, precision):
     params = {"weight": weight, "bias": _bias(bias, weight, x)}
-    return models.conv2d(params, x, stride, padding)
+    with _precision.scope(precision):
+        return models.conv2d(params, x, stride, padding)
 
 
-def _conv_general_fn(x, weight, bias, *, stride, padding, dilation, groups):
+def _conv_general_fn(x, weight, bias, *, stride, padding, dilation, groups, precision):
     # Dilated, grouped, asymmetric or non-square: lax's convolution as it is.
     y = jax.lax.conv_general_dilated(
         x,
@@ -58,6 +63,7 @@ def _conv_general_fn(x, weight, bias, *, stride, padding, dilation, groups):
         rhs_dilation=dilation,
         feature_group_count=groups,
         dimension_numbers=("NCHW", "OIHW", "NCHW"),
+        precision=precision,
     )
     return y if bias is None else y + bias[None, :, None, None]
 
@@ -74,30 +80,32 @@ def _patches(x, k):  # (B, C, H, W) -> (C*k*k, B, Ho, Wo), channel-major as in l
     return windows.reshape(c * k * k, b, h - k + 1, w - k + 1)
 
 
-def _matmul_nchw(patches, weight, bias):
+def _matmul_nchw(patches, weight, bias, precision):
     out_ch = weight.shape[0]
-    y = weight.reshape(out_ch, -1) @ patches.reshape(patches.shape[0], -1)
+    rows = patches.reshape(patches.shape[0], -1)
+    y = jnp.matmul(weight.reshape(out_ch, -1), rows, precision=precision)
     y = y if bias is None else y + bias[:, None]
     return y.reshape(out_ch, *patches.shape[1:]).transpose(1, 0, 2, 3)
 
 
-def _im2col_forward(x, weight, bias):
+def _im2col_forward(x, weight, bias, *, precision):
     patches = _patches(x, weight.shape[2])
-    return _matmul_nchw(patches, weight, bias), patches
+    return _matmul_nchw(patches, weight, bias, precision), patches
 
 
-def _im2col_fn(x, weight, bias, patches):
+def _im2col_fn(x, weight, bias, patches, *, precision):
     # The value is the forward's; the weight's gradient reads the saved patches,
     # and the input's gradient flows through a zero-valued term whose primal the
     # backward never needs (XLA drops it), so the patches are not rebuilt.
-    y = _matmul_nchw(patches, weight, bias)
+    y = _matmul_nchw(patches, weight, bias, precision)
     rebuilt = _patches(x, weight.shape[2])
     zero = rebuilt - jax.lax.stop_gradient(rebuilt)
-    return y + _matmul_nchw(zero, jax.lax.stop_gradient(weight), None)
+    return y + _matmul_nchw(zero, jax.lax.stop_gradient(weight), None, precision)
 
 
-def _chunked_fn(x, weight, bias, *, chunk):
-    return kernels.conv2d_chunked(x, weight, _bias(bias, weight, x), chunk)
+def _chunked_fn(x, weight, bias, *, chunk, precision):
+    with _precision.scope(precision):
+        return kernels.conv2d_chunked(x, weight, _bias(bias, weight, x), chunk)
 
 
 def _im2col_conv(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
@@ -107,21 +115,35 @@ def _im2col_conv(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
     k = weight.shape[2]
     image_bytes = c * k * k * (h - k + 1) * (w - k + 1) * input.dtype.itemsize
     chunk = kernels.patch_chunk(b, image_bytes)
+    precision = _precision.of("conv", input, weight)
     if chunk is not None:
         return apply(
-            "ConvolutionBackward0", _chunked_fn, input, weight, bias, chunk=chunk
+            "ConvolutionBackward0",
+            _chunked_fn,
+            input,
+            weight,
+            bias,
+            chunk=chunk,
+            precision=precision,
         )
     return apply_saving(
-        "ConvolutionBackward0", _im2col_forward, _im2col_fn, input, weight, bias
+        "ConvolutionBackward0",
+        _im2col_forward,
+        _im2col_fn,
+        input,
+        weight,
+        bias,
+        precision=precision,
     )
 
 
-def _addmm_fn(bias, x, weight_t):
-    return models.linear({"weight": weight_t.T, "bias": bias}, x)
+def _addmm_fn(bias, x, weight_t, *, precision):
+    with _precision.scope(precision):
+        return models.linear({"weight": weight_t.T, "bias": bias}, x)
 
 
-def _mm_fn(x, weight_t):
-    return x @ weight_t
+def _mm_fn(x, weight_t, *, precision):
+    return jnp.matmul(x, weight_t, precision=precision)
 
 
 def _pool_fn(x, *, kernel_size, stride):
@@ -301,6 +323,7 @@ def _conv_checks(
                 else f"Input type ({input.dtype.scalar_type}) and {name} type "
                 f"({t.dtype.scalar_type}) should be the same"
             )
+    _check_conv_devices(input, weight, bias)
     size = list(weight.shape)
     if size[0] < groups:
         raise RuntimeError(
@@ -342,6 +365,29 @@ def _conv_checks(
             f"Kernel size: ({kernel[0]} x {kernel[1]}). Kernel size can't be greater "
             "than actual input size"
         )
+
+
+def _check_conv_devices(input: Tensor, weight: Tensor, bias: Tensor | None) -> None:
+    """torch's check that a convolution's input and parameters are of one type,
+    device included: a CPU input to a CUDA model is refused by its type names
+    (only where JAX has an accelerator: elsewhere all is on the CPU)."""
+    here = _dtype.tensor_device(input) if _dtype.home() is not None else None
+    if here is None:
+        return
+    for name, t in (("weight", weight), ("bias", bias)):
+        there = None if t is None else _dtype.tensor_device(t)
+        if there is not None and there != here:
+            # torch's CPU float32 convolution is oneDNN's, whose check says more
+            mkldnn = here.type == "cpu" and input.dtype is _dtype.float32
+            raise RuntimeError(
+                f"Input type ({input.type()}) and {name} type ({t.type()}) should be "
+                "the same"
+                + (
+                    f" or input should be a MKLDNN tensor and {name} is a dense tensor"
+                    if mkldnn
+                    else ""
+                )
+            )
 
 
 def _conv_sizes_check(input: Tensor, weight: Tensor, dilations: tuple) -> None:
@@ -408,6 +454,7 @@ def conv2d(
     if im2col and input.numel() and weight.numel():
         return _im2col_conv(input, weight, bias)
     even = len(set(strides)) == 1 and len({p for pair in pairs for p in pair}) == 1
+    precision = _precision.of("conv", input, weight)
     if plain and even:  # the core's conv2d (square stride and padding)
         return apply(
             "ConvolutionBackward0",
@@ -417,6 +464,7 @@ def conv2d(
             bias,
             stride=strides[0],
             padding=pairs[0][0],
+            precision=precision,
         )
     return apply(
         "ConvolutionBackward0",
@@ -428,6 +476,7 @@ def conv2d(
         padding=pairs,
         dilation=dilations,
         groups=groups,
+        precision=precision,
     )
 
 
@@ -450,9 +499,14 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
             f"{input.dtype.scalar_type} and {weight.dtype.scalar_type}"
         )
     weight_t = weight.t()  # torch records TBackward0 here too (next_functions)
+    precision = _precision.of("matmul", input, weight)
     if bias is None:
-        return apply("MmBackward0", _mm_fn, input, weight_t)
-    return apply("AddmmBackward0", _addmm_fn, bias, input, weight_t)
+        _check_arguments("mm", self=input, mat2=weight)
+        return apply("MmBackward0", _mm_fn, input, weight_t, precision=precision)
+    _check_arguments("addmm", self=bias, mat1=input, mat2=weight)
+    return apply(
+        "AddmmBackward0", _addmm_fn, bias, input, weight_t, precision=precision
+    )
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
