@@ -5,8 +5,14 @@ Run: python benchmarks/check_device.py
 Prints the versions and devices, then compares on JAX's default device:
 - the core's LeNet loss and gradients (the backend's pick of convolution) with
   the CPU's other implementation (im2col against ``lax.conv``) on the same
-  float32 inputs, as a relative error (a GPU's float32 convolutions and products
-  default to TF32: expect ~1e-3);
+  float32 inputs, as a relative error (the core runs XLA's default precision: a
+  GPU's float32 convolutions and products are TF32 there, expect ~1e-3);
+- compat's float32 products on its ``cuda`` device against a float64 reference:
+  ``a @ b`` and ``F.linear`` (512x1024 by 1024x256), as the largest error over
+  the largest value, with PyTorch's default flags (float32 products) and with
+  ``torch.set_float32_matmul_precision("high")`` (TF32), beside PyTorch's on CUDA
+  when a CUDA PyTorch is installed; the card's name is printed. Without a GPU
+  this check says so and passes;
 - one Blitz training step of compat on its ``cuda`` device with PyTorch's on
   CUDA, from the same weights and batch (loss and the step's new weights).
 Exits 1 when a check fails.
@@ -59,6 +65,64 @@ def core_check(tol: float) -> bool:
         f"{worst:.2e} ({max(errors, key=errors.get)})"
     )
     return worst < tol
+
+
+def _products(lib, F, device: str, a, b) -> list[float]:
+    """Largest error over the largest value of float32 ``a @ b`` and
+    ``F.linear(a, b.T)`` on ``device``, against float64 products on the host."""
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    x, w = lib.tensor(a).to(device), lib.tensor(b).to(device)
+    errors = []
+    for y in (x @ w, F.linear(x, w.t().contiguous())):
+        got = y.cpu().numpy().astype(np.float64)
+        errors.append(float(np.abs(got - ref).max() / np.abs(ref).max()))
+    return errors
+
+
+def precision_check(tol: float) -> bool:
+    """compat's float32 products on a GPU: float32 with PyTorch's default flags,
+    TF32 with ``set_float32_matmul_precision("high")``; PyTorch CUDA's beside."""
+    import jaxblitz.compat as ctorch
+    import jaxblitz.compat.nn.functional as cF
+
+    if not ctorch.cuda.is_available():
+        print(
+            "precision: no GPU in this process, skipped (on the CPU float32 "
+            "products are float32 whatever the flags)"
+        )
+        return True
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((512, 1024), dtype=np.float32)
+    b = rng.standard_normal((1024, 256), dtype=np.float32)
+    card = ctorch.cuda.get_device_name()
+    ok = True
+    for level in ("highest", "high"):
+        ctorch.set_float32_matmul_precision(level)
+        try:
+            mm, linear = _products(ctorch, cF, "cuda", a, b)
+        finally:
+            ctorch.set_float32_matmul_precision("highest")
+        print(
+            f"precision on {card}: compat, float32 matmul precision {level!r}: "
+            f"a @ b {mm:.1e}, F.linear {linear:.1e} (largest error / largest value "
+            "against float64)"
+        )
+        if level == "highest":
+            ok = max(mm, linear) < tol
+    try:
+        import torch
+    except ImportError:
+        print("precision: PyTorch not installed, no comparison")
+        return ok
+    if not torch.cuda.is_available():
+        print("precision: this PyTorch has no CUDA, no comparison")
+        return ok
+    mm, linear = _products(torch, torch.nn.functional, "cuda", a, b)
+    print(
+        f"precision on {torch.cuda.get_device_name()}: PyTorch {torch.__version__} "
+        f"default flags: a @ b {mm:.1e}, F.linear {linear:.1e}"
+    )
+    return ok
 
 
 def compat_check(tol: float) -> bool:
@@ -115,6 +179,7 @@ def main() -> int:
     )
     tol = 1e-4 if jax.default_backend() == "cpu" else 2e-2
     ok = core_check(tol)
+    ok = precision_check(1e-5) and ok  # float32: ~1e-7; TF32 would be ~1e-4
     ok = compat_check(tol) and ok
     print("device checks:", "passed" if ok else "FAILED")
     return 0 if ok else 1
