@@ -307,9 +307,9 @@ from jaxblitz.compat import (  # noqa: E402
     autograd,
     backends,
     cuda,
+    lazy,
     nn,
     optim,
-    lazy,
     utils,
 )
 from jaxblitz.compat.backends._precision import (  # noqa: E402
@@ -318,6 +318,6 @@ from jaxblitz.compat.backends._precision import (  # noqa: E402
 )
 from jaxblitz.compat.bridge import functional  # noqa: E402
 from jaxblitz.compat.compile import compile  # noqa: E402 -- torch.compile
+from jaxblitz.compat.lazy import sync  # noqa: E402 -- run pending work (lazy mode)
 
 __all__ = [name for name in dir() if not name.startswith("_")]
-from jaxblitz.compat.lazy import sync  # noqa: E402 -- run pending work (lazy mode)
