@@ -9,7 +9,8 @@ data) for PyTorch eager (when the ``torch`` extra is installed), the jaxblitz st
 loop (a jitted step per batch) and scan epoch (the batches as one compiled
 ``lax.scan``; at batch 4 also ``scan_1thread``, on one XLA thread in a worker
 process, as ``jaxblitz-train`` runs it there), the scan data-parallel over every
-core as a CPU device (``sharded``), compat eager and compat compiled (batch 4,
+core as a CPU device (``sharded``), compat eager, compat lazy (``compat_lazy``:
+one program per step) and compat compiled (batch 4, and 128 on a GPU or TPU,
 when present); eval images/s at batch 1000 (a 10,000-image pass per turn);
 compile times; the machine's matmul GFLOP/s, and each figure as a fraction of
 the FLOP limit (3.9 MFLOP per training image, 1.3 per inference). Prints a
@@ -52,7 +53,7 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bench_compat import device_for, make_step, warm_up  # noqa: E402
+from bench_compat import device_for, lazy_step, make_step, warm_up  # noqa: E402
 
 from jaxblitz import cli, evaluate, models, parallel, train  # noqa: E402
 from jaxblitz.data import epoch_order  # noqa: E402
@@ -239,6 +240,8 @@ def torch_style_runner(lib: str, batch: int, quick: bool):
     if lib == "compiled" and not hasattr(torch, "compile"):
         return None
     step = make_step(torch, nn, F, optim, batch, lib == "compiled", device_for(torch))
+    if lib == "compat_lazy":  # compat's lazy execution: one program per step
+        step = lazy_step(step)
     steps = steps_for(batch, quick) // (4 if lib != "torch" and batch == 4 else 1)
     warm_up(step)
 
@@ -258,7 +261,9 @@ def bench_train(batch: int, repeats: int, quick: bool) -> dict:
         runners = {"scan": runners.pop("scan"), "scan_1thread": (images, epoch)} | (
             runners
         )
-    libs = ("torch", "compat", "compiled") if batch == 4 else ("torch",)
+    libs = ("torch",)
+    if batch == 4 or on_accelerator() and batch == 128:
+        libs = ("torch", "compat", "compat_lazy", "compiled")
     for lib in libs:
         runner = torch_style_runner(lib, batch, quick)
         if runner is not None:

@@ -188,3 +188,15 @@ def test_a_value_made_in_another_thread_is_computed_when_read_here(lazy_mode):
     thread.join()
     assert made["t"].tolist() == [4.0, 4.0, 4.0]
     assert made["u"].tolist() == [5.0, 5.0, 5.0]
+
+
+def test_work_on_another_device_runs_what_is_pending_first(lazy_mode):
+    import jax
+
+    here = torch.ones(3) * 2  # uncommitted: the default device
+    there = torch.Tensor._wrap(jax.device_put(np.ones(3, np.float32), jax.devices()[0]))
+    lazy.metrics(reset=True)
+    moved = there * 3  # committed to a device: a program of its own
+    assert lazy.metrics()["syncs"] == 1
+    assert here._s.pending.value is not None
+    assert moved.tolist() == [3.0, 3.0, 3.0] and here.tolist() == [2.0, 2.0, 2.0]

@@ -37,6 +37,8 @@ from typing import Any
 import jax
 import numpy as np
 
+from jaxblitz.compat import _dtype
+
 __all__ = [
     "LazyArray",
     "is_lazy",
@@ -218,6 +220,7 @@ class _Graph:
         self.input_ids: dict[int, int] = {}
         self.outs: list = []  # weakrefs to each output's LazyArray
         self.done = False  # run (by a sync in any thread): record no more here
+        self.place = None  # the devices its committed inputs are on, if any
 
     def input(self, leaf: Any) -> int:
         k = self.input_ids.get(id(leaf))
@@ -282,53 +285,65 @@ class jit:  # noqa: N801 -- used as jax.jit is
             args, kwargs = jax.tree.unflatten(treedef, [concrete(v) for v in leaves])
             return self.jitted(*args, **kwargs, **self._static(static))
         with _lock:
-            graph = _current()
-            refs, sigs, committed, where = [], [], False, None
-            for v in leaves:
-                kind = type(v)
-                if kind is LazyArray:
-                    if v.value is not None:
-                        v = v.value
-                        kind = type(v)
-                    elif v.graph is not graph:  # pending in another thread's graph
-                        v = v.force()
-                        kind = type(v)
-                    else:
-                        refs.append(v.index)
-                        sigs.append(v.sig)
-                        committed = committed or v.committed
-                        where = where or v.where
-                        continue
-                refs.append(-1 - graph.input(v))
-                if kind in _SCALARS:
-                    sigs.append(kind)
-                elif isinstance(v, jax.Array):
-                    c = v.committed
-                    sigs.append((v.shape, v.dtype, v.weak_type, c and v.sharding))
-                    committed = committed or c
-                    where = where or v.devices()
+            return self._record(static, leaves, treedef)
+
+    def _record(self, static: tuple, leaves: list, treedef: Any) -> Any:
+        graph = _current()
+        refs, sigs, committed, where = [], [], False, None
+        for v in leaves:
+            kind = type(v)
+            if kind is LazyArray:
+                if v.value is not None:
+                    v = v.value
+                    kind = type(v)
+                elif v.graph is not graph:  # pending in another thread's graph
+                    v = v.force()
+                    kind = type(v)
                 else:
-                    sigs.append((np.shape(v), np.result_type(v), kind))
-            call = (static, treedef, tuple(sigs))
-            known = self._avals.get(call)
-            if known is None:
-                known = self._avals[call] = (
-                    *self._shapes(leaves, treedef, static),
-                    len(_CALLS),
-                )
-                _CALLS.append((self, call))
-            out_sigs, out_tree, call_id = known
-            base = len(graph.outs)
-            outs = []
-            for j, sig in enumerate(out_sigs):
-                lazy = LazyArray(sig, graph, base + j, committed, where)
-                graph.outs.append(weakref.ref(lazy))
-                outs.append(lazy)
-            graph.key.append((call_id, tuple(refs)))
-            _metrics["calls"] += 1
-            if len(graph.key) >= MAX_PENDING:
-                _sync(graph, "the pending graph reached its size cap")
-            return jax.tree.unflatten(out_tree, outs)
+                    refs.append(v.index)
+                    sigs.append(v.sig)
+                    if v.committed and not committed:  # a committed one decides
+                        committed, where = True, v.where
+                    where = where or v.where
+                    continue
+            refs.append(-1 - graph.input(v))
+            if kind in _SCALARS:
+                sigs.append(kind)
+            elif isinstance(v, jax.Array):
+                c = v.committed
+                sigs.append((v.shape, v.dtype, v.weak_type, c and v.sharding))
+                if c and not committed:  # a committed one decides
+                    committed, where = True, v.devices()
+                where = where or v.devices()
+            else:
+                sigs.append((np.shape(v), np.result_type(v), kind))
+        place = where if committed else None  # what decides the device
+        if graph.key and place != graph.place:
+            # work on another device: what is pending there runs first, as its
+            # own program (one program runs on one device)
+            _sync(graph, "work moved to another device")
+            return self._record(static, leaves, treedef)
+        graph.place = place
+        call = (static, treedef, tuple(sigs))
+        known = self._avals.get(call)
+        if known is None:
+            known = self._avals[call] = (
+                *self._shapes(leaves, treedef, static),
+                len(_CALLS),
+            )
+            _CALLS.append((self, call))
+        out_sigs, out_tree, call_id = known
+        base = len(graph.outs)
+        outs = []
+        for j, sig in enumerate(out_sigs):
+            lazy = LazyArray(sig, graph, base + j, committed, where)
+            graph.outs.append(weakref.ref(lazy))
+            outs.append(lazy)
+        graph.key.append((call_id, tuple(refs)))
+        _metrics["calls"] += 1
+        if len(graph.key) >= MAX_PENDING:
+            _sync(graph, "the pending graph reached its size cap")
+        return jax.tree.unflatten(out_tree, outs)
 
     def __getattr__(self, name: str) -> Any:  # lower, trace, ...: jax.jit's
         if name == "jitted":
@@ -449,7 +464,7 @@ def _sync(graph: _Graph, reason: str) -> None:
         else:
             _metrics["cache hits"] += 1
         try:
-            with jax.enable_x64(True):
+            with _dtype.x64(True):  # uncommitted inputs: on the CPU, as torch's
                 values = program(graph.inputs)
         except Exception as e:  # noqa: BLE001 -- named below, then re-raised
             raise _located(graph, e) from e
@@ -462,7 +477,7 @@ def _located(graph: _Graph, error: Exception) -> Exception:
     """``error`` of a graph's program, naming the recorded call that raises it
     when run alone (each pending call is run again, one program each)."""
     values: list = []
-    with jax.enable_x64(True):
+    with _dtype.x64(True):
         for n, (call_id, refs) in enumerate(graph.key):
             fn, call = _CALLS[call_id]
             leaves = [values[i] if i >= 0 else graph.inputs[-1 - i] for i in refs]
