@@ -21,7 +21,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from jaxblitz.compat import _dtype, creation
+from jaxblitz.compat import _dtype, creation, lazy
 from jaxblitz.compat._tensor_base import _from_numpy_copy, _Storage
 from jaxblitz.compat.autograd.grad_mode import is_grad_enabled
 from jaxblitz.compat.optim.optimizer import with_hyper as _with_hyper
@@ -185,6 +185,8 @@ class Frame:
                 params = group["params"]
                 self.absent.extend(p not in opt.state for p in params)
                 states.extend(opt._states(group, params))
+        # state a lazy step made (computed: `compile` syncs first), as arrays
+        states = [jax.tree.map(lazy.concrete, st) for st in states]
         # step() sets Optax's injected hyperparameters from the group on every
         # update and never reads the stored ones: they stay out of the program
         # (no input or output buffers) and go back unchanged after the call.

@@ -200,3 +200,30 @@ def test_work_on_another_device_runs_what_is_pending_first(lazy_mode):
     assert lazy.metrics()["syncs"] == 1
     assert here._s.pending.value is not None
     assert moved.tolist() == [3.0, 3.0, 3.0] and here.tolist() == [2.0, 2.0, 2.0]
+
+
+def test_torch_compile_takes_over_an_optimizer_that_stepped_lazily():
+    batches = _batches(4)
+    lazy.set_lazy(False)
+    torch.manual_seed(0)
+    net = Net()
+    criterion = nn.CrossEntropyLoss()
+    optimizer = optim.SGD(net.parameters(), lr=0.001, momentum=0.9)
+
+    def step(images, labels):
+        optimizer.zero_grad()
+        loss = criterion(net(images), labels)
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    tensors = [(torch.tensor(x), torch.tensor(y)) for x, y in batches]
+    lazy.set_lazy(True)
+    try:
+        lazy_losses = [step(*b).item() for b in tensors[:2]]
+        compiled = torch.compile(step)
+        compiled_losses = [compiled(*b).item() for b in tensors[2:]]
+    finally:
+        lazy.set_lazy(False)
+    eager_losses, _ = _train(batches, lazy_on=False)
+    np.testing.assert_allclose(lazy_losses + compiled_losses, eager_losses, rtol=1e-5)
