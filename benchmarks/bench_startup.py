@@ -9,7 +9,9 @@ PyTorch eager against compat cold (an empty XLA cache folder: every op's program
 compiled), cold without the background warm-ups (``JAXBLITZ_WARM=0``: the
 backward's and the optimizer's programs compiled when first called, on the main
 thread; see ``jaxblitz.compat._warm``) and warm (a second process, the programs
-read from that folder, as a user's second run is). The candidates take turns,
+read from that folder, as a user's second run is), and compat's lazy execution
+cold and warm (``JAXBLITZ_COMPAT_LAZY=1``: the step is one program, compiled at
+``loss.item()``). The candidates take turns,
 round by round; medians. Prints each phase and the ratios to PyTorch.
 
 jaxblitz's modules are byte-compiled first, as ``pip install`` of a wheel does
@@ -71,9 +73,13 @@ print(json.dumps({"import": t1 - t0, "model": t2 - t1, "first_step": t3 - t2,
 """
 
 
-def run(lib: str, cache: str, warm: str = "1") -> dict:
+def run(lib: str, cache: str, warm: str = "1", lazy: str = "0") -> dict:
     env = dict(
-        os.environ, JAX_PLATFORMS="cpu", JAXBLITZ_XLA_CACHE=cache, JAXBLITZ_WARM=warm
+        os.environ,
+        JAX_PLATFORMS="cpu",
+        JAXBLITZ_XLA_CACHE=cache,
+        JAXBLITZ_WARM=warm,
+        JAXBLITZ_COMPAT_LAZY=lazy,
     )
     env.pop("JAX_COMPILATION_CACHE_DIR", None)
     out = subprocess.run(
@@ -99,6 +105,8 @@ def main(argv=None) -> int:
         "compat cold": [],
         "compat cold, JAXBLITZ_WARM=0": [],
         "compat warm": [],
+        "compat lazy cold": [],
+        "compat lazy warm": [],
     }
     for _ in range(args.repeats):
         with tempfile.TemporaryDirectory() as cache:
@@ -107,6 +115,9 @@ def main(argv=None) -> int:
             results["torch"].append(run("torch", cache))
             results["compat cold"].append(run("compat", cache))
             results["compat warm"].append(run("compat", cache))
+        with tempfile.TemporaryDirectory() as cache:
+            results["compat lazy cold"].append(run("compat", cache, lazy="1"))
+            results["compat lazy warm"].append(run("compat", cache, lazy="1"))
     phases = ("import", "model", "first_step", "total")
     print(f"| who | {' | '.join(phases)} (s, median) | x PyTorch's total |")
     print("| --- |" + " ---: |" * (len(phases) + 1))

@@ -154,9 +154,19 @@ def is_transpose(layout: Layout, shape: tuple[int, ...]) -> bool:
     return len(shape) == 2 and layout == Layout(shape[::-1], (1, shape[1]), 0)
 
 
-@partial(lazy.jit, static_argnames=("layout",))
 def read(array: jax.Array, *, layout: Layout) -> jax.Array:
-    """The elements of ``layout`` in ``array`` (a storage buffer, any shape)."""
+    """The elements of ``layout`` in ``array`` (a storage buffer, any shape).
+
+    A contiguous run of elements is read at an offset given to the program as an
+    argument, not built into it: ``x[i]`` for every ``i`` is one program.
+    """
+    if _is_range(layout) and layout.offset:
+        return _read_at(array, layout.offset, shape=layout.shape)
+    return _read(array, layout=layout)
+
+
+@partial(lazy.jit, static_argnames=("layout",))
+def _read(array: jax.Array, *, layout: Layout) -> jax.Array:
     flat = array.reshape(-1)
     n = math.prod(layout.shape)
     if flat.shape[0] == n and is_transpose(layout, layout.shape[::-1]):  # t()
@@ -168,15 +178,33 @@ def read(array: jax.Array, *, layout: Layout) -> jax.Array:
     return flat[jnp.asarray(indices(layout))]
 
 
-@partial(lazy.jit, static_argnames=("layout",))
+@partial(lazy.jit, static_argnames=("shape",))
+def _read_at(array: jax.Array, offset: int, *, shape: tuple) -> jax.Array:
+    flat = array.reshape(-1)
+    return jax.lax.dynamic_slice(flat, (offset,), (math.prod(shape),)).reshape(shape)
+
+
 def write(array: jax.Array, value: jax.Array, *, layout: Layout) -> jax.Array:
-    """``array`` with the elements of ``layout`` replaced by ``value``."""
+    """``array`` with the elements of ``layout`` replaced by ``value`` (a
+    contiguous run at an offset given as an argument: one program for all)."""
+    if _is_range(layout):
+        return _write_at(array, value, layout.offset, shape=layout.shape)
+    return _write(array, value, layout=layout)
+
+
+@partial(lazy.jit, static_argnames=("layout",))
+def _write(array: jax.Array, value: jax.Array, *, layout: Layout) -> jax.Array:
     flat = array.reshape(-1)
     value = jnp.broadcast_to(value.astype(array.dtype), layout.shape).reshape(-1)
-    if _is_range(layout):
-        flat = jax.lax.dynamic_update_slice(flat, value, (layout.offset,))
-    else:
-        flat = flat.at[jnp.asarray(indices(layout)).reshape(-1)].set(value)
+    flat = flat.at[jnp.asarray(indices(layout)).reshape(-1)].set(value)
+    return flat.reshape(array.shape)
+
+
+@partial(lazy.jit, static_argnames=("shape",))
+def _write_at(array: jax.Array, value: jax.Array, offset: int, *, shape: tuple):
+    flat = array.reshape(-1)
+    value = jnp.broadcast_to(value.astype(array.dtype), shape).reshape(-1)
+    flat = jax.lax.dynamic_update_slice(flat, value, (offset,))
     return flat.reshape(array.shape)
 
 

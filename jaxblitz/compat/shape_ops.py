@@ -964,7 +964,7 @@ def _torch_steps(spec):
 def _build(spec, arrays):
     out = []
     for kind, item in spec:
-        if kind == "a":
+        if kind in ("a", "d"):  # an index array; "d": an int given as an argument
             out.append(arrays[item])
         elif kind == "s":
             out.append(slice(*item))
@@ -1157,7 +1157,7 @@ def _basic_view(self: Tensor, parts: list) -> Tensor:
     """``self[index]`` for a basic index: a view, named for torch's last step."""
     layout, ndim = self._place(), self.dim()
     used = sum(n for _, _, n in parts)
-    spec, dim, name = [], 0, "AliasBackward0"
+    spec, dim, name, at = [], 0, "AliasBackward0", []
     for kind, value, _ in parts:
         if kind == "...":
             dim += ndim - used
@@ -1165,7 +1165,10 @@ def _basic_view(self: Tensor, parts: list) -> Tensor:
         elif kind == "i":
             index = value + layout.shape[dim] if value < 0 else value
             layout = _layout.select(layout, dim, index)
-            spec.append(("i", value))
+            # an argument of the program, not part of it: x[i] for every i is
+            # one program (a loop of x[i] = v compiled one per i)
+            spec.append(("d", len(at)))
+            at.append(np.int64(index))
             name = "SelectBackward0"
         elif kind == "s":
             start, stop, step = slice(*value).indices(layout.shape[dim])
@@ -1176,7 +1179,7 @@ def _basic_view(self: Tensor, parts: list) -> Tensor:
             layout = _layout.unsqueeze(layout, dim)
             spec.append(("c", None))
             dim, name = dim + 1, "UnsqueezeBackward0"
-    out = apply(name, _get_fn, self, spec=tuple(spec))
+    out = apply(name, _get_fn, self, *at, spec=tuple(spec))
     return _as_view(self, out, layout)
 
 

@@ -50,7 +50,7 @@ __all__ = [
 
 # A loop that never reads a value still runs: the pending graph is flushed when it
 # holds this many calls.
-MAX_PENDING = 4096
+MAX_PENDING = 512
 
 _state = threading.local()
 _lock = threading.RLock()
