@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import hashlib
 import logging
 import os
 import re
@@ -578,9 +579,8 @@ def _main(argv: list[str] | None, stop: StopSignals) -> int:
 def _run(args, config, out, mesh, say, primary, stop) -> int:
     runner = train.Local() if mesh is None else parallel.Sharded(mesh)
     local = runner.to_host
-    try:  # orbax's needs of the path, before any data is read
-        if primary:
-            _probe_checkpoints(out)
+    try:  # orbax's needs of the path, before any data is read (every process
+        _probe_checkpoints(out, primary)  # takes part in a checkpoint's save)
     except ValueError as e:
         print(f"jaxblitz-train: error: {e}", file=sys.stderr)
         return 2
@@ -824,13 +824,20 @@ def _check_utf8(text: str) -> None:
         ) from None
 
 
-def _probe_checkpoints(out: Path) -> None:
+def _probe_checkpoints(out: Path, primary: bool = True) -> None:
     """A ValueError if orbax and tensorstore cannot save and restore a checkpoint
     under ``out``: they refuse some paths the file system takes (a backslash, a
     ``[...]`` pair, a folder named ``gs:``), otherwise found at the first
     checkpoint. The probe folder is as long a name as ``checkpoints``, its step
-    longer than a run's; it is removed."""
-    probe = out / f".probe-{secrets.token_hex(2)}"
+    longer than a run's; it is removed. Every process of a multi-process run
+    calls it (orbax saves together): they share the probe's name."""
+    many = jax.process_count() > 1
+    token = (
+        hashlib.sha256(str(out.absolute()).encode()).hexdigest()[:4]
+        if many
+        else secrets.token_hex(2)
+    )
+    probe = out / f".probe-{token}"
     assert len(probe.name) == len("checkpoints")  # as long a path as theirs
     like = {"probe": np.zeros(1, np.float32)}
     try:
@@ -851,7 +858,12 @@ def _probe_checkpoints(out: Path) -> None:
             "folder named like a URL scheme (gs:), not too long."
         ) from None
     finally:
-        shutil.rmtree(probe, ignore_errors=True)
+        if many:  # every process is done with it before it goes
+            from jax.experimental import multihost_utils
+
+            multihost_utils.sync_global_devices("jaxblitz-train: probe done")
+        if primary:
+            shutil.rmtree(probe, ignore_errors=True)
 
 
 def _os_error(e: OSError) -> str:
