@@ -8,20 +8,15 @@ from jaxblitz.compat import lazy, nn, optim
 from tests.compat.blitz_net import Net
 
 
-@pytest.fixture
-def lazy_mode():
+def _in_mode(flag: bool):
     was = lazy.is_lazy()
-    lazy.set_lazy(True)
+    lazy.set_lazy(flag)
     yield
     lazy.set_lazy(was)
 
 
-@pytest.fixture
-def eager_mode():
-    was = lazy.is_lazy()
-    lazy.set_lazy(False)
-    yield
-    lazy.set_lazy(was)
+lazy_mode = pytest.fixture(lambda: (yield from _in_mode(True)), name="lazy_mode")
+eager_mode = pytest.fixture(lambda: (yield from _in_mode(False)), name="eager_mode")
 
 
 def _batches(n, batch=4, seed=0):
