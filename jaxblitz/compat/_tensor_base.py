@@ -493,6 +493,14 @@ class TensorBase:
                 "tensor.detach().numpy() instead."
             )
         self._needs_value(".numpy()")
+        where = self.device
+        if where.type != "cpu":  # torch's: only a CPU tensor shares its memory
+            if force:  # torch: .detach().cpu().numpy(), a copy
+                return np.array(self._data)
+            raise TypeError(
+                f"can't convert {where} device type tensor to numpy. Use "
+                "Tensor.cpu() to copy the tensor to host memory first."
+            )
         s = self._s
         if s.numpy is None:
             s.numpy, s.array = np.array(s.array), None  # a writeable host copy

@@ -281,3 +281,16 @@ def test_copying_between_devices_moves_the_source_to_the_destination(on_devices)
         on_devices(torch.zeros(2), "cuda:0").copy_(torch.ones(2))  # to the GPU
     dest.copy_(src)  # to the CPU: the source's values, read back
     assert dest.tolist() == [1.0, 1.0]
+
+
+def test_numpy_refuses_a_tensor_off_the_cpu_in_torchs_words(monkeypatch):
+    t = torch.ones(2)
+    monkeypatch.setattr(
+        type(t), "device", property(lambda self: torch.device("cuda", 0))
+    )
+    with pytest.raises(
+        TypeError, match="can't convert cuda:0 device type tensor to numpy"
+    ):
+        t.numpy()
+    np.testing.assert_array_equal(t.numpy(force=True), [1.0, 1.0])  # a copy
+    assert t._s.numpy is None  # the tensor stays where it was
