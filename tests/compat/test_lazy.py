@@ -240,3 +240,11 @@ def test_a_loop_of_scalar_writes_compiles_one_program_for_every_index(eager_mode
         assert ids[i].item() == i + 7
     assert (graph._fwd._cache_size(), _layout._write_at._cache_size()) == programs
     assert ids.tolist() == list(range(7, 57))
+
+
+def test_an_index_array_changed_after_the_op_does_not_change_its_result(lazy_mode):
+    index = np.array([0, 2])
+    picked = torch.arange(5.0) * 10
+    out = picked[index]
+    index[0] = 4  # after the op, before any sync: eager mode has read it already
+    assert out.tolist() == [0.0, 20.0]

@@ -306,6 +306,8 @@ class jit:  # noqa: N801 -- used as jax.jit is
                         committed, where = True, v.where
                     where = where or v.where
                     continue
+            if kind is np.ndarray:  # the caller's array may change before the sync
+                v = np.array(v)
             refs.append(-1 - graph.input(v))
             if kind in _SCALARS:
                 sigs.append(kind)
