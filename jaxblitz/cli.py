@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 import jax
+import jax.extend.backend
 import numpy as np
 from tqdm.auto import tqdm
 
@@ -368,14 +369,16 @@ class CacheReads(logging.Filter):
     A cache entry holding another program (copied over, or a file system's
     mix-up) loads without complaint and fails only when run, with XLA's
     ``RuntimeProgramInputMismatch`` or JAX's ``safe_zip`` error, naming no file.
-    JAX logs each entry it reads (at DEBUG, on ``jax._src.compiler``): this filter
+    JAX logs each entry it reads (at DEBUG, on its compiler module's logger, named
+    here through the public function that module defines): this filter
     keeps the keys and lets through only what would have been shown anyway. On
     such an error, :meth:`damage` moves the entries read into
     ``<cache>/damaged-<time>/`` (nothing is deleted), so the next run compiles
     them afresh, and says so.
     """
 
-    LOGGER = "jax._src.compiler"
+    # JAX's compiler module, reached through a public function it defines
+    LOGGER = jax.extend.backend.get_compile_options.__module__
 
     def __init__(self):
         super().__init__()
