@@ -320,16 +320,12 @@ class TensorBase:
             if s.numpy is not None:
                 return _from_numpy_copy(s.numpy)
             s.exclusive = False  # handed out: another holder may keep it
-            a = s.pending
-            return a.value if type(a) is LazyArray and a.value is not None else a
+            return lazy.current(s.pending)
         if s.numpy is not None:
             return _from_numpy_copy(_layout.numpy_view(s.numpy, view))
         array, cache = s.pending, self._cache
         if cache is not None and cache[0] is array:
-            out = cache[1]
-            return (
-                out.value if type(out) is LazyArray and out.value is not None else out
-            )
+            return lazy.current(cache[1])
         with x64(True):
             out = _layout.read(lazy.current(array), layout=view)
         self._cache = (array, out)
