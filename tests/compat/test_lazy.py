@@ -81,6 +81,8 @@ def test_a_lazy_training_step_runs_as_one_program_compiled_once(lazy_mode):
     steady = lazy.metrics(reset=True)
     assert steady["syncs"] == 6
     assert steady.get("compiles", 0) == 0
+    # each step's old weights and momenta: buffers the program reuses
+    assert steady["donated"] >= 6 * 2 * len(list(net.parameters()))
     step(*batches[9])  # a batch of 3: one new program, not one per op
     assert lazy.metrics()["compiles"] == 1
 
@@ -248,3 +250,20 @@ def test_an_index_array_changed_after_the_op_does_not_change_its_result(lazy_mod
     out = picked[index]
     index[0] = 4  # after the op, before any sync: eager mode has read it already
     assert out.tolist() == [0.0, 20.0]
+
+
+def test_a_value_someone_still_holds_is_never_donated(lazy_mode):
+    w = torch.ones(3)
+    held = w.detach()  # shares w's storage: the old value stays readable
+    kept = w._value()
+    w.mul_(2)  # pending: w's new value from its old one
+    lazy.sync()
+    np.testing.assert_array_equal(np.asarray(kept), np.ones(3, np.float32))
+    np.testing.assert_array_equal(held.numpy(), np.full(3, 2.0, np.float32))
+    alone = torch.ones(3) + 0
+    lazy.sync()
+    before = lazy.metrics()["donated"]
+    alone.mul_(3)  # nothing else holds alone's old array: given to the program
+    lazy.sync()
+    assert lazy.metrics()["donated"] == before + 1
+    np.testing.assert_array_equal(alone.numpy(), np.full(3, 3.0, np.float32))

@@ -138,7 +138,10 @@ class Node:
         return [next(it) if m else None for m in self.mask]
 
     def release(self) -> None:
+        # what it saved, and the storages' values it would check them against:
+        # nothing keeps a freed graph's arrays alive (lazy mode donates them)
         self.saved = None
+        self.checks = ()
 
     def _vjp_mask(self) -> tuple:
         return self.mask

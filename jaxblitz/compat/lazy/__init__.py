@@ -27,8 +27,10 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 import threading
 import traceback
+import warnings
 import weakref
 from collections.abc import Callable
 from pathlib import Path
@@ -79,7 +81,8 @@ _metrics = _Counts()  # calls, syncs, compiles, executes, reasons of syncs
 
 def metrics(reset: bool = False) -> dict:
     """What the engine did: calls recorded, syncs (graphs run), compiles (cache
-    misses), cache hits, calls run eagerly (inside a trace), and why it synced
+    misses), cache hits, inputs donated (buffers the program reused), calls run
+    eagerly (inside a trace), and why it synced
     (the line of user code that asked for a value, counted)."""
     out = dict(_metrics)
     if reset:
@@ -401,9 +404,15 @@ _programs: dict = {}  # structure -> jitted program
 
 
 def _program(key: tuple) -> Callable:
-    calls, live = key
+    calls, live, donate, count = key
+    kept = [k for k in range(count) if k not in set(donate)]
 
-    def program(inputs):
+    def program(donated, rest):
+        inputs: list = [None] * count
+        for k, v in zip(donate, donated, strict=True):
+            inputs[k] = v
+        for k, v in zip(kept, rest, strict=True):
+            inputs[k] = v
         values: list = []
         for call_id, refs in calls:
             fn, call = _CALLS[call_id]
@@ -411,7 +420,34 @@ def _program(key: tuple) -> Callable:
             values.extend(fn.run(call, leaves))
         return [values[i] for i in live]
 
-    return jax.jit(program)
+    return jax.jit(program, donate_argnums=0)
+
+
+# An input array nothing else refers to (the graph's list and getrefcount's
+# argument: 2) can be read by no one after the sync: its buffer is given to the
+# program (donated) where an output of its shape and dtype can take it over, as
+# an optimizer step's new parameters take over the old ones'.
+_UNREFERENCED = 2
+
+
+def _donatable(inputs: list, lazies: list) -> tuple[int, ...]:
+    free: dict = {}
+    for lazy in lazies:
+        sig = lazy.sig[:2]
+        free[sig] = free.get(sig, 0) + 1
+    donate = []
+    for k in range(len(inputs)):
+        v = inputs[k]
+        if (
+            not isinstance(v, jax.Array)
+            or sys.getrefcount(inputs[k]) > _UNREFERENCED + 1
+        ):
+            continue  # (+1: the name v)
+        sig = (v.shape, v.dtype)
+        if free.get(sig, 0):
+            free[sig] -= 1
+            donate.append(k)
+    return tuple(donate)
 
 
 def sync() -> None:
@@ -456,9 +492,12 @@ def _sync(graph: _Graph, reason: str) -> None:
         _metrics["syncs"] += 1
         if os.environ.get("JAXBLITZ_COMPAT_LAZY_WHY"):
             _metrics[f"sync at {_asker()}: {reason}"] += 1
-        key = (tuple(graph.key), tuple(live))
+        donate = _donatable(graph.inputs, lazies)
+        _metrics["donated"] += len(donate)
+        key = (tuple(graph.key), tuple(live), donate, len(graph.inputs))
         program = _programs.get(key)
-        if program is None:
+        fresh = program is None
+        if fresh:
             _metrics["compiles"] += 1
             if len(_programs) >= MAX_PROGRAMS:
                 del _programs[next(iter(_programs))]
@@ -466,8 +505,16 @@ def _sync(graph: _Graph, reason: str) -> None:
         else:
             _metrics["cache hits"] += 1
         try:
+            inputs, chosen = graph.inputs, set(donate)
+            donated = [inputs[k] for k in donate]
+            rest = [v for k, v in enumerate(inputs) if k not in chosen]
             with _dtype.x64(True):  # uncommitted inputs: on the CPU, as torch's
-                values = program(graph.inputs)
+                if fresh:  # compiles: a donation XLA could not use costs
+                    with warnings.catch_warnings():  # nothing but this warning
+                        warnings.filterwarnings("ignore", "Some donated buffers")
+                        values = program(donated, rest)
+                else:
+                    values = program(donated, rest)
         except Exception as e:  # noqa: BLE001 -- named below, then re-raised
             raise _located(graph, e) from e
         for lazy, value in zip(lazies, values, strict=True):
