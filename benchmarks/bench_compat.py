@@ -114,6 +114,36 @@ def lazy_step(step):
     return run
 
 
+def programs_per_step(step, steps: int = 8) -> float:
+    """XLA programs ``step`` launches, averaged over ``steps`` warm steps: in
+    eager mode every compiled call compat makes (``lazy.jit``) and its fused
+    backward, in lazy mode every graph run (a sync) and call run at once."""
+    from jaxblitz.compat import lazy
+    from jaxblitz.compat.autograd import _fused
+
+    count = [0]
+    call, fused = lazy.jit.__call__, _fused._program
+
+    def counted(self, *args, **kwargs):
+        if not lazy.is_lazy():
+            count[0] += 1
+        return call(self, *args, **kwargs)
+
+    def counted_fused(*args, **kwargs):
+        count[0] += 1
+        return fused(*args, **kwargs)
+
+    lazy.jit.__call__, _fused._program = counted, counted_fused
+    lazy.metrics(reset=True)
+    try:
+        for i in range(steps):
+            step(i)
+    finally:
+        lazy.jit.__call__, _fused._program = call, fused
+    done = lazy.metrics(reset=True)
+    return (count[0] + done.get("syncs", 0) + done.get("eager calls", 0)) / steps
+
+
 WARM_STEPS = 64  # past compat's fused-backward threshold (_fused.REPEATS)
 
 
@@ -179,15 +209,19 @@ def compare(batch: int, count: int, repeats: int) -> None:
         tdevice = None
         print("PyTorch is not installed: no ratio")
     times = time_steps(steps, dict.fromkeys(steps, count), repeats)
+    programs = {n: programs_per_step(steps[n]) for n in ("compat eager", "compat lazy")}
     on = f"compat on {device}" + (f", PyTorch on {tdevice}" if tdevice else "")
     print(f"batch {batch} ({on}):")
     for name, (best, median) in times.items():
-        print(f"  {name:13s}: min {best:.3f}  median {median:.3f} ms/step")
+        launched = f"  ({programs[name]:g} programs/step)" if name in programs else ""
+        print(f"  {name:13s}: min {best:.3f}  median {median:.3f} ms/step{launched}")
     if "torch eager" in times:
         ratio = times["compat eager"][0] / times["torch eager"][0]
         median = times["compat eager"][1] / times["torch eager"][1]
         print(f"  torch threads: {torch.get_num_threads()}")
         print(f"  compat / torch: {ratio:.2f}x (min), {median:.2f}x (median)")
+        lazy_ratio = times["torch eager"][0] / times["compat lazy"][0]
+        print(f"  compat lazy speed-up over torch: {lazy_ratio:.2f}x (min)")
 
 
 if __name__ == "__main__":
