@@ -542,8 +542,9 @@ class MathMixin(AutogradMixin):
                 target = _dtype.placement(dev)
                 if target is None:  # to the CPU: uncommitted, as CPU tensors are
                     moved = from_host(np.asarray(out._data))
-                else:  # committed: the work on it runs there
-                    moved = jax.device_put(out._data, target)
+                else:  # committed: the work on it runs there (an int64 or
+                    with _dtype.x64(True):  # float64 crosses as itself)
+                        moved = jax.device_put(out._data, target)
                 out = TensorBase._wrap(moved, out.requires_grad, out._grad_fn)
         return out
 

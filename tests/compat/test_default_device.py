@@ -294,3 +294,25 @@ def test_numpy_refuses_a_tensor_off_the_cpu_in_torchs_words(monkeypatch):
         t.numpy()
     np.testing.assert_array_equal(t.numpy(force=True), [1.0, 1.0])  # a copy
     assert t._s.numpy is None  # the tensor stays where it was
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.float64])
+def test_a_64_bit_tensor_moved_to_an_accelerator_crosses_as_64_bits(monkeypatch, dtype):
+    """A GPU's transfer made outside x64 gave an int64 tensor an int32 buffer
+    (its next op failed); every move runs with x64 on."""
+    from jaxblitz.compat import ops
+
+    seen = []
+    put = jax.device_put
+
+    def device_put(x, *args, **kwargs):
+        seen.append(jax.config.jax_enable_x64)
+        return put(x, *args, **kwargs)
+
+    monkeypatch.setattr(ops, "_moved_to", lambda d: CUDA0)
+    monkeypatch.setattr(_dtype, "placement", lambda d: jax.devices()[0])
+    monkeypatch.setattr(jax, "device_put", device_put)
+    moved = torch.tensor([1, 2, 3], dtype=dtype).to("cuda")
+    assert seen and all(seen)
+    assert moved.dtype == dtype
+    assert (moved + 1).tolist() == [2, 3, 4]

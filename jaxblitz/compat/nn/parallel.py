@@ -18,6 +18,7 @@ import jax
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
+from jaxblitz.compat import _dtype
 from jaxblitz.compat.nn.module import Module
 from jaxblitz.compat.shape_ops import cat
 from jaxblitz.compat.tensor import Tensor
@@ -49,14 +50,15 @@ class DataParallel(Module):
         if pad:  # equal shards: zero rows, cut from the output again in forward
             shape = list(x.shape)
             shape[self.dim] = pad
-            zeros = Tensor._wrap(jax.numpy.zeros(shape, x._data.dtype))
+            with _dtype.x64(True):  # an int64 batch stays int64
+                zeros = Tensor._wrap(jax.numpy.zeros(shape, x._data.dtype))
             x = cat([x, zeros], dim=self.dim)
         spec = [None] * x.dim()
         spec[self.dim] = "batch"
         sharding = NamedSharding(self._mesh, PartitionSpec(*spec))
-        return Tensor._wrap(
-            jax.device_put(x._data, sharding), x.requires_grad, x._grad_fn
-        )
+        with _dtype.x64(True):
+            placed = jax.device_put(x._data, sharding)
+        return Tensor._wrap(placed, x.requires_grad, x._grad_fn)
 
     def forward(self, *inputs: Any, **kwargs: Any) -> Any:
         first = next((x for x in inputs if isinstance(x, Tensor) and x.dim()), None)
