@@ -158,3 +158,30 @@ def test_grad_with_create_graph_keeps_the_history_of_inputs_not_asked_for(op):
     want_x, want_w = jax.grad(outer, argnums=(0, 1))(xs, ws)
     np.testing.assert_allclose(x.grad.numpy(), want_x, rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(w.grad.numpy(), want_w, rtol=1e-4, atol=1e-5)
+
+
+def test_a_functions_backward_is_recorded_while_lazy_not_run_at_once():
+    """Lazy mode: the gradients a custom Function's backward returns stay pending
+    (the step still runs as one program at its read), with eager mode's values."""
+
+    class Square(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            return 2 * x * grad
+
+    was = torch.lazy.is_lazy()
+    torch.lazy.set_lazy(True)
+    try:
+        x = torch.arange(4.0, requires_grad=True)
+        torch.lazy.metrics(reset=True)
+        Square.apply(x * 3).sum().backward()
+        assert torch.lazy.metrics().get("syncs", 0) == 0
+        assert x.grad.tolist() == [0.0, 18.0, 36.0, 54.0]
+    finally:
+        torch.lazy.set_lazy(was)

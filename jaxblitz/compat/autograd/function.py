@@ -202,7 +202,7 @@ class BackwardCFunction(FunctionCtx, Node):
                 g = g.sum(dim=axes, keepdim=True).reshape(shape)
             if g.dtype != dtype:
                 g = g.to(dtype)
-            out.append(g if graph else g._data)
+            out.append(g if graph else g._value())  # pending: recorded on
         return out
 
     def release(self) -> None:
