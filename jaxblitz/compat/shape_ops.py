@@ -20,7 +20,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxblitz.compat import _dtype, _layout
+from jaxblitz.compat import _dtype, _layout, lazy
 from jaxblitz.compat._layout import Layout
 from jaxblitz.compat._tensor_base import (
     TensorBase,
@@ -1265,7 +1265,50 @@ def checked_scalar(value: Any, dt: Any) -> None:
         )
 
 
+_NUMBERS = (int, float, np.integer, np.floating)  # bool is an int
+
+
+def _store_on_host(self: Tensor, index: Any, value: Any) -> bool:
+    """``x[i] = v`` / ``x[i, j] = v``: one element of a CPU tensor outside
+    autograd set to a number, stored in place in the storage's host copy (as
+    torch stores it), not by a program. False where it does not apply (then the
+    general path decides, with torch's errors)."""
+    if not isinstance(value, _NUMBERS) or self.requires_grad_flag:
+        return False
+    if self._view is not None or self._as is not None:
+        return False
+    s = self._s
+    host = s.numpy
+    if host is None:
+        array = lazy.current(s.pending)
+        if not isinstance(array, jax.Array) or isinstance(array, jax.core.Tracer):
+            return False  # pending (recorded) or traced: the general path
+        if _dtype.device_of(array).type != "cpu":
+            return False
+    kind = (host if host is not None else array).dtype
+    where = index if type(index) is tuple else (index,)
+    shape = (host if host is not None else array).shape
+    if len(where) != len(shape) or kind.kind not in "biuf":
+        return False
+    for i, n in zip(where, shape, strict=True):
+        if type(i) is not int or not -n <= i < n:
+            return False
+    if kind.kind in "iu":  # torch truncates a float and wraps an int: in range only
+        info = np.iinfo(kind)
+        if not (math.isfinite(value) and info.min <= value <= info.max):
+            return False
+    if host is None:  # the first such write: the storage moves to the host
+        host = np.array(array)
+        s.numpy, s.pending = host, None
+    host[where] = value
+    s.exclusive = False
+    self._vc[0] += 1
+    return True
+
+
 def setitem(self: Tensor, index: Any, value: Any) -> None:
+    if _store_on_host(self, index, value):
+        return
     parts = _parts(index)
     spec, arrays, _ = _spec(index, tuple(self.shape), parts)
     value = _fit_value(value, spec, arrays, self)

@@ -221,3 +221,81 @@ def test_unsupported_out_raises_not_implemented():
     x = C.tensor(X)
     with pytest.raises(NotImplementedError, match="out="):
         C.gather(x, 1, C.tensor(INDEX), out=C.zeros(2, 2))
+
+
+# -- one element set to a number (a corpus reader's ``ids[i] = j``) -------------------
+@pytest.mark.parametrize(
+    ("dtype", "value"),
+    [
+        ("int64", 7),
+        ("int64", -3.7),  # truncated toward zero
+        ("int32", True),
+        ("uint8", 255),
+        ("float32", 0.1),  # rounded to float32
+        ("float64", 2**60 + 1),
+        ("bool", 2),
+        ("float16", 65519.0),
+    ],
+)
+@pytest.mark.parametrize("index", [1, -1, (1, 2), (-2, 0)])
+def test_one_element_set_to_a_number_is_stored_as_torch_stores_it(dtype, value, index):
+    shape = (3,) if type(index) is int else (2, 3)
+    ours = C.zeros(shape, dtype=getattr(C, dtype))
+    theirs = torch.zeros(shape, dtype=getattr(torch, dtype))
+    ours[index] = value
+    theirs[index] = value
+    assert str(ours.dtype) == str(theirs.dtype)
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    assert ours._version == theirs._version == 1
+
+
+def test_an_element_write_is_seen_by_every_tensor_on_the_storage():
+    n = np.zeros(4, np.int64)
+    x = C.from_numpy(n)
+    y = C.zeros(4, dtype=C.int64)
+    view = y[1:]
+    x[2] = 5
+    y[2] = 6
+    assert n.tolist() == [0, 0, 5, 0]
+    assert view.tolist() == [0, 6, 0]
+    assert (y + 1).tolist() == [1, 1, 7, 1]
+
+
+def test_an_element_write_after_a_save_for_backward_is_caught_as_torch_catches_it():
+    for lib in (C, torch):
+        w = lib.ones(3, requires_grad=True)
+        x = lib.zeros(3)
+        out = (w * x).sum()  # saves x
+        x[0] = 1.0
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            out.backward()
+
+
+@pytest.mark.parametrize("index", [3, -4, (0, 0)])
+def test_an_element_write_out_of_range_raises_torchs_error(index):
+    messages = []
+    for lib in (C, torch):
+        with pytest.raises(IndexError) as caught:
+            lib.zeros(3)[index] = 1
+        messages.append(str(caught.value))
+    assert messages[0] == messages[1]
+
+
+def test_an_element_write_into_a_leaf_that_requires_grad_raises_torchs_error():
+    for lib in (C, torch):
+        with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+            lib.zeros(3, requires_grad=True)[0] = 1.0
+
+
+def test_a_result_read_on_the_host_then_edited_through_data_as_torch_sees_it():
+    grads = []
+    for lib in (C, torch):
+        x = lib.tensor([0.5, 1.0, 2.0], requires_grad=True)
+        y = x.log_softmax(0)
+        y.detach().numpy()  # read on the host: not an edit
+        (y * lib.tensor([1.0, 2.0, 3.0])).sum().backward()
+        z = x.exp()
+        z.data[1] = 5.0  # an edit torch's backward sees (ExpBackward0 reads z)
+        z.sum().backward()
+        grads.append(x.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-6)

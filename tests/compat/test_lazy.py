@@ -227,18 +227,19 @@ def test_torch_compile_takes_over_an_optimizer_that_stepped_lazily():
 
 
 def test_a_loop_of_scalar_writes_compiles_one_program_for_every_index(eager_mode):
-    """``ids[i] = j`` (a corpus reader's loop): the index is an argument of the
-    programs, not part of them (one compiled per index took a minute a loop)."""
+    """``ids[i] = t`` (a tensor: a number is stored on the host, with no program):
+    the index is an argument of the programs, not part of them (one compiled
+    per index took a minute a loop)."""
     from jaxblitz.compat import _layout
     from jaxblitz.compat.autograd import graph
 
     ids = torch.zeros(50, dtype=torch.long)
     for i in range(3):
-        ids[i] = i + 7
+        ids[i] = torch.tensor(i + 7)
         ids[i].item()
     programs = graph._fwd._cache_size(), _layout._write_at._cache_size()
     for i in range(3, 50):
-        ids[i] = i + 7
+        ids[i] = torch.tensor(i + 7)
         assert ids[i].item() == i + 7
     assert (graph._fwd._cache_size(), _layout._write_at._cache_size()) == programs
     assert ids.tolist() == list(range(7, 57))

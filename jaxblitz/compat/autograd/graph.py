@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import jax
+import numpy as np
 
 from jaxblitz.compat import _dtype, _layout, _warm, lazy
 from jaxblitz.compat._dtype import x64
@@ -357,9 +358,11 @@ def _current(node: Node) -> list:
             continue
         if where is not None and owner is not None and owner._s is not where[1]:
             where = (where[0], owner._s, None, owner._view)  # `.data = other`
-        if where is None or where[1].pending is where[2] or where[1].pending is None:
+        if where is None or where[1].pending is where[2]:
             continue
-        position, storage, _, view = where
+        if where[1].pending is None and where[2] is None:
+            continue  # NumPy's memory then and now: no write to see
+        position, storage, _, view = where  # (moved to the host: read it again)
         if position in dict(node.static).get("_pre", ()):
             view = None  # handed over untransposed (see _operands)
         t = TensorBase._wrap(None)
@@ -383,6 +386,18 @@ _RESULT_VJPS = {
 }
 
 
+def _unedited(where: tuple) -> bool:
+    """A result whose storage is NumPy's now (read with ``.numpy()``, or one
+    element written on the host): unedited if it still holds the saved values."""
+    saved = where[2]
+    if saved is None:
+        return True  # NumPy's memory then and now: no write to see
+    # (the storage's whole array then, against its whole host copy now)
+    return np.array_equal(
+        np.asarray(lazy.concrete(saved)), where[1].numpy, equal_nan=True
+    )
+
+
 def _edited_result(node: Node) -> jax.Array | None:
     """The node's output as it is now, if it was written since the forward
     without a version bump (through ``.data``); else None."""
@@ -391,7 +406,9 @@ def _edited_result(node: Node) -> jax.Array | None:
         if where is None or where[0] != "result":
             continue
         storage = where[1]
-        if storage.pending is where[2] or storage.pending is None:
+        if storage.pending is where[2] or (
+            storage.pending is None and _unedited(where)
+        ):
             return None
         name = type(node).__name__
         if name not in _RESULT_VJPS:
