@@ -185,3 +185,20 @@ def test_a_functions_backward_is_recorded_while_lazy_not_run_at_once():
         assert x.grad.tolist() == [0.0, 18.0, 36.0, 54.0]
     finally:
         torch.lazy.set_lazy(was)
+
+
+def test_gradients_summed_or_accumulated_while_lazy_stay_pending():
+    """Lazy mode: a second backward into ``.grad`` and two gradients meeting at
+    one tensor are recorded sums, not reads (eager mode's values)."""
+    was = torch.lazy.is_lazy()
+    torch.lazy.set_lazy(True)
+    try:
+        x = torch.ones(3, requires_grad=True)
+        (x * x).sum().backward()
+        torch.lazy.metrics(reset=True)
+        (x * x).sum().backward()  # into the .grad the first one made
+        (x * 3 + x * x).sum().backward()  # two gradients meet at x
+        assert torch.lazy.metrics().get("syncs", 0) == 0
+        assert x.grad.tolist() == [9.0, 9.0, 9.0]
+    finally:
+        torch.lazy.set_lazy(was)

@@ -38,7 +38,7 @@ import jax.numpy as jnp
 
 from jaxblitz.compat._tensor_base import TensorBase
 from jaxblitz.compat.autograd.grad_mode import is_grad_enabled, no_grad
-from jaxblitz.compat.autograd.graph import _FREED, Node, _verify
+from jaxblitz.compat.autograd.graph import _FREED, Node, _verify, plus
 
 __all__ = [
     "BackwardCFunction",
@@ -218,7 +218,7 @@ class _OutputGrads(dict):
     def __add__(self, other: _OutputGrads) -> _OutputGrads:
         total = _OutputGrads(self)
         for i, g in other.items():
-            total[i] = g if i not in total else total[i] + g
+            total[i] = g if i not in total else plus(total[i], g)
         return total
 
 

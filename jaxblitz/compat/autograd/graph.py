@@ -682,6 +682,16 @@ def _topological(root: Node) -> list[Node]:
     return order[::-1]  # root first
 
 
+def plus(a: Any, b: Any) -> Any:
+    """``a + b`` for two gradients, recorded while either is pending: a
+    :class:`~jaxblitz.compat.lazy.LazyArray`'s ``+`` records the sum, a JAX
+    array's would compute the pending one first (a sync). Float addition is
+    commutative, so the order changes no bit."""
+    if type(b) is lazy.LazyArray and type(a) is not lazy.LazyArray:
+        return b + a
+    return a + b
+
+
 def run_backward(
     root: Node,
     grad: jax.Array,
@@ -735,7 +745,7 @@ def run_backward(
                 if child is None or cg is None:
                     continue
                 prev = grads.get(id(child))
-                grads[id(child)] = cg if prev is None else prev + cg
+                grads[id(child)] = cg if prev is None else plus(prev, cg)
             if not (retain_graph or create_graph):  # torch's default for both
                 node.release()
     _warm.done()
@@ -897,7 +907,7 @@ class AutogradMixin(TensorBase):
             self.grad = TensorBase._wrap(g)
         else:  # into the same tensor, as torch: references to .grad see it
             with x64(True):
-                self.grad._set_data(self.grad._data + g)
+                self.grad._set_data(plus(self.grad._value(), g))
 
     def retain_grad(self) -> None:
         if not self.requires_grad:
