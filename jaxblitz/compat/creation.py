@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+import math
 import numbers
 from typing import TYPE_CHECKING, Any
 
@@ -207,6 +208,8 @@ def _finish(array: Any, dtype: Any, device: Any, requires_grad: bool) -> Tensor:
     tensor's array is left uncommitted (:func:`jaxblitz.compat._dtype.placement`),
     an accelerator's is committed to it."""
     target = _dtype.placement(_dtype.factory_device(device))
+    if target is None and dtype is None and isinstance(array, np.ndarray):
+        return _host_made(array, requires_grad)
     with x64(True):
         array = jnp.asarray(
             array, dtype=None if dtype is None else _dtype.to_dtype(dtype).np
@@ -217,6 +220,58 @@ def _finish(array: Any, dtype: Any, device: Any, requires_grad: bool) -> Tensor:
     if requires_grad:
         t._set_requires_grad(True, "Only Tensors of floating point and complex dtype")
     return t
+
+
+def _host_made(array: np.ndarray, requires_grad: bool) -> Tensor:
+    t = TensorBase._wrap(from_host(array))
+    if requires_grad:
+        t._set_requires_grad(True, "Only Tensors of floating point and complex dtype")
+    return t
+
+
+_C_NAMES = {"int32": "int", "float32": "float", "float64": "double"}
+_C_NAMES.update(float16="c10::Half", bfloat16="c10::BFloat16")
+# The largest finite value of each narrow float; float16's and bfloat16's are
+# checked only when more than one element is filled (torch's one-element fill
+# rounds to inf unchecked).
+_FLOAT_MAX = {"float32": 3.4028234663852886e38, "float16": 65504.0}
+_FLOAT_MAX["bfloat16"] = 3.3895313892515355e38
+
+
+def _check_fill(fill: Any, dt: np.dtype, numel: int) -> None:
+    """torch's checked conversion of a fill value: integers out of the dtype's
+    range (an unsigned one also takes a negative integer its width can wrap),
+    NaN or infinity into integers, and a finite float's overflow are refused."""
+    if isinstance(fill, complex | np.complexfloating) or dt.kind not in "iufV":
+        return
+    value = fill.item() if isinstance(fill, np.generic) else fill
+    if dt.kind in "fV":  # (V: ml_dtypes' bfloat16)
+        top = _FLOAT_MAX.get(dt.name) if dt.name == "float32" or numel > 1 else None
+        bad = top is not None and math.isfinite(value) and abs(value) > top
+    else:
+        info = np.iinfo(dt)
+        wraps = dt.kind == "u" and isinstance(value, int)  # -1 into uint8: 255
+        low = -info.max if wraps else info.min
+        bad = not math.isfinite(value) or not low <= value <= info.max
+    if bad:
+        name = _C_NAMES.get(dt.name, f"{dt.name}_t")
+        raise RuntimeError(f"value cannot be converted to type {name} without overflow")
+
+
+def _filled(name: str, size: tuple, fill: Any, dt: np.dtype, device: Any) -> Any:
+    """``size`` filled with ``fill``: made by NumPy where the tensor lives on the
+    CPU (handed over, no program: a tiny model's ``zeros`` each step), by XLA on
+    the accelerator it is placed on (no copy over). None where NumPy refuses
+    the fill (out of the dtype's range, NaN into integers): XLA's casts then."""
+    shape = _size(name, size)
+    if _dtype.placement(_dtype.factory_device(device)) is None:
+        try:
+            with np.errstate(all="ignore"):  # float16's overflow to inf is torch's
+                return np.full(shape, fill, dt)
+        except (OverflowError, ValueError, TypeError):
+            pass
+    with x64(True):
+        return jnp.full(shape, fill, dt)
 
 
 def tensor(
@@ -361,8 +416,10 @@ def full(
         )
     if dtype is None:
         dtype = _dtype.scalar_dtype(fill_value)
-    with x64(True):
-        array = jnp.full(_size("full", (size,)), fill_value, _dtype.to_dtype(dtype).np)
+    dt = _dtype.to_dtype(dtype).np
+    shape = _size("full", (size,))
+    _check_fill(fill_value, dt, math.prod(shape))
+    array = _filled("full", (shape,), fill_value, dt, device)
     return _finish(array, None, device, requires_grad)
 
 
@@ -370,8 +427,7 @@ def full(
 def zeros(
     *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
 ) -> Tensor:
-    with x64(True):
-        array = jnp.zeros(_size("zeros", size), _float_dtype(dtype))
+    array = _filled("zeros", size, 0, _float_dtype(dtype), device)
     return _finish(array, None, device, requires_grad)
 
 
@@ -379,8 +435,7 @@ def zeros(
 def ones(
     *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
 ) -> Tensor:
-    with x64(True):
-        array = jnp.ones(_size("ones", size), _float_dtype(dtype))
+    array = _filled("ones", size, 1, _float_dtype(dtype), device)
     return _finish(array, None, device, requires_grad)
 
 

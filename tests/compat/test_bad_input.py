@@ -772,3 +772,26 @@ def test_index_checks_leave_compiled_indexing_working():
     compiled = torch.compile(pick)
     x, i = torch.arange(4.0), torch.tensor([3, 0])
     assert compiled(x, i).tolist() == [6.0, 0.0]
+
+
+FILL_DTYPES = ("uint8", "int8", "int16", "int32", "int64", "bool")
+FILL_DTYPES += ("float16", "bfloat16", "float32", "float64")
+FILLS = (300, -1, -200, -300, float("nan"), float("inf"), 1e10, 2**63, 70000.0, 1e39)
+FILLS += (3.7, -3.7, -0.5, True, 0)
+
+
+@pytest.mark.parametrize("shape", [(2, 3), (1,), ()])
+@pytest.mark.parametrize("name", FILL_DTYPES)
+def test_a_fill_value_is_converted_or_refused_as_pytorch_does(name, shape):
+    """torch.full's checked conversion: the same values, or the same error."""
+    real = pytest.importorskip("torch")
+    for fill in FILLS:
+        outs = []
+        for lib in (real, torch):
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")  # no NumPy cast warning leaks
+                try:
+                    outs.append(repr(lib.full(shape, fill, dtype=getattr(lib, name))))
+                except RuntimeError as e:
+                    outs.append(f"RuntimeError: {e}")
+        assert outs[1].replace("jaxblitz.compat", "torch") == outs[0], fill
