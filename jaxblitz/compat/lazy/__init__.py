@@ -100,17 +100,17 @@ class LazyArray:
         self.sig, self.graph, self.index = sig, graph, index  # sig: shape, dtype, weak
         self.value = None
         self.committed = committed  # as jit's output would be: any input was
-        self.where = where  # the devices of its first array input
+        self.where = where  # the sharding of its deciding (or first) array input
 
     def devices(self) -> set:
         if self.where is None:
             return self.force().devices()
-        return self.where
+        return self.where.device_set
 
     @property
     def sharding(self) -> jax.sharding.Sharding:
-        if self.where is not None and len(self.where) == 1:
-            return jax.sharding.SingleDeviceSharding(next(iter(self.where)))
+        if self.where is not None and len(self.where.device_set) == 1:
+            return self.where
         return self.force().sharding
 
     shape = property(lambda self: self.sig[0])
@@ -241,6 +241,10 @@ def _current() -> _Graph:
 
 
 _ABSENT = object()  # a static argument not passed
+_TRACED = object()  # _record's answer for a call on traced values
+# JAX's concrete array type, learnt from the first array recorded: the common
+# case then skips the abstract isinstance checks
+_ARRAY: list = [None]
 # Every distinct call recorded (its jit and (static args, treedef, input
 # signatures)), numbered: a graph's key names calls by number, cheap to hash.
 _CALLS: list = []
@@ -281,18 +285,20 @@ class jit:  # noqa: N801 -- used as jax.jit is
     def record(self, args: tuple, kwargs: dict) -> Any:
         static = tuple(kwargs.pop(k, _ABSENT) for k in self.static_argnames)
         leaves, treedef = jax.tree.flatten((args, kwargs))
-        if not jax.config.jax_enable_x64 or any(
-            isinstance(v, jax.core.Tracer) for v in leaves
-        ):  # inside a trace (torch.compile), or outside compat's x64 ops: now
-            _metrics["eager calls"] += 1
-            args, kwargs = jax.tree.unflatten(treedef, [concrete(v) for v in leaves])
-            return self.jitted(*args, **kwargs, **self._static(static))
-        with _lock:
-            return self._record(static, leaves, treedef)
+        if jax.config.jax_enable_x64:
+            with _lock:
+                out = self._record(static, leaves, treedef)
+            if out is not _TRACED:
+                return out
+        # inside a trace (torch.compile), or outside compat's x64 ops: now
+        _metrics["eager calls"] += 1
+        args, kwargs = jax.tree.unflatten(treedef, [concrete(v) for v in leaves])
+        return self.jitted(*args, **kwargs, **self._static(static))
 
     def _record(self, static: tuple, leaves: list, treedef: Any) -> Any:
         graph = _current()
         refs, sigs, committed, where = [], [], False, None
+        first = len(graph.inputs)
         for v in leaves:
             kind = type(v)
             if kind is LazyArray:
@@ -307,25 +313,46 @@ class jit:  # noqa: N801 -- used as jax.jit is
                     sigs.append(v.sig)
                     if v.committed and not committed:  # a committed one decides
                         committed, where = True, v.where
-                    where = where or v.where
+                    elif where is None:
+                        where = v.where
                     continue
-            if kind is np.ndarray:  # the caller's array may change before the sync
-                v = np.array(v)
-            refs.append(-1 - graph.input(v))
-            if kind in _SCALARS:
-                sigs.append(kind)
-            elif isinstance(v, jax.Array):
+            if kind is _ARRAY[0]:
                 c = v.committed
-                sigs.append((v.shape, v.dtype, v.weak_type, c and v.sharding))
+                sharding = v.sharding
+                sigs.append((v.aval, c and sharding))
                 if c and not committed:  # a committed one decides
-                    committed, where = True, v.devices()
-                where = where or v.devices()
+                    committed, where = True, sharding
+                elif where is None:
+                    where = sharding
+            elif kind in _SCALARS:
+                sigs.append(kind)
+            elif kind is np.ndarray:  # the caller's array may change before the sync
+                v = np.array(v)
+                sigs.append((v.shape, v.dtype, kind))
+            elif isinstance(v, jax.core.Tracer):  # a trace: run at once, unrecorded
+                for leaf in graph.inputs[first:]:
+                    del graph.input_ids[id(leaf)]
+                del graph.inputs[first:]
+                return _TRACED
+            elif isinstance(v, jax.Array):
+                if _ARRAY[0] is None and hasattr(v, "aval"):
+                    _ARRAY[0] = kind
+                c = v.committed
+                sigs.append((v.aval, c and v.sharding))
+                if c and not committed:
+                    committed, where = True, v.sharding
+                elif where is None:
+                    where = v.sharding
             else:
                 sigs.append((np.shape(v), np.result_type(v), kind))
+            refs.append(-1 - graph.input(v))
         place = where if committed else None  # what decides the device
-        if graph.key and place != graph.place:
+        if graph.key and place is not graph.place and place != graph.place:
             # work on another device: what is pending there runs first, as its
             # own program (one program runs on one device)
+            for leaf in graph.inputs[first:]:
+                del graph.input_ids[id(leaf)]
+            del graph.inputs[first:]
             _sync(graph, "work moved to another device")
             return self._record(static, leaves, treedef)
         graph.place = place
