@@ -268,3 +268,40 @@ def test_a_value_someone_still_holds_is_never_donated(lazy_mode):
     lazy.sync()
     assert lazy.metrics()["donated"] == before + 1
     np.testing.assert_array_equal(alone.numpy(), np.full(3, 3.0, np.float32))
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("1", True),
+        ("on", True),
+        ("0", False),
+        ("false", False),
+        ("auto", None),
+        ("", None),
+    ],
+)
+def test_the_switch_reads_the_environment(monkeypatch, value, expected):
+    monkeypatch.setenv("JAXBLITZ_COMPAT_LAZY", value)
+    assert lazy._from_environment() is expected
+
+
+def test_a_bad_switch_value_is_refused_by_name(monkeypatch):
+    monkeypatch.setenv("JAXBLITZ_COMPAT_LAZY", "fast")
+    with pytest.raises(ValueError, match="JAXBLITZ_COMPAT_LAZY='fast': expected 1"):
+        lazy._from_environment()
+    with pytest.raises(ValueError, match="expected True, False or 'auto'"):
+        lazy.set_lazy("yes")
+
+
+@pytest.mark.parametrize(("backend", "expected"), [("cpu", False), ("gpu", True)])
+def test_auto_is_lazy_on_an_accelerator_and_eager_on_the_cpu(
+    monkeypatch, backend, expected
+):
+    was = lazy.is_lazy()
+    monkeypatch.setattr(lazy.jax, "default_backend", lambda: backend)
+    try:
+        lazy.set_lazy("auto")
+        assert lazy.is_lazy() is expected
+    finally:
+        lazy.set_lazy(was)

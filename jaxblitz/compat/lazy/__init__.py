@@ -19,8 +19,14 @@ program: PyTorch/XLA's ``mark_step`` without a ``mark_step``.
 
 Values agree with eager mode: the program calls the very same jitted functions,
 inlined into one XLA program (XLA may fuse across what were separate programs;
-see BENCHMARKS.md for where the last bits can move). Eager mode (every call
-runs at once) stays behind :func:`set_lazy` / ``JAXBLITZ_COMPAT_LAZY=0``.
+see BENCHMARKS.md for where the last bits can move).
+
+The switch: by default (``auto``) compat is lazy where JAX's default backend is
+a GPU or TPU, where one program a step saves a launch per op, and eager on the
+CPU, where XLA runs each program on the calling thread and one program a step
+gains nothing. ``JAXBLITZ_COMPAT_LAZY=1`` / ``0`` / ``auto`` before the first
+op, or :func:`set_lazy` at any time, choose; eager mode (every call runs at
+once, errors at the line that made them) is the reference in the tests.
 """
 
 from __future__ import annotations
@@ -56,18 +62,49 @@ MAX_PENDING = 512
 
 _state = threading.local()
 _lock = threading.RLock()
-_enabled = [os.environ.get("JAXBLITZ_COMPAT_LAZY", "0") not in ("0", "", "false")]
+_SWITCH = "JAXBLITZ_COMPAT_LAZY"
 
 
-def set_lazy(flag: bool = True) -> None:
+def _from_environment() -> bool | None:
+    """``JAXBLITZ_COMPAT_LAZY``: 1 lazy, 0 eager; unset or ``auto``: None,
+    decided at the first call by JAX's default backend (:func:`is_lazy`)."""
+    value = os.environ.get(_SWITCH, "auto").strip().lower()
+    if value in ("", "auto"):
+        return None
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(
+        f"{_SWITCH}={os.environ[_SWITCH]!r}: expected 1 (lazy), 0 (eager) or auto "
+        "(lazy on a GPU or TPU, eager on the CPU)"
+    )
+
+
+_enabled: list = [_from_environment()]  # None: auto, not decided yet
+
+
+def set_lazy(flag: bool | str = True) -> None:
     """Switch compat between lazy (record, run at sync points) and eager (run
-    each call at once) execution. Pending work runs first."""
+    each call at once) execution; ``"auto"``: lazy where JAX's default backend
+    is a GPU or TPU, eager on the CPU (the default). Pending work runs first."""
+    if isinstance(flag, str) and flag != "auto":
+        raise ValueError(f"set_lazy({flag!r}): expected True, False or 'auto'")
     sync()
-    _enabled[0] = bool(flag)
+    _enabled[0] = None if flag == "auto" else bool(flag)
 
 
 def is_lazy() -> bool:
     """Whether compat records its work (True) or runs each call at once."""
+    mode = _enabled[0]
+    return _decide() if mode is None else mode
+
+
+def _decide() -> bool:
+    """The automatic choice, made once: lazy where one program per step saves
+    launches (a GPU or TPU), eager on the CPU, where XLA runs a program on the
+    calling thread and one per step gains nothing (BENCHMARKS.md)."""
+    _enabled[0] = jax.default_backend() != "cpu"
     return _enabled[0]
 
 
@@ -265,7 +302,8 @@ class jit:  # noqa: N801 -- used as jax.jit is
         self._avals: dict = {}
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if not _enabled[0]:
+        mode = _enabled[0]
+        if not (_decide() if mode is None else mode):
             try:
                 return self.jitted(*args, **kwargs)
             except (TypeError, ValueError):
