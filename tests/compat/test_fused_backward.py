@@ -13,12 +13,11 @@ import jaxblitz.compat as torch
 from jaxblitz.compat import _warm, nn
 from jaxblitz.compat.autograd import _fused
 from tests.compat.blitz_net import Net
+from tests.compat.modes import eager_only
 from tests.compat.test_extending import _square
 
-# Eager mode's machinery: lazy execution runs a backward inside the step's program.
-pytestmark = pytest.mark.skipif(
-    torch.lazy.is_lazy(), reason="the fused backward is eager mode's"
-)
+# Lazy execution runs a backward inside the step's program.
+pytestmark = eager_only("the fused backward (autograd/_fused.py)")
 
 
 @pytest.fixture

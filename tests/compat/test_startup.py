@@ -14,6 +14,7 @@ import pytest
 
 import jaxblitz.compat as torch
 from jaxblitz.compat import _warm, nn
+from tests.compat.modes import eager_only
 
 
 @pytest.fixture
@@ -110,6 +111,7 @@ def first_step(sizes: tuple[int, int, int, int], seed: int = 0):
     return wanted, [p.detach().numpy().copy() for p in net.parameters()]
 
 
+@eager_only("the first step's warm-ups (compat/_warm.py) and per-op programs")
 def test_first_step_warms_its_programs_once_with_the_same_result(warm):
     compiled_warm, params_warm = first_step((23, 9, 3, 5))
     assert not _warm.active()  # the first backward ended the warm-ups
@@ -200,6 +202,7 @@ def test_no_warm_ups_once_done(warm):
     assert (x * 2).grad_fn.warm is None
 
 
+@eager_only("the optimizer's own update program (jit(_update_shared))")
 def test_a_second_optimizer_reuses_the_first_ones_update_program():
     """The Optax transform, a static argument of the update program, is shared
     by optimizers of one kind and static settings: a new optimizer (a notebook's
