@@ -7,9 +7,11 @@ momentum, the Blitz's loop) twice from the same seed, on compat's ``cuda``
 device where JAX has a GPU (else the CPU): once eagerly, once lazily. Prints
 each mode's final running loss, test accuracy, time and programs launched per
 step, and the largest difference between the two modes' weights. XLA may fuse
-across what were separate programs (here the loader's Normalize into the first
-convolution), so the last bits may move: the accuracies must agree. Exits 1
-when they do not.
+across what were separate programs (a multiply into the add that uses it, as
+an FMA; the loader's Normalize into the first convolution), so the last bits
+move, and over hundreds of SGD steps the two runs drift apart as two seeds'
+would not but two GPUs' can: the test accuracies must agree within one point.
+Exits 1 when they do not.
 """
 
 from __future__ import annotations
@@ -91,9 +93,10 @@ def main(argv: list[str] | None = None) -> int:
         )
     eager, lazy = runs["eager"]["weights"], runs["lazy"]["weights"]
     diff = max(float(np.abs(eager[k] - lazy[k]).max()) for k in eager)
-    same = runs["eager"]["accuracy"] == runs["lazy"]["accuracy"]
+    gap = abs(runs["eager"]["accuracy"] - runs["lazy"]["accuracy"])
+    same = gap <= 1.0
     print(f"largest weight difference, lazy vs eager: {diff:.3g}")
-    print("accuracies agree" if same else "ACCURACIES DIFFER")
+    print(f"accuracies {'agree' if same else 'DIFFER'}: {gap:.1f} points apart")
     return 0 if same else 1
 
 
