@@ -97,21 +97,35 @@ def make_step(
     return step
 
 
-def lazy_step(step):
-    """``step`` run with compat's lazy execution on (and eager mode left as it
-    was around it, so the candidates can take turns in one process)."""
+def in_mode(step, lazy_on: bool):
+    """``step`` run with compat's lazy execution on or off, whatever the default
+    (lazy on a GPU or TPU, eager on the CPU), and the mode left as it was around
+    it, so the candidates can take turns in one process."""
     from jaxblitz.compat import lazy
 
     def run(i):
         was = lazy.is_lazy()
-        lazy.set_lazy(True)
+        lazy.set_lazy(lazy_on)
         try:
             return step(i)
         finally:
             lazy.set_lazy(was)
 
     run.settle = step.settle
+    for name in ("net", "batch", "train_step"):
+        if hasattr(step, name):
+            setattr(run, name, getattr(step, name))
     return run
+
+
+def lazy_step(step):
+    """``step`` run lazily (see :func:`in_mode`)."""
+    return in_mode(step, True)
+
+
+def eager_step(step):
+    """``step`` run eagerly (see :func:`in_mode`)."""
+    return in_mode(step, False)
 
 
 def programs_per_step(step, steps: int = 8) -> float:
@@ -194,7 +208,11 @@ def compare(batch: int, count: int, repeats: int) -> None:
     from jaxblitz.compat import optim as coptim
 
     device = device_for(ctorch)
-    steps = {"compat eager": make_step(ctorch, cnn, cF, coptim, batch, False, device)}
+    steps = {
+        "compat eager": eager_step(
+            make_step(ctorch, cnn, cF, coptim, batch, False, device)
+        )
+    }
     steps["compat lazy"] = lazy_step(
         make_step(ctorch, cnn, cF, coptim, batch, False, device)
     )

@@ -27,7 +27,7 @@ import jax.numpy as jnp
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bench_compat import make_step, time_steps  # noqa: E402
+from bench_compat import eager_step, make_step, time_steps  # noqa: E402
 
 BATCH, POOL = 4, 32
 
@@ -89,7 +89,7 @@ def main():
         "compat compiled": make_step(ctorch, cnn, cF, coptim, BATCH, True),
         "core train_step (jit)": core,
         "core jit_step": core_jit,
-        "compat eager": make_step(ctorch, cnn, cF, coptim, BATCH),
+        "compat eager": eager_step(make_step(ctorch, cnn, cF, coptim, BATCH)),
     }
     try:
         import torch

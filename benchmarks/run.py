@@ -53,7 +53,13 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bench_compat import device_for, lazy_step, make_step, warm_up  # noqa: E402
+from bench_compat import (  # noqa: E402
+    device_for,
+    eager_step,
+    lazy_step,
+    make_step,
+    warm_up,
+)
 
 from jaxblitz import cli, evaluate, models, parallel, train  # noqa: E402
 from jaxblitz.data import epoch_order  # noqa: E402
@@ -242,6 +248,8 @@ def torch_style_runner(lib: str, batch: int, quick: bool):
     step = make_step(torch, nn, F, optim, batch, lib == "compiled", device_for(torch))
     if lib == "compat_lazy":  # compat's lazy execution: one program per step
         step = lazy_step(step)
+    elif lib == "compat":  # eager, whatever the device's default
+        step = eager_step(step)
     steps = steps_for(batch, quick) // (4 if lib != "torch" and batch == 4 else 1)
     warm_up(step)
 
