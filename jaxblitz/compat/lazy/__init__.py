@@ -63,6 +63,9 @@ MAX_PENDING = 512
 _state = threading.local()
 _lock = threading.RLock()
 _SWITCH = "JAXBLITZ_COMPAT_LAZY"
+# JAXBLITZ_COMPAT_LAZY_WHY=1: count the user's lines that asked for values, and
+# keep each recorded call's line for an error found at the sync point.
+_WHY = [bool(os.environ.get("JAXBLITZ_COMPAT_LAZY_WHY"))]
 
 
 def _from_environment() -> bool | None:
@@ -261,6 +264,7 @@ class _Graph:
         self.outs: list = []  # weakrefs to each output's LazyArray
         self.done = False  # run (by a sync in any thread): record no more here
         self.place = None  # the devices its committed inputs are on, if any
+        self.lines: list = []  # per call, the user's line (only when _WHY)
 
     def input(self, leaf: Any) -> int:
         k = self.input_ids.get(id(leaf))
@@ -410,6 +414,8 @@ class jit:  # noqa: N801 -- used as jax.jit is
             graph.outs.append(weakref.ref(lazy))
             outs.append(lazy)
         graph.key.append((call_id, tuple(refs)))
+        if _WHY[0]:
+            graph.lines.append(_asker())
         _metrics["calls"] += 1
         if len(graph.key) >= MAX_PENDING:
             _sync(graph, "the pending graph reached its size cap")
@@ -555,7 +561,7 @@ def _sync(graph: _Graph, reason: str) -> None:
                 live.append(i)
                 lazies.append(lazy)
         _metrics["syncs"] += 1
-        if os.environ.get("JAXBLITZ_COMPAT_LAZY_WHY"):
+        if _WHY[0]:
             _metrics[f"sync at {_asker()}: {reason}"] += 1
         donate = _donatable(graph.inputs, lazies)
         _metrics["donated"] += len(donate)
@@ -590,6 +596,13 @@ def _sync(graph: _Graph, reason: str) -> None:
 def _located(graph: _Graph, error: Exception) -> Exception:
     """``error`` of a graph's program, naming the recorded call that raises it
     when run alone (each pending call is run again, one program each)."""
+    if any(isinstance(v, jax.Array) and v.is_deleted() for v in graph.inputs):
+        # inputs handed to the program (donated) are gone: nothing to run again
+        return type(error)(
+            f"{error} (in compat's pending work of {len(graph.key)} calls, run as "
+            "one program; run with jaxblitz.compat.lazy.set_lazy(False) to raise "
+            "it at the line that made it)"
+        )
     values: list = []
     with _dtype.x64(True):
         for n, (call_id, refs) in enumerate(graph.key):
@@ -601,9 +614,14 @@ def _located(graph: _Graph, error: Exception) -> Exception:
                 static = dict(zip(fn.static_argnames, call[0], strict=True))
                 what = static.get("fn", fn.fun)
                 name = getattr(what, "__name__", repr(what))
+                made = (
+                    f", made at {graph.lines[n]}"
+                    if n < len(graph.lines)
+                    else "; JAXBLITZ_COMPAT_LAZY_WHY=1 names the line that made it"
+                )
                 return type(e)(
                     f"{e} (in compat's pending work: call {n + 1} of "
-                    f"{len(graph.key)}, {name}; run with jaxblitz.compat.lazy"
-                    ".set_lazy(False) to raise it at the line that made it)"
+                    f"{len(graph.key)}, {name}{made}; run with jaxblitz.compat.lazy"
+                    ".set_lazy(False) to raise it at that line)"
                 )
     return error
