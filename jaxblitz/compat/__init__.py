@@ -304,6 +304,7 @@ if _jax.config.jax_compilation_cache_dir is None:
 
 from jaxblitz.compat import (  # noqa: E402
     accelerator,
+    amp,
     autograd,
     backends,
     cuda,
@@ -311,6 +312,11 @@ from jaxblitz.compat import (  # noqa: E402
     nn,
     optim,
     utils,
+)
+from jaxblitz.compat.amp import (  # noqa: E402 -- torch.autocast
+    autocast,
+    get_autocast_dtype,
+    is_autocast_enabled,
 )
 from jaxblitz.compat.backends._precision import (  # noqa: E402
     get_float32_matmul_precision,

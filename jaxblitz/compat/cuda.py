@@ -3,20 +3,27 @@
 ``torch.cuda.is_available()`` is true when JAX sees a GPU (``pip install
 "jax[cuda12]"``); ``torch.device("cuda")`` is then JAX's first GPU. Streams, events
 and CUDA graphs do not exist here (JAX schedules its own work): they raise
-``NotImplementedError``.
+``NotImplementedError``. ``torch.cuda.amp`` is :mod:`jaxblitz.compat._cuda_amp`.
 """
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import jax
 
+from jaxblitz.compat import _cuda_amp as amp
 from jaxblitz.compat import lazy
 from jaxblitz.compat._dtype import device, jax_device
 from jaxblitz.compat.creation import initial_seed, manual_seed
 
+# torch.cuda.amp: `import torch.cuda.amp` ports to `import jaxblitz.compat.cuda.amp`,
+# which finds the module here (this module is not a package).
+sys.modules[__name__ + ".amp"] = amp
+
 __all__ = [
+    "amp",
     "current_device",
     "device_count",
     "empty_cache",
@@ -115,7 +122,7 @@ def seed() -> None:
 
 
 def __getattr__(name: str) -> Any:
-    # Streams, events, graphs, amp, nvtx...: named, not silently absent.
+    # Streams, events, graphs, nvtx...: named, not silently absent.
     raise NotImplementedError(
         f"torch.cuda.{name} is not supported by jaxblitz.compat (JAX schedules GPU "
         "work itself: there are no streams, events or CUDA graphs)"

@@ -1,0 +1,224 @@
+"""compat's answers to what real PyTorch scripts touch in passing -- ``torch.amp``
+and ``torch.cuda.amp``, ``torch.onnx``, ``torch.distributed`` -- against PyTorch on
+a CPU-only machine: the same results and warnings, or a refusal by name."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import jaxblitz.compat as ct
+
+pt = pytest.importorskip("torch")
+
+
+def caught(make):
+    """``make()``'s result and the (category, message) of each warning it gave."""
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        result = make()
+    return result, [(w.category, str(w.message)) for w in seen]
+
+
+# -- torch.amp / torch.cuda.amp ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda t: t.amp.GradScaler("cuda", enabled=False),
+        lambda t: t.amp.GradScaler("cuda"),
+        lambda t: t.amp.GradScaler(),
+        lambda t: t.amp.GradScaler("cpu", enabled=False),
+        lambda t: t.cuda.amp.GradScaler(enabled=False),
+        lambda t: t.cuda.amp.GradScaler(),
+    ],
+)
+def test_a_grad_scaler_pytorch_disables_is_disabled_with_its_warnings(make):
+    ours, our_warnings = caught(lambda: make(ct))
+    theirs, their_warnings = caught(lambda: make(pt))
+    assert our_warnings == their_warnings
+    assert ours.is_enabled() is theirs.is_enabled() is False
+    assert ours.get_scale() == theirs.get_scale() == 1.0
+    assert ours.state_dict() == theirs.state_dict() == {}
+    ours.load_state_dict({"scale": 3.0})  # a no-op when disabled
+    assert ours.get_scale() == 1.0
+
+
+def test_a_disabled_grad_scaler_passes_the_loss_and_steps_the_optimizer():
+    scaler = ct.amp.GradScaler("cpu", enabled=False)
+    w = ct.nn.Parameter(ct.tensor([1.0, 2.0]))
+    opt = ct.optim.SGD([w], lr=0.5)
+    loss = (w * w).sum()
+    assert scaler.scale(loss) is loss
+    scaler.scale(loss).backward()
+    scaler.unscale_(opt)
+    assert scaler.step(opt) is None
+    scaler.update()
+    np.testing.assert_array_equal(w.detach().numpy(), [0.0, 0.0])
+
+
+def _scaled_run(torch, steps, **options):
+    """Parameters and scaler state after each of ``steps`` (each an input row),
+    trained with an enabled CPU GradScaler."""
+    w = torch.nn.Parameter(torch.tensor([0.5, -1.25, 2.0]))
+    opt = torch.optim.SGD([w], lr=0.125, momentum=0.5)
+    scaler = torch.amp.GradScaler("cpu", **options)
+    seen = []
+    for i, row in enumerate(steps):
+        opt.zero_grad()
+        loss = (w * torch.tensor(row)).pow(2).sum()
+        scaled = scaler.scale(loss)
+        seen.append(float(scaled.detach()))
+        scaled.backward()
+        if i % 2:
+            scaler.unscale_(opt)  # as before clipping, then step() unscales no more
+            seen.append(w.grad.detach().numpy().copy())
+        scaler.step(opt)
+        scaler.update()
+        seen += [w.detach().numpy().copy(), scaler.get_scale(), scaler.state_dict()]
+    return seen
+
+
+def test_an_enabled_cpu_grad_scaler_scales_skips_backs_off_and_grows_as_pytorch():
+    steps = [
+        [1.0, 2.0, 3.0],
+        [0.5, np.inf, 1.0],  # inf gradients: the step is skipped, the scale halves
+        [1.5, -2.0, 0.25],
+        [1e30, 1.0, 1.0],  # the scaled loss overflows float32
+        [0.25, 0.5, -1.0],
+        [1.0, 1.0, 1.0],
+        [2.0, 0.5, 0.125],
+    ]
+    options = {"init_scale": 1024.0, "growth_interval": 2, "backoff_factor": 0.25}
+    ours, theirs = _scaled_run(ct, steps, **options), _scaled_run(pt, steps, **options)
+    assert len(ours) == len(theirs)
+    for a, b in zip(ours, theirs, strict=True):
+        if isinstance(a, np.ndarray):
+            np.testing.assert_array_equal(a, b)
+        else:
+            assert a == b or (np.isnan(a) and np.isnan(b))
+
+
+def test_an_enabled_grad_scaler_state_dict_round_trips_and_refuses_an_empty_one():
+    for torch in (ct, pt):
+        scaler = torch.amp.GradScaler("cpu", init_scale=8.0, growth_interval=5)
+        assert scaler.get_scale() == 8.0 and scaler.is_enabled()
+        scaler.scale(torch.tensor(1.0))
+        scaler.update(3.0)
+        copy = torch.amp.GradScaler("cpu")
+        copy.load_state_dict(scaler.state_dict())
+        assert copy.state_dict() == {
+            "scale": 3.0,
+            "growth_factor": 2.0,
+            "backoff_factor": 0.5,
+            "growth_interval": 5,
+            "_growth_tracker": 0,
+        }
+        with pytest.raises(RuntimeError, match="saved from a disabled instance"):
+            copy.load_state_dict({})
+
+
+def test_an_enabled_grad_scaler_refuses_misuse_in_pytorch_words():
+    for torch in (ct, pt):
+        w = torch.nn.Parameter(torch.tensor([1.0]))
+        opt = torch.optim.SGD([w], lr=0.1)
+        scaler = torch.amp.GradScaler("cpu")
+        with pytest.raises(AssertionError, match="Attempted step but _scale is None"):
+            scaler.step(opt)
+        scaler.scale(w.sum()).backward()
+        scaler.unscale_(opt)
+        with pytest.raises(RuntimeError, match="unscale_\\(\\) has already been"):
+            scaler.unscale_(opt)
+        scaler.step(opt)
+        with pytest.raises(RuntimeError, match="step\\(\\) has already been called"):
+            scaler.step(opt)
+        with pytest.raises(RuntimeError, match="Closure use is not currently"):
+            scaler.step(opt, closure=lambda: None)
+        with pytest.raises(AssertionError, match="growth factor must be > 1.0"):
+            torch.amp.GradScaler("cpu", growth_factor=1.0)
+        scaled = scaler.scale([w.sum(), (w.sum(), w.sum() * 2)])
+        assert isinstance(scaled, list) and isinstance(scaled[1], tuple)
+        first, second = (float(v.detach()) for v in (scaled[0], scaled[1][1]))
+        assert second == 2 * first == 2 * 65536 * float(w.detach())
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda t: t.autocast(device_type="cuda", enabled=False),
+        lambda t: t.autocast("cuda"),
+        lambda t: t.autocast("cpu", enabled=False),
+        lambda t: t.autocast("cpu", dtype=t.float32),
+        lambda t: t.amp.autocast("cuda", enabled=False),
+        lambda t: t.cuda.amp.autocast(enabled=False),
+        lambda t: t.cuda.amp.autocast(),
+    ],
+)
+def test_an_autocast_pytorch_disables_is_a_no_op_with_its_warnings(make):
+    ours, our_warnings = caught(lambda: make(ct))
+    theirs, their_warnings = caught(lambda: make(pt))
+    assert our_warnings == their_warnings
+    assert (ours.device, ours.fast_dtype.__str__()) == (
+        theirs.device,
+        str(theirs.fast_dtype),
+    )
+    x = ct.ones(2, 2)
+    with ours as entered:
+        assert entered is ours
+        assert not ct.is_autocast_enabled(ours.device)
+        assert (x @ x).dtype == ct.float32
+
+    @ours
+    def double(v):
+        """Doubles."""
+        return v * 2
+
+    assert double(3) == 6 and double.__doc__ == "Doubles."
+
+
+def test_an_enabled_cpu_autocast_is_refused_by_name():
+    with pytest.raises(NotImplementedError, match="torch.autocast.*'cpu'.*bfloat16"):
+        ct.autocast("cpu")
+    with pytest.raises(NotImplementedError, match="float16"):
+        ct.amp.autocast("cpu", dtype=ct.float16)
+
+
+def test_autocast_refuses_bad_arguments_as_pytorch():
+    for torch in (ct, pt):
+        with pytest.raises(ValueError, match="Expected `device_type` of type `str`"):
+            torch.autocast(torch.device("cpu"))
+        with pytest.raises(RuntimeError, match="Expected one of cpu, cuda"):
+            torch.autocast("xyz", enabled=False)
+        with pytest.raises(TypeError, match="requires a callable, but got int"):
+            torch.autocast("cpu", enabled=False)(3)
+        assert torch.get_autocast_dtype("cpu") == torch.bfloat16
+        assert torch.get_autocast_dtype("cuda") == torch.float16
+        assert torch.amp.is_autocast_available("cuda")
+
+
+def test_the_cuda_amp_module_imports_as_pytorch_spells_it():
+    import jaxblitz.compat.cuda.amp
+    from jaxblitz.compat.cuda.amp import GradScaler, autocast, custom_fwd
+
+    assert jaxblitz.compat.cuda.amp is ct.cuda.amp
+    assert issubclass(GradScaler, ct.amp.GradScaler)
+    assert issubclass(autocast, ct.amp.autocast)
+
+    class Ctx:
+        pass
+
+    forward, messages = caught(lambda: custom_fwd(lambda ctx, x: x + 1))
+    assert messages == [
+        (
+            FutureWarning,
+            "`torch.cuda.amp.custom_fwd(args...)` is deprecated. Please use "
+            "`torch.amp.custom_fwd(args..., device_type='cuda')` instead.",
+        )
+    ]
+    ctx = Ctx()
+    assert forward(ctx, 1) == 2 and ctx._fwd_used_autocast is False
+    backward = ct.amp.custom_bwd(device_type="cpu")(lambda ctx, g: g * 3)
+    assert backward(ctx, 2) == 6
