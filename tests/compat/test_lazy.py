@@ -343,3 +343,33 @@ def test_an_error_found_at_the_sync_names_the_call_and_the_line_that_made_it(
     assert "in compat's pending work of 2 calls, run as one program" in str(
         caught.value
     )
+
+
+@pytest.mark.parametrize(
+    ("op", "expected"),
+    [
+        (lambda t: t.nonzero().flatten().tolist(), [1, 2]),
+        (lambda t: torch.unique(t).tolist(), [0.0, 3.0, 6.0]),
+        (lambda t: t[t > 4].tolist(), [6.0]),
+        (lambda t: t.masked_select(t > 0).tolist(), [3.0, 6.0]),
+        (lambda t: int(t.argmax()), 2),
+    ],
+    ids=["nonzero", "unique", "mask", "masked_select", "int"],
+)
+def test_a_shape_that_depends_on_values_syncs_first(lazy_mode, op, expected):
+    t = torch.tensor([0.0, 1.0, 2.0]) * 3  # pending
+    lazy.metrics(reset=True)
+    assert op(t) == expected
+    assert lazy.metrics()["syncs"] >= 1
+
+
+def test_torch_save_is_a_sync_point(lazy_mode):
+    import io
+
+    t = torch.arange(3.0) * 2  # pending
+    buffer = io.BytesIO()
+    lazy.metrics(reset=True)
+    torch.save({"t": t}, buffer)
+    assert lazy.metrics()["syncs"] == 1
+    buffer.seek(0)
+    assert torch.load(buffer)["t"].tolist() == [0.0, 2.0, 4.0]
