@@ -310,6 +310,7 @@ from jaxblitz.compat import (  # noqa: E402
     cuda,
     lazy,
     nn,
+    onnx,
     optim,
     utils,
 )

@@ -222,3 +222,23 @@ def test_the_cuda_amp_module_imports_as_pytorch_spells_it():
     assert forward(ctx, 1) == 2 and ctx._fwd_used_autocast is False
     backward = ct.amp.custom_bwd(device_type="cpu")(lambda ctx, g: g * 3)
     assert backward(ctx, 2) == 6
+
+
+# -- torch.onnx -----------------------------------------------------------------
+
+
+def test_onnx_imports_and_its_export_is_refused_by_name():
+    import jaxblitz.compat.onnx
+    from jaxblitz.compat import onnx
+
+    assert onnx is jaxblitz.compat.onnx is ct.onnx
+    assert onnx.is_in_onnx_export() is pt.onnx.is_in_onnx_export() is False
+    model = ct.nn.Linear(2, 1)
+    with pytest.raises(NotImplementedError, match="torch.onnx.export is not"):
+        onnx.export(model, (ct.ones(1, 2),), "model.onnx", input_names=["x"])
+    with pytest.raises(NotImplementedError, match="torch.onnx.dynamo_export is not"):
+        onnx.dynamo_export(model, ct.ones(1, 2))
+    with pytest.raises(NotImplementedError, match="torch.onnx.register_custom_op"):
+        onnx.register_custom_op_symbolic("::foo", None, 9)
+    assert issubclass(onnx.OnnxExporterError, RuntimeError)
+    assert not hasattr(onnx, "__path__")
