@@ -308,6 +308,7 @@ from jaxblitz.compat import (  # noqa: E402
     autograd,
     backends,
     cuda,
+    distributed,
     lazy,
     nn,
     onnx,

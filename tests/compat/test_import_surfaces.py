@@ -242,3 +242,116 @@ def test_onnx_imports_and_its_export_is_refused_by_name():
         onnx.register_custom_op_symbolic("::foo", None, 9)
     assert issubclass(onnx.OnnxExporterError, RuntimeError)
     assert not hasattr(onnx, "__path__")
+
+
+# -- torch.distributed ----------------------------------------------------------
+
+
+def _raised(call):
+    try:
+        call()
+    except Exception as error:  # noqa: BLE001 -- the error is what is compared
+        return type(error), str(error)
+    return None
+
+
+def test_distributed_answers_as_pytorch_without_a_process_group(monkeypatch):
+    import jaxblitz.compat.distributed as dist
+
+    monkeypatch.delenv("TORCHELASTIC_RUN_ID", raising=False)
+    monkeypatch.delenv("LOCAL_RANK", raising=False)
+    real = pt.distributed
+    assert dist.is_available() is real.is_available() is True
+    assert dist.is_initialized() is real.is_initialized() is False
+    assert dist.is_torchelastic_launched() is real.is_torchelastic_launched()
+    for name in ("get_rank", "get_world_size", "get_backend", "destroy_process_group"):
+        assert _raised(getattr(dist, name)) == _raised(getattr(real, name)), name
+    assert _raised(dist.get_node_local_rank) == _raised(real.get_node_local_rank)
+    assert dist.get_node_local_rank(fallback_rank=0) == 0
+    monkeypatch.setenv("LOCAL_RANK", "3")
+    assert dist.get_node_local_rank() == real.get_node_local_rank() == 3
+    assert dist.group.WORLD is dist.GroupMember.WORLD is None
+    assert dist.ReduceOp.SUM.value == 0 and dist.ReduceOp.AVG.value == 1
+    assert dist.Backend("GLOO") == dist.Backend.GLOO == real.Backend.GLOO
+
+
+def test_distributed_refuses_a_process_group_and_collectives_by_name():
+    from jaxblitz.compat import distributed as dist
+
+    with pytest.raises(NotImplementedError, match="init_process_group is not"):
+        dist.init_process_group("gloo", rank=0, world_size=1)
+    # torch's words and type (a script's `except ValueError` still works)
+    with pytest.raises(ValueError, match="Default process group has not.*all_reduce"):
+        dist.all_reduce(ct.ones(2), op=dist.ReduceOp.SUM)
+    with pytest.raises(ValueError, match="Default process group has not.*barrier"):
+        dist.barrier()
+    with pytest.raises(ValueError, match="torch.distributed.broadcast needs"):
+        dist.broadcast(ct.ones(2), src=0)
+    with pytest.raises(NotImplementedError, match="torch.distributed.rpc is not"):
+        dist.rpc  # noqa: B018
+    assert not hasattr(dist, "__path__")
+
+
+def test_distributed_data_parallel_raises_pytorchs_error_without_a_group():
+    from jaxblitz.compat.nn.parallel import DistributedDataParallel
+
+    theirs = _raised(lambda: pt.nn.parallel.DistributedDataParallel(pt.nn.Linear(2, 2)))
+    ours = _raised(lambda: DistributedDataParallel(ct.nn.Linear(2, 2), device_ids=[0]))
+    assert ours[0] is theirs[0] is ValueError
+    assert ours[1].startswith(theirs[1])
+    assert issubclass(ct.nn.parallel.DistributedDataParallel, ct.nn.Module)
+
+
+@pytest.mark.parametrize("size", [0, 1, 7, 10, 12, 101])
+@pytest.mark.parametrize("replicas", [1, 3, 4])
+@pytest.mark.parametrize("drop_last", [False, True])
+@pytest.mark.parametrize("shuffle", [False, True])
+def test_distributed_sampler_gives_pytorchs_indices(size, replicas, drop_last, shuffle):
+    from jaxblitz.compat.utils.data.distributed import DistributedSampler
+    from torch.utils.data.distributed import DistributedSampler as Theirs
+
+    data = list(range(size))
+    for rank in range(replicas):
+        options = dict(num_replicas=replicas, rank=rank, shuffle=shuffle)
+        ours = DistributedSampler(data, seed=5, drop_last=drop_last, **options)
+        theirs = Theirs(data, seed=5, drop_last=drop_last, **options)
+        assert len(ours) == len(theirs) and ours.total_size == theirs.total_size
+        for epoch in (0, 1, 7):
+            ours.set_epoch(epoch)
+            theirs.set_epoch(epoch)
+            assert list(ours) == list(theirs), (rank, epoch)
+
+
+def test_distributed_sampler_shuffles_as_pytorch_for_any_seed():
+    from jaxblitz.compat.utils._distributed_sampler import torch_randperm
+
+    for seed in (0, 1, 123456789, 2**32 + 9, 2**40 + 17, -3):
+        g = pt.Generator().manual_seed(seed)
+        assert torch_randperm(1000, seed) == pt.randperm(1000, generator=g).tolist()
+    assert torch_randperm(0, 4) == [] and torch_randperm(1, 4) == [0]
+
+
+def test_distributed_sampler_refuses_what_pytorch_refuses():
+    from jaxblitz.compat.utils.data import DistributedSampler
+
+    for Sampler in (DistributedSampler, pt.utils.data.DistributedSampler):
+        with pytest.raises(ValueError, match="Default process group has not"):
+            Sampler(range(4))
+        with pytest.raises(ValueError, match=r"Invalid rank 3, .*\[0, 2\]"):
+            Sampler(range(4), num_replicas=3, rank=3)
+        with pytest.raises(ValueError, match=r"Invalid rank -1"):
+            Sampler(range(4), num_replicas=3, rank=-1)
+
+
+def test_a_distributed_sampler_feeds_a_data_loader():
+    import jaxblitz.compat.utils.data as data
+
+    dataset = data.TensorDataset(ct.arange(10))
+    sampler = data.DistributedSampler(dataset, num_replicas=2, rank=1, seed=3)
+    loader = data.DataLoader(dataset, batch_size=2, sampler=sampler)
+    theirs = pt.utils.data.DistributedSampler(range(10), num_replicas=2, rank=1, seed=3)
+    for epoch in (0, 1):
+        sampler.set_epoch(epoch)
+        theirs.set_epoch(epoch)
+        seen = [int(v) for (batch,) in loader for v in batch]
+        assert seen == list(theirs) and len(loader) == 3

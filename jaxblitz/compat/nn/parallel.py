@@ -7,7 +7,8 @@ uncommitted, so JAX replicates them. The result equals the unwrapped module's.
 A batch that does not split evenly (30 rows over 8 devices) is padded with zero
 rows to equal shards (``jaxblitz.parallel.padded_size``) and the padding is cut
 from the output, so outputs and gradients are the unpadded batch's. With one
-device it simply calls the module.
+device it simply calls the module. ``DistributedDataParallel`` needs a process
+group, which compat never starts: constructing one raises PyTorch's error.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from jaxblitz.compat import _dtype
+from jaxblitz.compat.distributed import NOT_INITIALIZED
 from jaxblitz.compat.nn.module import Module
 from jaxblitz.compat.shape_ops import cat
 from jaxblitz.compat.tensor import Tensor
@@ -69,3 +71,17 @@ class DataParallel(Module):
         if isinstance(out, Tensor) and out.dim() and out.shape[self.dim] != rows:
             out = out[(slice(None),) * self.dim + (slice(0, rows),)]
         return out
+
+
+class DistributedDataParallel(Module):
+    """``torch.nn.parallel.DistributedDataParallel``: needs a process group, which
+    compat never has (:mod:`jaxblitz.compat.distributed`), so constructing one
+    raises PyTorch's error for that. ``isinstance(model, DistributedDataParallel)``
+    checks still work. One process drives every device: use ``DataParallel``."""
+
+    def __init__(self, module: Module, *args: Any, **kwargs: Any) -> None:
+        raise ValueError(
+            f"{NOT_INITIALIZED} (jaxblitz.compat: DistributedDataParallel needs a "
+            "process group, and compat runs in one process; nn.DataParallel shards "
+            "the batch over jax.devices())"
+        )

@@ -17,6 +17,7 @@ import itertools
 import math
 import multiprocessing
 import numbers
+import sys
 import warnings
 import weakref
 from collections.abc import Iterable, Iterator, Sequence
@@ -26,10 +27,19 @@ import numpy as np
 
 from jaxblitz.compat import creation
 from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.utils import _distributed_sampler as distributed
+from jaxblitz.compat.utils._distributed_sampler import (  # noqa: F401 (torch's)
+    DistributedSampler,
+)
+from jaxblitz.compat.utils._samplers import Sampler  # noqa: F401 (torch's)
 from jaxblitz.compat.utils._worker import (  # noqa: F401 (torch.utils.data's)
     WorkerInfo,
     get_worker_info,
 )
+
+# torch.utils.data.distributed: `from torch.utils.data.distributed import ...`
+# ports to this name, found here (this module is not a package).
+sys.modules[__name__ + ".distributed"] = distributed
 
 
 class Dataset:
