@@ -7,8 +7,10 @@ over a compat storage, ``torch.FloatStorage`` is a marker holding ``float32``,
 ``collections.OrderedDict`` makes an ``OrderedDict`` from data ... The names torch
 allows but compat cannot build (complex, quantized, sparse, nested tensors, the
 new small dtypes) raise ``NotImplementedError`` naming them; every other name is
-refused by :mod:`._unpickler` in torch's words. :func:`check_data` then makes sure
-the loaded object holds data only (no stand-in leaks out as a value).
+refused by :mod:`._unpickler` in torch's words, unless the user trusted it by name
+(``torch.serialization.add_safe_globals``, kept in :mod:`.serialization`): then
+the object itself is used, as in PyTorch. :func:`check_data` then makes sure the
+loaded object holds data only (no stand-in leaks out as a value).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxblitz.compat import _dtype, _layout
+from jaxblitz.compat import _dtype, _layout, serialization
 from jaxblitz.compat._tensor_base import _Storage
 from jaxblitz.compat._unpickler import Global, Unpickler, UnpicklingError
 from jaxblitz.compat.nn.module import Parameter
@@ -140,18 +142,27 @@ class Loader:
         self.big_endian = False
         self.budget = 2 * size_limit + (1 << 16)  # see unpickle
         self.table = _table(self)
+        self.trusted = serialization.user_globals()  # the user's safe globals
 
     def lookup(self, full: str) -> Any:
+        """torch's allowlist first (as stand-ins), then the user's safe globals."""
+        found = self.table.get(full)
+        if found is not None:
+            return found
         why = _TORCH_ONLY.get(full)
         if why is not None:
             raise NotImplementedError(f"torch.load: the file names {full}: {why}")
-        return self.table.get(full)
+        return self.trusted.get(full)
 
     def unpickle(self, data: bytes | memoryview, name: str) -> Any:
         # Calls that copy their argument may copy at most about the pickle's size.
         self.budget = 2 * len(data) + (1 << 16)
         return Unpickler(
-            data, self.lookup, self.persistent_load, encoding=self.encoding
+            data,
+            self.lookup,
+            self.persistent_load,
+            encoding=self.encoding,
+            trusted=self.trusted.values(),
         ).load()
 
     def spend(self, n: int) -> None:
@@ -395,7 +406,12 @@ _CONTAINERS = (list, tuple, dict, OrderedDict, Counter, set)
 
 
 def check_data(obj: Any) -> Any:
-    """``obj`` if it holds only data (no stand-in, no bare storage), else an error."""
+    """``obj`` if it holds only data (no stand-in, no bare storage), else an error.
+
+    With safe globals added, what they built is the user's to trust, as in
+    PyTorch: only compat's own stand-ins are looked for inside it.
+    """
+    trusted = {id(v) for v in serialization.user_globals().values()}
     todo, seen = [obj], set()
     while todo:
         item = todo.pop()
@@ -415,6 +431,16 @@ def check_data(obj: Any) -> Any:
                 "torch.load: the file holds a bare storage (torch.save of "
                 "t.untyped_storage()); jaxblitz.compat loads tensors, save those"
             )
+        elif trusted and not isinstance(item, Global | StorageType):
+            if id(item) in trusted:  # a safe global itself, as a value
+                continue
+            if isinstance(item, list | tuple | set | frozenset):
+                todo.extend(item)
+            elif isinstance(item, dict):
+                todo.extend([*item.keys(), *item.values()])
+            attributes = getattr(item, "__dict__", None)
+            if isinstance(attributes, dict):
+                todo.extend(attributes.values())
         else:
             raise UnpicklingError(
                 f"the file holds {item!r} itself (a {kind.__name__}), not data"

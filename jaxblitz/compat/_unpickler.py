@@ -7,7 +7,10 @@ caller gives (nothing is imported, no attribute of any module is read); ``REDUCE
 and ``NEWOBJ`` only call those stand-ins; ``BUILD`` only sets data attributes on an
 ``OrderedDict``; ``APPEND`` only on lists, ``SETITEM`` only on dicts; persistent
 ids only name storages. So a file can make numbers, strings, containers and what
-the stand-ins build, and nothing else runs. Errors are :class:`UnpicklingError`
+the stand-ins build, and nothing else runs -- except what the user trusted by name
+(``torch.serialization.add_safe_globals``): those objects themselves are pushed,
+called, instantiated (``cls.__new__``) and built (``__setstate__`` or their
+``__dict__``) as PyTorch's unpickler does. Errors are :class:`UnpicklingError`
 in PyTorch's wording (a ``pickle.UnpicklingError`` and a ``CorruptFileError``).
 """
 
@@ -17,7 +20,7 @@ import pickle
 import struct
 import warnings
 from collections import Counter, OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from jaxblitz.integrity import CorruptFileError
@@ -64,7 +67,8 @@ class Unpickler:
     """Reads one pickle from ``data[start:]`` (see the module doc).
 
     ``lookup(full_name)`` gives the table's entry for a global or None;
-    ``persistent_load(pid)`` turns a storage's persistent id into a storage.
+    ``persistent_load(pid)`` turns a storage's persistent id into a storage;
+    ``trusted`` are the user's safe globals that ``lookup`` may give.
     """
 
     def __init__(
@@ -75,10 +79,15 @@ class Unpickler:
         *,
         start: int = 0,
         encoding: str = "utf-8",
+        trusted: Iterable[Any] = (),
     ):
         self.data, self.pos = memoryview(data), start
         self.lookup, self.encoding = lookup, encoding
         self.persistent_load = persistent_load
+        self.trusted = {id(obj): obj for obj in trusted}
+
+    def _trusts(self, obj: Any) -> bool:
+        return id(obj) in self.trusted
 
     # -- reading the stream ---------------------------------------------------------
     def _read(self, n: int) -> bytes:
@@ -150,18 +159,21 @@ def _global(u: Unpickler) -> None:
 def _reduce(u: Unpickler) -> None:
     args = u.stack.pop()
     func = u.stack[-1]
-    if not isinstance(func, Global):
+    if not isinstance(func, Global) and not u._trusts(func):
         raise UnpicklingError(
             f"Trying to call reduce for unrecognized function {func!r}"
         )
     if not isinstance(args, tuple):
         raise UnpicklingError(f"REDUCE's arguments are a {type(args).__name__}")
-    u.stack[-1] = func.call(*args)
+    u.stack[-1] = func.call(*args) if isinstance(func, Global) else func(*args)
 
 
 def _newobj(u: Unpickler) -> None:
     args = u.stack.pop()
     cls = u.stack.pop()
+    if isinstance(cls, type) and u._trusts(cls) and isinstance(args, tuple):
+        u.stack.append(cls.__new__(cls, *args))  # torch: a safe global's class
+        return
     if not isinstance(cls, Global) or cls.new is None or not isinstance(args, tuple):
         raise UnpicklingError(
             "Can only create new object for nn.Parameter or classes allowlisted via "
@@ -173,6 +185,9 @@ def _newobj(u: Unpickler) -> None:
 def _build(u: Unpickler) -> None:
     state = u.stack.pop()
     inst = u.stack[-1]
+    if u._trusts(type(inst)):
+        _build_trusted(inst, state)
+        return
     if type(inst) not in (OrderedDict, Counter):
         # torch also builds Tensors (set_) and Parameters (__setstate__), which
         # its own torch.save never writes.
@@ -187,6 +202,21 @@ def _build(u: Unpickler) -> None:
         if hasattr(type(inst), key):  # would hide a method such as .items
             raise UnpicklingError(f"refusing to set the attribute {key!r}")
     inst.__dict__.update(state)
+
+
+def _build_trusted(inst: Any, state: Any) -> None:
+    """torch: an instance of a safe global's class, built as pickle's load_build."""
+    if hasattr(inst, "__setstate__"):
+        inst.__setstate__(state)
+        return
+    slotstate = None
+    if isinstance(state, tuple) and len(state) == 2:
+        state, slotstate = state
+    if state:
+        inst.__dict__.update(state)
+    if slotstate:
+        for key, value in slotstate.items():
+            setattr(inst, key, value)
 
 
 def _append(u: Unpickler) -> None:
