@@ -140,12 +140,16 @@ def test_a_safe_global_under_another_name_and_malformed_entries(tmp_path):
             assert torch.load(path)["cfg"].lr == 0.1
         with torch.serialization.safe_globals([(Config, "elsewhere.Config")]):
             assert "GLOBAL" in load_error(torch, path)
-        with torch.serialization.safe_globals([(Config, "a", "b")]):
-            with pytest.raises(ValueError, match="Expected tuple of length 2"):
-                torch.load(path)
-        with torch.serialization.safe_globals([(Config, 3)]):
-            with pytest.raises(TypeError, match="to be str of callable full path"):
-                torch.load(path)
+        with (
+            torch.serialization.safe_globals([(Config, "a", "b")]),
+            pytest.raises(ValueError, match="Expected tuple of length 2"),
+        ):
+            torch.load(path)
+        with (
+            torch.serialization.safe_globals([(Config, 3)]),
+            pytest.raises(TypeError, match="to be str of callable full path"),
+        ):
+            torch.load(path)
 
 
 def test_trusting_one_class_lets_nothing_else_through(tmp_path):
@@ -154,9 +158,7 @@ def test_trusting_one_class_lets_nothing_else_through(tmp_path):
         with torch.serialization.safe_globals([Config]):
             assert f"GLOBAL {__name__}.Mode was not" in load_error(torch, path)
     # the blocked modules stay blocked, trusted or not
-    payload = (
-        b"\x80\x02cos\nsystem\nq\x00X\x04\x00\x00\x00trueq\x01\x85q\x02Rq\x03."
-    )
+    payload = b"\x80\x02cos\nsystem\nq\x00X\x04\x00\x00\x00trueq\x01\x85q\x02Rq\x03."
     (tmp_path / "os.pt").write_bytes(payload)
     import os
 
