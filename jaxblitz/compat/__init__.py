@@ -315,6 +315,7 @@ from jaxblitz.compat import (  # noqa: E402
     optim,
     utils,
 )
+from jaxblitz.compat._multinomial import multinomial  # noqa: E402 (+ the method)
 from jaxblitz.compat.amp import (  # noqa: E402 -- torch.autocast
     autocast,
     get_autocast_dtype,
