@@ -40,6 +40,8 @@ from jaxblitz.compat.nn.module import Module, Parameter
 from jaxblitz.compat.nn.normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 from jaxblitz.compat.nn.parallel import DataParallel
 from jaxblitz.compat.nn.pooling import AdaptiveAvgPool2d, AdaptiveMaxPool2d, AvgPool2d
+from jaxblitz.compat.nn.rnn import GRU, LSTM, RNN, RNNBase
+from jaxblitz.compat.nn.rnn_cell import GRUCell, LSTMCell, RNNCell, RNNCellBase
 from jaxblitz.compat.nn.shaping import Unflatten
 from jaxblitz.compat.nn.sparse import Embedding, EmbeddingBag
 
@@ -62,10 +64,14 @@ __all__ = [
     "EmbeddingBag",
     "Flatten",
     "GELU",
+    "GRU",
+    "GRUCell",
     "Hardtanh",
     "HuberLoss",
     "Identity",
     "L1Loss",
+    "LSTM",
+    "LSTMCell",
     "LayerNorm",
     "LeakyReLU",
     "Linear",
@@ -77,6 +83,10 @@ __all__ = [
     "ModuleList",
     "NLLLoss",
     "Parameter",
+    "RNN",
+    "RNNBase",
+    "RNNCell",
+    "RNNCellBase",
     "ReLU",
     "ReLU6",
     "Sequential",
