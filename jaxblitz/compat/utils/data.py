@@ -1,7 +1,9 @@
 """Blitz 4, "Training a classifier": ``torch.utils.data``.
 
 ``Dataset``, ``TensorDataset``, ``ConcatDataset`` (``a + b``), ``Subset``,
-``random_split``, ``get_worker_info`` and ``DataLoader``, whose default
+``StackDataset``, ``IterableDataset`` and ``ChainDataset``, ``random_split``, the
+samplers (:mod:`._samplers`, ``DistributedSampler``), ``get_worker_info`` and
+``DataLoader``, whose default
 collation stacks samples on the host with NumPy and moves each batch to JAX
 once. With ``num_workers=N`` the samples are read by N worker processes as in
 torch (:mod:`._pool`, :mod:`._worker`: ``worker_init_fn``, the workers' seeds,
@@ -31,7 +33,14 @@ from jaxblitz.compat.utils import _distributed_sampler as distributed
 from jaxblitz.compat.utils._distributed_sampler import (  # noqa: F401 (torch's)
     DistributedSampler,
 )
-from jaxblitz.compat.utils._samplers import Sampler  # noqa: F401 (torch's)
+from jaxblitz.compat.utils._samplers import (  # noqa: F401 (torch's)
+    BatchSampler,
+    RandomSampler,
+    Sampler,
+    SequentialSampler,
+    SubsetRandomSampler,
+    WeightedRandomSampler,
+)
 from jaxblitz.compat.utils._worker import (  # noqa: F401 (torch.utils.data's)
     WorkerInfo,
     get_worker_info,
@@ -50,6 +59,68 @@ class Dataset:
 
     def __add__(self, other: Dataset) -> ConcatDataset:
         return ConcatDataset([self, other])
+
+
+class IterableDataset(Dataset):
+    """Subclass and define ``__iter__``: a stream of samples, no indices. With
+    ``DataLoader(num_workers=N)`` torch gives each worker its own copy, sharded
+    by ``get_worker_info()``; compat refuses that (``num_workers=0`` only)."""
+
+    def __iter__(self) -> Iterator[Any]:
+        raise NotImplementedError(
+            "Subclasses of IterableDataset should implement __iter__."
+        )
+
+    def __add__(self, other: Dataset) -> ChainDataset:
+        return ChainDataset([self, other])
+
+
+class ChainDataset(IterableDataset):
+    """The samples of the iterable ``datasets``, one after another."""
+
+    def __init__(self, datasets: Iterable[Dataset]) -> None:
+        self.datasets = datasets
+
+    def __iter__(self) -> Iterator[Any]:
+        for d in self.datasets:
+            if not isinstance(d, IterableDataset):
+                raise AssertionError("ChainDataset only supports IterableDataset")
+            yield from d
+
+    def __len__(self) -> int:
+        total = 0
+        for d in self.datasets:
+            if not isinstance(d, IterableDataset):
+                raise AssertionError("ChainDataset only supports IterableDataset")
+            total += len(d)
+        return total
+
+
+class StackDataset(Dataset):
+    """Sample ``i`` is a tuple (``*args``) or dict (``**kwargs``) of the datasets'
+    samples ``i``."""
+
+    def __init__(self, *args: Dataset, **kwargs: Dataset) -> None:
+        if args and kwargs:
+            raise ValueError(
+                "Supported either ``tuple``- (via ``args``) or``dict``- (via "
+                "``kwargs``) like input/output, but both types are given."
+            )
+        if not args and not kwargs:
+            raise ValueError("At least one dataset should be passed")
+        parts = list(args or kwargs.values())
+        self._length = len(parts[0])
+        if any(self._length != len(d) for d in parts):
+            raise ValueError("Size mismatch between datasets")
+        self.datasets: Any = args or kwargs
+
+    def __getitem__(self, index: int) -> Any:
+        if isinstance(self.datasets, dict):
+            return {k: d[index] for k, d in self.datasets.items()}
+        return tuple(d[index] for d in self.datasets)
+
+    def __len__(self) -> int:
+        return self._length
 
 
 class TensorDataset(Dataset):
@@ -82,6 +153,9 @@ class ConcatDataset(Dataset):
         self.datasets = list(datasets)
         if not self.datasets:
             raise AssertionError("datasets should not be an empty iterable")
+        for d in self.datasets:
+            if isinstance(d, IterableDataset):
+                raise AssertionError("ConcatDataset does not support IterableDataset")
         self.cumulative_sizes = self.cumsum(self.datasets)
 
     def __len__(self) -> int:
@@ -260,6 +334,21 @@ class DataLoader:
             raise ValueError("prefetch_factor option should be non-negative")
         if persistent_workers and num_workers == 0:
             raise ValueError("persistent_workers option needs num_workers > 0")
+        if isinstance(dataset, IterableDataset):
+            for name, given in [("shuffle", shuffle), ("sampler", sampler),
+                                ("batch_sampler", batch_sampler)]:  # fmt: skip
+                if given not in (None, False):
+                    raise ValueError(
+                        "DataLoader with IterableDataset: expected unspecified "
+                        f"{name} option, but got {name}={given}"
+                    )
+            if num_workers > 0:
+                raise NotImplementedError(
+                    f"DataLoader(IterableDataset, num_workers={num_workers}) is not "
+                    "supported by jaxblitz.compat: its workers read map-style "
+                    "datasets by index; an IterableDataset is read with "
+                    "num_workers=0 (get_worker_info() is then None)"
+                )
         if sampler is not None and shuffle:
             raise ValueError("sampler option is mutually exclusive with shuffle")
         if batch_sampler is not None:
@@ -343,8 +432,25 @@ class DataLoader:
             return self.collate_fn([self.dataset[i] for i in task])
         return self.collate_fn(self.dataset[task])
 
+    def _from_iterable(self) -> Iterator[Any]:
+        """torch's fetcher for an IterableDataset: batches of the stream."""
+        samples = iter(self.dataset)
+        if self.batch_size is None:
+            yield from map(self.collate_fn, samples)
+            return
+        while batch := list(itertools.islice(samples, self.batch_size)):
+            if self.drop_last and len(batch) < self.batch_size:
+                return
+            yield self.collate_fn(batch)
+
     def __iter__(self) -> Iterator[Any]:
         self._check_pinning()
+        if isinstance(self.dataset, IterableDataset):
+            if self.timeout != 0:
+                raise AssertionError(
+                    "_SingleProcessDataLoaderIter requires timeout == 0"
+                )
+            return self._from_iterable()
         if self.num_workers == 0:
             if self.timeout != 0:  # torch's single-process iterator refuses it too
                 raise AssertionError(
@@ -416,6 +522,11 @@ class DataLoader:
             )
 
     def __len__(self) -> int:
+        if isinstance(self.dataset, IterableDataset):
+            n = len(self.dataset)  # a TypeError where the stream has no length
+            if self.batch_size is None:
+                return n
+            return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
         if self.batch_sampler is not None:
             return len(self.batch_sampler)
         n = len(self.sampler) if self.sampler is not None else len(self.dataset)
