@@ -39,6 +39,7 @@ from jaxblitz.compat.nn.losses import (
 from jaxblitz.compat.nn.module import Module, Parameter
 from jaxblitz.compat.nn.normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 from jaxblitz.compat.nn.parallel import DataParallel
+from jaxblitz.compat.nn.pixel_shuffle import PixelShuffle, PixelUnshuffle
 from jaxblitz.compat.nn.pooling import AdaptiveAvgPool2d, AdaptiveMaxPool2d, AvgPool2d
 from jaxblitz.compat.nn.rnn import GRU, LSTM, RNN, RNNBase
 from jaxblitz.compat.nn.rnn_cell import GRUCell, LSTMCell, RNNCell, RNNCellBase
@@ -83,6 +84,8 @@ __all__ = [
     "ModuleList",
     "NLLLoss",
     "Parameter",
+    "PixelShuffle",
+    "PixelUnshuffle",
     "RNN",
     "RNNBase",
     "RNNCell",

@@ -776,6 +776,10 @@ from jaxblitz.compat.nn.functional_activation import (  # noqa: E402, F401
     softplus,
 )
 from jaxblitz.compat.nn.normalization import batch_norm, layer_norm  # noqa: E402, F401
+from jaxblitz.compat.nn.pixel_shuffle import (  # noqa: E402, F401
+    pixel_shuffle,
+    pixel_unshuffle,
+)
 from jaxblitz.compat.nn.pooling import (  # noqa: E402, F401
     adaptive_avg_pool2d,
     adaptive_max_pool2d,
