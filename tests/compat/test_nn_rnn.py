@@ -13,6 +13,8 @@ import jaxblitz.compat as compat
 
 torch = pytest.importorskip("torch")
 rnn_utils = compat.nn.utils.rnn
+# torch's own note that its oneDNN kernels skip proj_size (its fallback is used)
+pytestmark = pytest.mark.filterwarnings("ignore:LSTM with projections:UserWarning")
 
 
 def _values(shape, seed):
