@@ -6,12 +6,11 @@ Trains Blitz 4's Net on the bundled digits (32x32 RGB, batch 4, SGD with
 momentum, the Blitz's loop) twice from the same seed, on compat's ``cuda``
 device where JAX has a GPU (else the CPU): once eagerly, once lazily. Prints
 each mode's final running loss, test accuracy, time and programs launched per
-step, and the largest difference between the two modes' weights. XLA may fuse
-across what were separate programs (a multiply into the add that uses it, as
-an FMA; the loader's Normalize into the first convolution), so the last bits
-move, and over hundreds of SGD steps the two runs drift apart as two seeds'
-would not but two GPUs' can: the test accuracies must agree within one point.
-Exits 1 when they do not.
+step, and the largest difference between the two modes' weights. XLA may
+compile a sum with the op that feeds it and add in another order (on a GPU
+also pick other convolution kernels), so last bits move, and over hundreds of
+SGD steps the two runs drift apart as two GPUs' can: the test accuracies must
+agree within one point. Exits 1 when they do not.
 """
 
 from __future__ import annotations

@@ -1,5 +1,7 @@
 """compat's lazy execution: the same values as eager mode, one program per step."""
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -373,3 +375,46 @@ def test_torch_save_is_a_sync_point(lazy_mode):
     assert lazy.metrics()["syncs"] == 1
     buffer.seek(0)
     assert torch.load(buffer)["t"].tolist() == [0.0, 2.0, 4.0]
+
+
+def test_a_multiply_recorded_before_the_add_that_uses_it_rounds_as_eager_mode():
+    """Inside one program XLA would fuse ``c + d * x`` into an FMA (XLA's CPU
+    compiler always allows it), one rounding instead of eager mode's two: 729
+    of these 2000 elements moved. The product crosses to the add opaquely."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(2000).astype(np.float32)
+    c, d = np.float32(0.1234567), np.float32(0.3)
+    results = {}
+    for flag in (False, True):
+        lazy.set_lazy(flag)
+        try:
+            t = torch.tensor(x)
+            results[flag] = (
+                (torch.tensor(c) + torch.tensor(d) * t).numpy(),
+                (-(t * d) + c).numpy(),  # a negated product: an FMA's other form
+                ((t * t).sum() + c).numpy(),  # a product summed, then added
+            )
+        finally:
+            lazy.set_lazy(False)
+    np.testing.assert_array_equal(results[False][0], c + d * x)  # NumPy's two
+    for eager, lazy_ in zip(results[False], results[True], strict=True):
+        np.testing.assert_array_equal(lazy_, eager)
+
+
+@pytest.mark.parametrize(
+    ("fn", "expected"),
+    [
+        (lambda x, y: x * y, True),
+        (lambda x, y: (x * y).reshape(-1).T, True),
+        (lambda x, y: -(x * y), True),
+        (lambda x, y: x @ y, True),
+        (lambda x, y: x + y, False),
+        (lambda x, y: jnp.maximum(x * y, 0.0), False),  # max rounds nothing, but
+        (lambda x, y: (x * y).sum(), False),  # these end in a rounding op
+        (lambda x, y: jax.nn.relu(x * y), False),  # a custom_jvp: looked inside
+    ],
+)
+def test_which_outputs_cross_opaquely(fn, expected):
+    x = jax.ShapeDtypeStruct((3, 3), np.float32)
+    jaxpr = jax.make_jaxpr(jax.jit(fn))(x, x).jaxpr
+    assert lazy._multiplied(jaxpr, jaxpr.outvars[0]) is expected

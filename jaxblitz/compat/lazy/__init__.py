@@ -17,9 +17,13 @@ input) and which outputs are still alive -- never values. A training loop
 records the same calls every step, so it compiles once and then reuses the
 program: PyTorch/XLA's ``mark_step`` without a ``mark_step``.
 
-Values agree with eager mode: the program calls the very same jitted functions,
-inlined into one XLA program (XLA may fuse across what were separate programs;
-see BENCHMARKS.md for where the last bits can move).
+Values are eager mode's: the program calls the very same jitted functions,
+inlined into one XLA program, and an output a multiply makes crosses to the
+next call through an identity XLA cannot see through, so XLA cannot contract it
+with an add of the next call into an FMA (one rounding where eager mode rounds
+twice). One difference is left: XLA may compile a sum together with the op that
+feeds it and add in another order, which can move a sum's last bit (see
+BENCHMARKS.md).
 
 The switch: by default (``auto``) compat is lazy where JAX's default backend is
 a GPU or TPU, where one program a step saves a launch per op, and eager on the
@@ -43,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 import jax
+import jax.extend.core
 import numpy as np
 
 from jaxblitz.compat import _dtype
@@ -401,11 +406,9 @@ class jit:  # noqa: N801 -- used as jax.jit is
         call = (static, treedef, tuple(sigs))
         known = self._avals.get(call)
         if known is None:
-            known = self._avals[call] = (
-                *self._shapes(leaves, treedef, static),
-                len(_CALLS),
-            )
-            _CALLS.append((self, call))
+            sigs, tree, rounded = self._shapes(leaves, treedef, static)
+            known = self._avals[call] = (sigs, tree, len(_CALLS))
+            _CALLS.append((self, call, rounded))
         out_sigs, out_tree, call_id = known
         base = len(graph.outs)
         outs = []
@@ -434,6 +437,8 @@ class jit:  # noqa: N801 -- used as jax.jit is
         }
 
     def _shapes(self, leaves, treedef, static):
+        """The call's output signatures and tree, and which outputs a multiply
+        makes (:func:`_multiplied`), from one trace of it."""
         specs = [
             jax.ShapeDtypeStruct(v.shape, v.dtype, weak_type=v.weak_type)
             if type(v) is LazyArray
@@ -442,11 +447,17 @@ class jit:  # noqa: N801 -- used as jax.jit is
         ]
         args, kwargs = jax.tree.unflatten(treedef, specs)
         bound = self._static(static)
-        out = jax.eval_shape(
-            lambda *a, **k: self.jitted(*a, **k, **bound), *args, **kwargs
-        )
+        traced, out = jax.make_jaxpr(
+            lambda *a, **k: self.jitted(*a, **k, **bound), return_shape=True
+        )(*args, **kwargs)
         out_leaves, out_tree = jax.tree.flatten(out)
-        return [(o.shape, o.dtype, o.weak_type) for o in out_leaves], out_tree
+        sigs = [(o.shape, o.dtype, o.weak_type) for o in out_leaves]
+        jaxpr = traced.jaxpr
+        rounded = tuple(
+            jax.numpy.issubdtype(o.dtype, jax.numpy.inexact) and _multiplied(jaxpr, var)
+            for o, var in zip(out_leaves, jaxpr.outvars, strict=True)
+        )
+        return sigs, out_tree, rounded
 
     def run(self, call: tuple, leaves: list) -> list:
         """The recorded ``call`` on ``leaves`` (inside the graph's program)."""
@@ -473,12 +484,100 @@ _ops = {op: jit(op) for op in (_add, _mul, _sub)}
 
 _programs: dict = {}  # structure -> jitted program
 
+# Same bits as eager mode. Eager mode rounds every call's result. In one
+# program XLA may fuse a multiply of one call into an add of the next and
+# contract the two into an FMA (one rounding: XLA's CPU compiler always allows
+# it, LLVM's GPU backends too), so a value would move by an ulp. Each output a
+# multiply makes (:func:`_multiplied`) goes through an identity XLA cannot see
+# through -- its bits XOR a zero the program receives as an argument -- which
+# keeps the fusion and stops the contraction, for one integer op per element
+# of those outputs only.
+_UINTS = {2: np.uint16, 4: np.uint32, 8: np.uint64}
+_ZEROS: list = []  # one zero of each of those, made once
+
+
+def _zeros() -> tuple:
+    if not _ZEROS:
+        with _dtype.x64(True):
+            _ZEROS.append(
+                tuple(jax.device_put(np.zeros((), u)) for u in _UINTS.values())
+            )
+    return _ZEROS[0]
+
+
+def _opaque(value: Any, zeros: tuple) -> Any:
+    """``value``, bit for bit, through an op XLA cannot see through."""
+    dt = np.dtype(value.dtype)
+    if dt.kind == "c":  # each part on its own
+        parts = (jax.lax.real(value), jax.lax.imag(value))
+        real, imag = (_opaque(part, zeros) for part in parts)
+        return jax.lax.complex(real, imag)
+    if dt.itemsize not in _UINTS:
+        return value
+    uint = _UINTS[dt.itemsize]
+    zero = zeros[list(_UINTS).index(dt.itemsize)]
+    bits = jax.lax.bitcast_convert_type(value, uint) ^ zero
+    return jax.lax.bitcast_convert_type(bits, dt)
+
+
+# Ops that move or pick elements without rounding them: a multiply's product
+# still reaches the next call through them.
+_THROUGH = {
+    "reshape", "transpose", "broadcast_in_dim", "squeeze", "expand_dims", "slice",
+    "dynamic_slice", "concatenate", "pad", "rev", "copy", "copy_p", "neg",
+    "select_n", "gather", "dynamic_update_slice",
+}  # fmt: skip
+_PRODUCTS = {"mul", "integer_pow", "square", "dot_general"}
+
+
+def _multiplied(jaxpr: Any, var: Any) -> bool:
+    """Whether ``var`` of ``jaxpr`` can be a multiply's unrounded product to a
+    later op: a product, or one moved by :data:`_THROUGH`, looked for inside
+    nested programs (jit, custom derivatives, loops, branches) output by output;
+    where outputs do not line up, it counts as one."""
+    made = {v: eqn for eqn in jaxpr.eqns for v in eqn.outvars}
+    todo, seen = [var], set()
+    while todo:
+        v = todo.pop()
+        eqn = None if isinstance(v, jax.extend.core.Literal) else made.get(v)
+        if eqn is None or id(v) in seen:
+            continue
+        seen.add(id(v))
+        name = eqn.primitive.name
+        if name in _PRODUCTS:
+            return True
+        if name in _THROUGH:
+            todo.extend(eqn.invars[1:] if name == "select_n" else eqn.invars)
+            continue
+        inner = _inner(eqn)
+        if not inner:
+            continue  # an op that rounds its result itself
+        index = eqn.outvars.index(v)
+        for sub in inner:
+            if len(sub.outvars) != len(eqn.outvars):
+                return True
+            if _multiplied(sub, sub.outvars[index]):
+                return True
+    return False
+
+
+def _inner(eqn: Any) -> list:
+    """The programs nested in ``eqn`` (a jit, a custom derivative's primal, a
+    loop's body, a branch), as jaxprs."""
+    found = []
+    for param in eqn.params.values():
+        for p in param if isinstance(param, list | tuple) else (param,):
+            p = getattr(p, "jaxpr", p)  # a ClosedJaxpr's
+            if hasattr(p, "eqns") and hasattr(p, "outvars"):
+                found.append(p)
+    return found
+
 
 def _program(key: tuple) -> Callable:
     calls, live, donate, count = key
     kept = [k for k in range(count) if k not in set(donate)]
 
-    def program(donated, rest):
+    def program(donated, rest, zeros):
         inputs: list = [None] * count
         for k, v in zip(donate, donated, strict=True):
             inputs[k] = v
@@ -486,9 +585,15 @@ def _program(key: tuple) -> Callable:
             inputs[k] = v
         values: list = []
         for call_id, refs in calls:
-            fn, call = _CALLS[call_id]
+            fn, call, rounded = _CALLS[call_id]
             leaves = [values[i] if i >= 0 else inputs[-1 - i] for i in refs]
-            values.extend(fn.run(call, leaves))
+            outs = fn.run(call, leaves)
+            if any(rounded):
+                outs = [
+                    _opaque(v, zeros) if r else v
+                    for v, r in zip(outs, rounded, strict=True)
+                ]
+            values.extend(outs)
         return [values[i] for i in live]
 
     return jax.jit(program, donate_argnums=0)
@@ -583,9 +688,9 @@ def _sync(graph: _Graph, reason: str) -> None:
                 if fresh:  # compiles: a donation XLA could not use costs
                     with warnings.catch_warnings():  # nothing but this warning
                         warnings.filterwarnings("ignore", "Some donated buffers")
-                        values = program(donated, rest)
+                        values = program(donated, rest, _zeros())
                 else:
-                    values = program(donated, rest)
+                    values = program(donated, rest, _zeros())
         except Exception as e:  # noqa: BLE001 -- named below, then re-raised
             raise _located(graph, e) from e
         for lazy, value in zip(lazies, values, strict=True):
@@ -606,7 +711,7 @@ def _located(graph: _Graph, error: Exception) -> Exception:
     values: list = []
     with _dtype.x64(True):
         for n, (call_id, refs) in enumerate(graph.key):
-            fn, call = _CALLS[call_id]
+            fn, call, _ = _CALLS[call_id]
             leaves = [values[i] if i >= 0 else graph.inputs[-1 - i] for i in refs]
             try:
                 values.extend(fn.run(call, leaves))
