@@ -36,6 +36,16 @@ _NODE = {
 }
 
 
+def _reset_uniform(module: Module) -> None:
+    """``reset_parameters`` of the recurrent layers and cells: every parameter
+    drawn again from U(-1/sqrt(hidden), 1/sqrt(hidden)), as torch's."""
+    params = list(module.parameters())
+    shapes = [tuple(p.shape) for p in params]
+    fresh = _uniform_parameters(shapes, module.hidden_size, None, params[0].dtype)
+    for p, new in zip(params, fresh, strict=True):
+        p.data = new.data.to(p.device)
+
+
 def _uniform_parameters(
     shapes: list[tuple[int, ...]], hidden_size: int, device: Any, dtype: Any
 ) -> list[Parameter]:
@@ -172,11 +182,7 @@ class RNNBase(Module):
         """torch: packs the weights for cuDNN; nothing to do here."""
 
     def reset_parameters(self) -> None:
-        params = list(self.parameters())
-        shapes = [tuple(p.shape) for p in params]
-        fresh = _uniform_parameters(shapes, self.hidden_size, None, params[0].dtype)
-        for p, new in zip(params, fresh, strict=True):
-            p.data = new.data.to(p.device)
+        _reset_uniform(self)
 
     def extra_repr(self) -> str:
         s = f"{self.input_size}, {self.hidden_size}"

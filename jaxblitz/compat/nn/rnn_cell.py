@@ -15,7 +15,7 @@ from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.backends import _precision
 from jaxblitz.compat.nn import _rnn_scan
 from jaxblitz.compat.nn.module import Module
-from jaxblitz.compat.nn.rnn import _split, _uniform_parameters
+from jaxblitz.compat.nn.rnn import _reset_uniform, _split, _uniform_parameters
 from jaxblitz.compat.tensor import Tensor
 
 _NODE = {
@@ -51,11 +51,7 @@ class RNNCellBase(Module):
             self.register_parameter("bias_hh", None)
 
     def reset_parameters(self) -> None:
-        params = list(self.parameters())
-        shapes = [tuple(p.shape) for p in params]
-        fresh = _uniform_parameters(shapes, self.hidden_size, None, params[0].dtype)
-        for p, new in zip(params, fresh, strict=True):
-            p.data = new.data.to(p.device)
+        _reset_uniform(self)
 
     def extra_repr(self) -> str:
         s = f"{self.input_size}, {self.hidden_size}"

@@ -30,6 +30,28 @@ __all__ = [
 T_co = TypeVar("T_co", covariant=True)
 
 
+def check_batch_size(batch_size: Any) -> None:
+    """torch's check of ``batch_size`` (a positive int), in its words:
+    ``BatchSampler``'s and ``DataLoader``'s."""
+    if (
+        not isinstance(batch_size, int)
+        or isinstance(batch_size, bool)
+        or batch_size <= 0
+    ):
+        raise ValueError(
+            "batch_size should be a positive integer value, but got "
+            f"batch_size={batch_size}"
+        )
+
+
+def check_drop_last(drop_last: Any) -> None:
+    """torch's check of ``drop_last`` (a bool), as :func:`check_batch_size`."""
+    if not isinstance(drop_last, bool):
+        raise ValueError(
+            f"drop_last should be a boolean value, but got drop_last={drop_last}"
+        )
+
+
 def _ints(t: Any) -> list[int]:
     return np.asarray(t).tolist()
 
@@ -172,19 +194,8 @@ class BatchSampler(Sampler[list[int]]):
     def __init__(
         self, sampler: Sampler[int] | Iterable[int], batch_size: int, drop_last: bool
     ) -> None:
-        if (
-            not isinstance(batch_size, int)
-            or isinstance(batch_size, bool)
-            or batch_size <= 0
-        ):
-            raise ValueError(
-                "batch_size should be a positive integer value, but got "
-                f"batch_size={batch_size}"
-            )
-        if not isinstance(drop_last, bool):
-            raise ValueError(
-                f"drop_last should be a boolean value, but got drop_last={drop_last}"
-            )
+        check_batch_size(batch_size)
+        check_drop_last(drop_last)
         self.sampler = sampler
         self.batch_size = batch_size
         self.drop_last = drop_last

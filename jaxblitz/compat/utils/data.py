@@ -40,6 +40,8 @@ from jaxblitz.compat.utils._samplers import (  # noqa: F401 (torch's)
     SequentialSampler,
     SubsetRandomSampler,
     WeightedRandomSampler,
+    check_batch_size,
+    check_drop_last,
 )
 from jaxblitz.compat.utils._worker import (  # noqa: F401 (torch.utils.data's)
     WorkerInfo,
@@ -363,19 +365,9 @@ class DataLoader:
                 "batch_size=None option disables auto-batching and is mutually "
                 "exclusive with drop_last"
             )
-        elif batch_size is not None and (
-            not isinstance(batch_size, int)
-            or isinstance(batch_size, bool)
-            or batch_size <= 0
-        ):
-            raise ValueError(
-                "batch_size should be a positive integer value, but got "
-                f"batch_size={batch_size}"
-            )
-        if not isinstance(drop_last, bool):
-            raise ValueError(
-                f"drop_last should be a boolean value, but got drop_last={drop_last}"
-            )
+        elif batch_size is not None:
+            check_batch_size(batch_size)
+        check_drop_last(drop_last)
         self.batch_sampler = batch_sampler
         self.dataset, self.batch_size, self.shuffle = dataset, batch_size, shuffle
         self.drop_last, self.num_workers, self.generator = (
