@@ -6,9 +6,9 @@
     import jaxblitz.compat.vision.transforms as transforms
 """
 
-from jaxblitz.compat.vision import datasets, transforms, utils
+from jaxblitz.compat.vision import datasets, io, transforms, utils
 
-__all__ = ["datasets", "models", "transforms", "utils"]
+__all__ = ["datasets", "io", "models", "transforms", "utils"]
 
 
 def __getattr__(name: str):

@@ -1,7 +1,7 @@
 """Blitz 4, Training a classifier: ``torchvision.transforms`` (v1 semantics).
 
 ``Compose``, ``ToTensor``, ``PILToTensor``, ``Normalize``, ``Lambda``, ``Resize``,
-``CenterCrop``, ``RandomCrop``, ``RandomHorizontalFlip``, ``Grayscale``,
+``CenterCrop``, ``Pad``, ``RandomCrop``, ``RandomHorizontalFlip``, ``Grayscale``,
 ``ConvertImageDtype``, on PIL images (Pillow does the work, as in torchvision)
 and on tensors ``(..., C, H, W)`` (see :mod:`.functional`). As in torchvision,
 the ones that are ``torch.nn.Module`` there are compat ``nn.Module`` here, and
@@ -30,6 +30,7 @@ __all__ = [
     "Lambda",
     "Normalize",
     "PILToTensor",
+    "Pad",
     "RandomCrop",
     "RandomHorizontalFlip",
     "Resize",
@@ -167,6 +168,41 @@ class CenterCrop(Module):
 
     def __repr__(self) -> str:
         return f"{self.__class__.__name__}(size={self.size})"
+
+
+class Pad(Module):
+    """Pad every side: ``padding`` is an int, ``(left/right, top/bottom)`` or
+    ``(left, top, right, bottom)``; modes constant (with ``fill``), edge,
+    reflect and symmetric, as torchvision's ``Pad`` (see :func:`.functional.pad`).
+    """
+
+    def __init__(
+        self, padding: Any, fill: Any = 0, padding_mode: str = "constant"
+    ) -> None:
+        super().__init__()
+        if not isinstance(padding, numbers.Number | tuple | list):
+            raise TypeError("Got inappropriate padding arg")
+        if not isinstance(fill, numbers.Number | tuple | list):
+            raise TypeError("Got inappropriate fill arg")
+        if padding_mode not in ["constant", "edge", "reflect", "symmetric"]:
+            raise ValueError(
+                "Padding mode should be either constant, edge, reflect or symmetric"
+            )
+        if isinstance(padding, Sequence) and len(padding) not in [1, 2, 4]:
+            raise ValueError(
+                "Padding must be an int or a 1, 2, or 4 element tuple, not a "
+                f"{len(padding)} element tuple"
+            )
+        self.padding, self.fill, self.padding_mode = padding, fill, padding_mode
+
+    def forward(self, img: Any) -> Any:
+        return F.pad(img, self.padding, self.fill, self.padding_mode)
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__name__}(padding={self.padding}, fill={self.fill}, "
+            f"padding_mode={self.padding_mode})"
+        )
 
 
 class RandomCrop(Module):
