@@ -7,17 +7,25 @@
 
 from jaxblitz.compat.optim import lr_scheduler
 from jaxblitz.compat.optim.adam import Adam, AdamW
+from jaxblitz.compat.optim.adam_variants import Adamax, NAdam, RAdam
 from jaxblitz.compat.optim.adaptive import Adadelta, Adagrad, RMSprop
+from jaxblitz.compat.optim.asgd import ASGD
 from jaxblitz.compat.optim.optimizer import Optimizer
+from jaxblitz.compat.optim.rprop import Rprop
 from jaxblitz.compat.optim.sgd import SGD
 
 __all__ = [
+    "ASGD",
     "SGD",
     "Adadelta",
     "Adagrad",
     "Adam",
     "AdamW",
+    "Adamax",
+    "NAdam",
+    "RAdam",
     "Optimizer",
     "RMSprop",
+    "Rprop",
     "lr_scheduler",
 ]

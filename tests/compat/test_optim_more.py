@@ -1,0 +1,147 @@
+"""compat's NAdam, RAdam, Adamax, ASGD, Rprop and LBFGS against real PyTorch:
+trajectories, state dicts both ways, scalar state, errors in torch's words.
+
+PyTorch's OptimizerInfo samples run in the differential suite; these add more
+steps, options together, param groups and torch-written state dicts (the shared
+checks come from test_optim)."""
+
+from __future__ import annotations
+
+import pytest
+
+import jaxblitz.compat
+from tests.compat import test_optim as base
+from tests.compat.test_nn_parity import check
+
+pt = pytest.importorskip("torch")
+ct = jaxblitz.compat
+
+CASES = {
+    "nadam_all": lambda o, p: o.NAdam(
+        p, lr=0.05, betas=(0.8, 0.95), weight_decay=0.1, momentum_decay=0.01
+    ),
+    "nadam_decoupled_max": lambda o, p: o.NAdam(
+        p, lr=0.05, weight_decay=0.2, decoupled_weight_decay=True, maximize=True
+    ),
+    # beta2 0.5: rho_t passes 5 at step 3, so both of torch's branches run
+    "radam_rectified": lambda o, p: o.RAdam(
+        p, lr=0.05, betas=(0.9, 0.5), eps=1e-3, weight_decay=0.1
+    ),
+    "radam_decoupled": lambda o, p: o.RAdam(
+        p, lr=0.05, betas=(0.9, 0.5), weight_decay=0.1, decoupled_weight_decay=True
+    ),
+    "adamax": lambda o, p: o.Adamax(p, lr=0.05, weight_decay=0.1, maximize=True),
+    # t0 2: the average starts at step 3
+    "asgd": lambda o, p: o.ASGD(p, lr=0.05, lambd=0.1, alpha=0.5, t0=2),
+    "asgd_decay": lambda o, p: o.ASGD(p, lr=0.1, weight_decay=0.1, t0=3, maximize=True),
+    "rprop_clamped": lambda o, p: o.Rprop(
+        p, lr=0.05, etas=(0.3, 1.7), step_sizes=(0.02, 0.1)
+    ),
+}
+
+
+@pytest.fixture
+def registered(monkeypatch):
+    """test_optim's checks, run on these optimizers."""
+    for name, make in CASES.items():
+        monkeypatch.setitem(base.OPTIMIZERS, name, make)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_trajectory_and_state_dict_match_torchs_for_the_same_gradients(case):
+    def fn(m):
+        ps = base._params(m)
+        opt = CASES[case](m.optim, ps)
+        return base._steps(m, opt, ps, base.GRADS), opt.state_dict()
+
+    check(fn)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_state_dict_written_by_torch_continues_identically(case, registered):
+    base.test_state_dict_written_by_torch_continues_identically_in_compat(case)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_scalar_state_updates_from_scalars_and_hyperparameters_alone(case, registered):
+    base.test_scalar_state_updates_from_scalars_and_hyperparameters_alone(case)
+
+
+@pytest.mark.parametrize("case", ["nadam_all", "asgd"])
+def test_params_that_join_late_or_are_scalars_keep_their_own_state(case, registered):
+    base.test_params_that_join_late_or_are_scalars_keep_their_own_step_counts(
+        case, True
+    )
+
+
+@pytest.mark.parametrize("case", ["nadam_all", "asgd"])
+def test_states_made_on_the_host_are_the_compiled_inits(case, registered):
+    base.test_states_made_on_the_host_are_the_compiled_inits(case)
+
+
+def test_lr_read_at_the_first_step_and_changed_later_as_torch():
+    # ASGD's eta and Rprop's step sizes start from the group's lr at the first
+    # step (not the constructor's); a later change moves ASGD's eta schedule
+    def fn(m):
+        out = []
+        for make in (CASES["asgd"], CASES["rprop_clamped"]):
+            ps = base._params(m)
+            opt = make(m.optim, ps)
+            opt.param_groups[0]["lr"] = 0.2
+            base._steps(m, opt, ps, base.GRADS[:2])
+            opt.param_groups[0]["lr"] = 0.01
+            out += base._steps(m, opt, ps, base.GRADS[2:4])
+            out.append(opt.state_dict())
+        return out
+
+    check(fn)
+
+
+def test_param_groups_keep_their_own_options():
+    def fn(m):
+        ps = base._params(m)
+        opt = m.optim.NAdam(
+            [{"params": [ps[0]], "momentum_decay": 0.02}, {"params": [ps[1]]}],
+            lr=0.05,
+            weight_decay=0.1,
+        )
+        opt.param_groups[1]["betas"] = (0.5, 0.9)  # as OneCycleLR sets them
+        return base._steps(m, opt, ps, base.GRADS[:3]), opt.state_dict()
+
+    check(fn)
+
+
+ERRORS = {
+    "nadam_momentum_decay": lambda m, p: m.optim.NAdam(p, momentum_decay=-0.2),
+    "nadam_beta": lambda m, p: m.optim.NAdam(p, betas=(1.0, 0.9)),
+    "radam_eps": lambda m, p: m.optim.RAdam(p, eps=-1.0),
+    "radam_decay": lambda m, p: m.optim.RAdam(p, weight_decay=-1),
+    "adamax_beta": lambda m, p: m.optim.Adamax(p, betas=(0.9, 1.0)),
+    "adamax_lr": lambda m, p: m.optim.Adamax(p, lr=-0.1),
+    "asgd_decay": lambda m, p: m.optim.ASGD(p, weight_decay=-0.5),
+    "rprop_etas": lambda m, p: m.optim.Rprop(p, etas=(1.0, 0.5)),
+    "rprop_etas_low": lambda m, p: m.optim.Rprop(p, etas=(0.0, 1.5)),
+    "lr_tensor": lambda m, p: m.optim.NAdam(p, lr=m.tensor([0.1, 0.1])),
+}
+
+
+@pytest.mark.parametrize("case", ERRORS)
+def test_bad_arguments_raise_torchs_errors(case):
+    check(lambda m: ERRORS[case](m, base._params(m)))
+
+
+@pytest.mark.parametrize("name", ["NAdam", "RAdam", "Adamax", "ASGD", "Rprop"])
+def test_differentiable_is_refused_by_name(name):
+    with pytest.raises(NotImplementedError, match=f"{name}: differentiable=True"):
+        getattr(ct.optim, name)(base._params(ct), differentiable=True)
+
+
+def test_repr_and_defaults_read_as_torchs():
+    def fn(m):
+        ps = base._params(m)
+        return [
+            repr(getattr(m.optim, name)(ps))
+            for name in ("NAdam", "RAdam", "Adamax", "ASGD", "Rprop")
+        ]
+
+    check(fn)
