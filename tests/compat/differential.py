@@ -26,6 +26,7 @@ import argparse
 import builtins
 import collections
 import contextlib
+import functools
 import math
 import sys
 import types
@@ -516,6 +517,12 @@ def op_variants(op) -> list[tuple[str, Any, Any]]:
             continue
         if isinstance(fn, types.FunctionType) and fn.__name__ == "<lambda>":
             found.append((label, fn, _rebound(fn)))
+            continue
+        if isinstance(fn, functools.partial):  # F.mish with inplace=True
+            c = getattr(compat_F, fn.func.__name__, None)
+            if c is not None:
+                bound = functools.partial(c, *fn.args, **fn.keywords)
+                found.append((label, fn, bound))
             continue
         name = fn.__name__
         if hasattr(compat.Tensor, name):

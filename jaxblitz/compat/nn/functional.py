@@ -25,7 +25,6 @@ from jaxblitz.compat._funnel import _check_arguments
 from jaxblitz.compat._tensor_base import _as_int, wrap_dim
 from jaxblitz.compat.autograd.graph import apply, apply_saving
 from jaxblitz.compat.backends import _precision
-from jaxblitz.compat.creation import rand
 from jaxblitz.compat.nn.losses import (  # noqa: F401 -- torch.nn.functional's losses
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
@@ -210,10 +209,6 @@ def _softmax_fn(x, *, axis, log):
     flat = x.reshape(1) if x.ndim == 0 else x  # torch: a 0-d tensor is one entry
     y = jax.nn.log_softmax(flat, axis) if log else jax.nn.softmax(flat, axis)
     return y.reshape(x.shape)
-
-
-def _dropout_fn(x, mask, *, scale):
-    return x * mask * scale
 
 
 # -- torch.nn.functional -------------------------------------------------------------
@@ -659,16 +654,21 @@ def _pool_size(n: int, k: int, stride: int, pad: int, dil: int, ceil: bool) -> i
     return out
 
 
+def _implicit_dim(name: str, ndim: int) -> int:
+    """torch's legacy implicit softmax dim (deprecated there, with a warning)."""
+    warnings.warn(
+        f"Implicit dimension choice for {name} has been deprecated. Change the "
+        "call to include dim=X as an argument.",
+        UserWarning,
+        stacklevel=4,
+    )
+    return 0 if ndim in (0, 1, 3) else 1
+
+
 def _softmax(name: str, input: Tensor, dim: Any, dtype: Any, log: bool) -> Tensor:
     _tensor(name, input)
-    if dim is None:  # torch's legacy implicit dim (deprecated there, with a warning)
-        warnings.warn(
-            f"Implicit dimension choice for {name} has been deprecated. Change the "
-            "call to include dim=X as an argument.",
-            UserWarning,
-            stacklevel=3,
-        )
-        dim = 0 if input.dim() in (0, 1, 3) else 1
+    if dim is None:
+        dim = _implicit_dim(name, input.dim())
     dim = wrap_dim(dim, input.dim())
     if dtype is not None:  # torch casts the input first
         input = input.to(dtype)
@@ -695,67 +695,6 @@ def log_softmax(
     return _softmax("log_softmax", input, dim, dtype, log=True)
 
 
-def dropout(
-    input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
-) -> Tensor:
-    _tensor("dropout", input)
-    if p < 0 or p > 1:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-    if inplace:
-        input._check_inplace()
-    if not training or p == 0 or not input.numel():  # torch: the input itself
-        return input
-    keep = (rand(*input.shape, dtype=input.dtype) >= p).to(input.dtype)
-    scale = 0.0 if p == 1 else 1.0 / (1 - p)  # torch: p=1 multiplies by zero
-    out = apply("MulBackward0", _dropout_fn, input, keep, scale=scale)
-    return input._inplace(out) if inplace else out
-
-
-def dropout2d(
-    input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
-) -> Tensor:
-    """Whole channels zeroed: one draw per (N, C), torch's feature dropout."""
-    _tensor("dropout2d", input)
-    if p < 0 or p > 1:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-    dims = input.dim()
-    if dims not in (3, 4):
-        warnings.warn(
-            f"dropout2d: Received a {dims}-D input to dropout2d, which is deprecated "
-            "and will result in an error in a future release. To retain the "
-            "behavior and silence this warning, please use dropout instead. Note "
-            "that dropout2d exists to provide channel-wise dropout on inputs with 2 "
-            "spatial dimensions, a channel dimension, and an optional batch "
-            "dimension (i.e. 3D or 4D inputs).",
-            UserWarning,
-            stacklevel=2,
-        )
-    elif dims == 3:
-        warnings.warn(
-            "dropout2d: Received a 3D input to dropout2d and assuming that "
-            "channel-wise 1D dropout behavior is desired - input is interpreted as "
-            "shape (N, C, L), where C is the channel dim. This behavior will change "
-            "in a future release to interpret the input as one without a batch "
-            "dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise "
-            "dropout behavior, please switch to using dropout1d instead.",
-            UserWarning,
-            stacklevel=2,
-        )
-    if dims < 2:
-        raise RuntimeError(
-            "Feature dropout requires at least 2 dimensions in the input"
-        )
-    if inplace:
-        input._check_inplace()
-    if not training or p == 0 or not input.numel():
-        return input
-    noise = (*input.shape[:2], *(1,) * (dims - 2))  # one draw per channel
-    keep = (rand(*noise, dtype=input.dtype) >= p).to(input.dtype)
-    scale = 0.0 if p == 1 else 1.0 / (1 - p)
-    out = apply("MulBackward0", _dropout_fn, input, keep, scale=scale)
-    return input._inplace(out) if inplace else out
-
-
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     return input.flatten(start_dim, end_dim)
 
@@ -765,17 +704,56 @@ sigmoid, tanh = ops.sigmoid, ops.tanh
 
 # Defined beside their modules (each imports this module's helpers, hence last).
 from jaxblitz.compat.nn.conv_transpose import conv_transpose2d  # noqa: E402, F401
-from jaxblitz.compat.nn.functional_activation import (  # noqa: E402, F401
-    elu,
-    gelu,
-    hardtanh,
-    leaky_relu,
-    logsigmoid,
-    relu6,
-    silu,
-    softplus,
+from jaxblitz.compat.nn.dropout import (  # noqa: E402, F401
+    alpha_dropout,
+    dropout,
+    dropout1d,
+    dropout2d,
+    dropout3d,
+    feature_alpha_dropout,
 )
-from jaxblitz.compat.nn.normalization import batch_norm, layer_norm  # noqa: E402, F401
+from jaxblitz.compat.nn.functional_activation import (  # noqa: E402, F401
+    celu,
+    celu_,
+    elu,
+    elu_,
+    gelu,
+    glu,
+    gumbel_softmax,
+    hardshrink,
+    hardsigmoid,
+    hardswish,
+    hardtanh,
+    hardtanh_,
+    leaky_relu,
+    leaky_relu_,
+    logsigmoid,
+    mish,
+    prelu,
+    relu6,
+    relu_,
+    rrelu,
+    rrelu_,
+    selu,
+    selu_,
+    silu,
+    softmin,
+    softplus,
+    softshrink,
+    softsign,
+    tanhshrink,
+    threshold,
+    threshold_,
+)
+from jaxblitz.compat.nn.instancenorm import instance_norm  # noqa: E402, F401
+from jaxblitz.compat.nn.local_response import local_response_norm  # noqa: E402, F401
+from jaxblitz.compat.nn.normalization import (  # noqa: E402, F401
+    batch_norm,
+    group_norm,
+    layer_norm,
+    normalize,
+    rms_norm,
+)
 from jaxblitz.compat.nn.pixel_shuffle import (  # noqa: E402, F401
     pixel_shuffle,
     pixel_unshuffle,

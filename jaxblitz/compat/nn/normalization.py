@@ -1,9 +1,11 @@
 """Blitz 3, "Neural Networks": normalisation layers (``torch.nn.BatchNorm1d``,
-``BatchNorm2d``, ``LayerNorm``) and their ``nn.functional`` twins.
+``BatchNorm2d``, ``BatchNorm3d``, ``LayerNorm``, ``GroupNorm``, ``RMSNorm``) and
+their ``nn.functional`` twins.
 
 The normalised output is one recorded op (``NativeBatchNormBackward0``,
-``NativeLayerNormBackward0``): its JAX function computes the batch statistics
-itself, so the gradient flows through them exactly as in torch. The running
+``NativeLayerNormBackward0``, ``NativeGroupNormBackward0`` ...): its JAX function
+computes the statistics itself, so the gradient flows through them exactly as in
+torch. The running
 statistics are updated in place, outside autograd, as torch's kernel does: the
 biased variance normalises, the unbiased one (n / (n - 1)) updates
 ``running_var``.
@@ -17,7 +19,7 @@ from typing import Any
 import jax.numpy as jnp
 from jax import lax
 
-from jaxblitz.compat import _dtype, creation
+from jaxblitz.compat import _dtype, creation, ops
 from jaxblitz.compat.autograd.grad_mode import no_grad
 from jaxblitz.compat.autograd.graph import apply, run
 from jaxblitz.compat.nn.module import Module, Parameter
@@ -71,7 +73,36 @@ def _layer_norm_fn(x, weight, bias, *, n, eps):
     return y if bias is None else y + bias
 
 
+def _group_norm_fn(x, weight, bias, *, groups, eps):
+    dtype, x = x.dtype, _opmath(x)
+    grouped = x.reshape(x.shape[0], groups, -1)
+    mean = grouped.mean(-1, keepdims=True)
+    centred = grouped - mean
+    var = (centred * centred).mean(-1, keepdims=True)
+    y = (centred * lax.rsqrt(var + eps)).reshape(x.shape)
+    shape = (1, -1, *(1,) * (x.ndim - 2))
+    if weight is not None:
+        y = y * weight.reshape(shape)
+    y = y if bias is None else y + bias.reshape(shape)
+    return y.astype(dtype)
+
+
+def _rms_norm_fn(x, weight, *, n, eps):
+    dtype, x = x.dtype, _opmath(x)
+    axes = tuple(range(x.ndim - n, x.ndim))
+    y = x * lax.rsqrt((x * x).mean(axes, keepdims=True) + eps)
+    return (y if weight is None else y * weight).astype(dtype)
+
+
 # -- torch.nn.functional -------------------------------------------------------------
+
+
+def _verify_batch_size(size: Any) -> None:
+    if size[0] * math.prod(size[2:]) == 1:
+        raise ValueError(
+            "Expected more than 1 value per channel when training, got input "
+            f"size {size}"
+        )
 
 
 def batch_norm(
@@ -84,13 +115,8 @@ def batch_norm(
     momentum: float = 0.1,
     eps: float = 1e-5,
 ) -> Tensor:
-    if training:  # torch's _verify_batch_size
-        size = input.shape
-        if size[0] * math.prod(size[2:]) == 1:
-            raise ValueError(
-                "Expected more than 1 value per channel when training, got input "
-                f"size {size}"
-            )
+    if training:
+        _verify_batch_size(input.shape)
     if training and eps <= 0.0:
         raise ValueError(
             f"batch_norm eps must be positive during training, but got {eps}"
@@ -159,14 +185,10 @@ def _shape(normalized_shape: Any) -> tuple[int, ...]:
     return tuple(int(n) for n in normalized_shape)
 
 
-def layer_norm(
-    input: Tensor,
-    normalized_shape: Any,
-    weight: Tensor | None = None,
-    bias: Tensor | None = None,
-    eps: float = 1e-5,
-) -> Tensor:
-    shape = _shape(normalized_shape)
+def _check_normalized(
+    input: Tensor, shape: tuple[int, ...], weight: Any, bias: Any, sep: str = ", "
+) -> None:
+    """layer_norm's and rms_norm's checks of the parameters and the input's shape."""
     dims = ", ".join(str(n) for n in shape)
     for name, t in (("weight", weight), ("bias", bias)):
         if t is not None and tuple(t.shape) != shape:
@@ -178,8 +200,20 @@ def layer_norm(
     if input.dim() < n or tuple(input.shape[input.dim() - n :]) != shape:
         raise RuntimeError(
             f"Given normalized_shape={list(shape)}, expected input with shape "
-            f"[*, {dims}], but got input of size{list(input.shape)}"
+            f"[*{sep}{dims}], but got input of size{list(input.shape)}"
         )
+
+
+def layer_norm(
+    input: Tensor,
+    normalized_shape: Any,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: float = 1e-5,
+) -> Tensor:
+    shape = _shape(normalized_shape)
+    _check_normalized(input, shape, weight, bias)
+    n = len(shape)
     if not input.dtype.is_floating_point:
         raise NotImplementedError(
             f"\"LayerNormKernelImpl\" not implemented for '{input.dtype.scalar_type}'"
@@ -187,6 +221,95 @@ def layer_norm(
     return apply(
         "NativeLayerNormBackward0", _layer_norm_fn, input, weight, bias, n=n, eps=eps
     )
+
+
+def rms_norm(
+    input: Tensor,
+    normalized_shape: Any,
+    weight: Tensor | None = None,
+    eps: float | None = None,
+) -> Tensor:
+    """``x / sqrt(mean(x ** 2) + eps)`` over the last ``len(normalized_shape)``
+    dims, times ``weight``; ``eps`` None: the machine epsilon of the dtype torch
+    computes in (float32 for half and bfloat16)."""
+    shape = _shape(normalized_shape)
+    _check_normalized(input, shape, weight, None, sep="")
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(
+            f"\"rms_norm\" not implemented for '{input.dtype.scalar_type}'"
+        )
+    if eps is None:
+        eps = float(jnp.finfo(_opmath(jnp.zeros((), input.dtype.np)).dtype).eps)
+    name = "MulBackward0"  # torch's composite: its last op
+    return apply(name, _rms_norm_fn, input, weight, n=len(shape), eps=eps)
+
+
+def group_norm(
+    input: Tensor,
+    num_groups: int,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: float = 1e-5,
+) -> Tensor:
+    if input.dim() < 2:
+        raise RuntimeError(
+            "Expected at least 2 dimensions for input tensor but received "
+            f"{input.dim()}"
+        )
+    size = list(input.shape)
+    _verify_batch_size([size[0] * size[1] // num_groups, num_groups, *size[2:]])
+    if size[1] % num_groups:
+        raise RuntimeError(
+            "Expected number of channels in input to be divisible by num_groups, "
+            f"but got input of shape {size} and num_groups={num_groups}"
+        )
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and (t.dim() != 1 or t.numel() != size[1]):
+            raise RuntimeError(
+                f"Expected {name} to be a vector of size equal to the number of "
+                f"channels in input, but got {name} of shape {list(t.shape)} and "
+                f"input of shape {size}"
+            )
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(
+            f"\"GroupNormKernelImpl\" not implemented for '{input.dtype.scalar_type}'"
+        )
+    _check_param_dtypes(input, weight, bias)
+    if not input.numel():
+        return input.clone()
+    return apply(
+        "NativeGroupNormBackward0",
+        _group_norm_fn,
+        input,
+        weight,
+        bias,
+        groups=num_groups,
+        eps=eps,
+    )
+
+
+def normalize(
+    input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Any = None
+) -> Tensor:
+    """``input`` over its ``p``-norm along ``dim``, the norm at least ``eps``."""
+    denom = input.norm(p, dim, keepdim=True)
+    if out is None:
+        return input / denom.clamp_min(eps).expand_as(input)
+    return ops.div(input, denom.clamp_min_(eps).expand_as(input), out=out)
+
+
+def _check_param_dtypes(input: Tensor, *params: Tensor | None) -> None:
+    """torch's CPU check that a norm's parameters are of the input's dtype (or
+    float32, for a half or bfloat16 input)."""
+    for t in params:
+        if t is None or t.dtype == input.dtype:
+            continue
+        low = input.dtype in (_dtype.float16, _dtype.bfloat16)
+        if not (low and t.dtype == _dtype.float32):
+            raise RuntimeError(
+                "mixed dtype (CPU): expect parameter to have scalar type of "
+                f"{input.dtype.scalar_type}"
+            )
 
 
 # -- modules -------------------------------------------------------------------------
@@ -197,8 +320,9 @@ def _filled(value: float, shape: tuple, device: Any, dtype: Any) -> Tensor:
     return creation.full(shape, value, dtype=dt, device=device)
 
 
-class _BatchNorm(Module):
-    """torch's ``_BatchNorm``: the 1d and 2d layers differ in the input's rank."""
+class _NormBase(Module):
+    """torch's ``_NormBase``: the parameters and running statistics of the batch
+    and instance norms."""
 
     def __init__(
         self,
@@ -248,6 +372,17 @@ class _BatchNorm(Module):
     def _check_input_dim(self, input: Tensor) -> None:
         raise NotImplementedError
 
+    def extra_repr(self) -> str:
+        return (
+            f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+            f"affine={self.affine}, bias={self.bias is not None}, "
+            f"track_running_stats={self.track_running_stats}"
+        )
+
+
+class _BatchNorm(_NormBase):
+    """torch's ``_BatchNorm``: the 1d, 2d and 3d layers differ in the input's rank."""
+
     def forward(self, input: Tensor) -> Tensor:
         self._check_input_dim(input)
         factor = 0.0 if self.momentum is None else self.momentum
@@ -273,13 +408,6 @@ class _BatchNorm(Module):
             self.eps,
         )
 
-    def extra_repr(self) -> str:
-        return (
-            f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-            f"affine={self.affine}, bias={self.bias is not None}, "
-            f"track_running_stats={self.track_running_stats}"
-        )
-
 
 class BatchNorm1d(_BatchNorm):
     def _check_input_dim(self, input: Tensor) -> None:
@@ -291,6 +419,12 @@ class BatchNorm2d(_BatchNorm):
     def _check_input_dim(self, input: Tensor) -> None:
         if input.dim() != 4:
             raise ValueError(f"expected 4D input (got {input.dim()}D input)")
+
+
+class BatchNorm3d(_BatchNorm):
+    def _check_input_dim(self, input: Tensor) -> None:
+        if input.dim() != 5:
+            raise ValueError(f"expected 5D input (got {input.dim()}D input)")
 
 
 class LayerNorm(Module):
@@ -332,4 +466,75 @@ class LayerNorm(Module):
             f"{self.normalized_shape}, eps={self.eps}, "
             f"elementwise_affine={self.elementwise_affine}, "
             f"bias={self.bias is not None}"
+        )
+
+
+class GroupNorm(Module):
+    def __init__(
+        self,
+        num_groups: int,
+        num_channels: int,
+        eps: float = 1e-5,
+        affine: bool = True,
+        device: Any = None,
+        dtype: Any = None,
+        *,
+        bias: bool = True,
+    ) -> None:
+        super().__init__()
+        if num_channels % num_groups != 0:
+            raise ValueError(
+                f"num_channels ({num_channels}) must be divisible by num_groups "
+                f"({num_groups})"
+            )
+        self.num_groups, self.num_channels = num_groups, num_channels
+        self.eps, self.affine = eps, affine
+        shape = (num_channels,)
+        weight = Parameter(_filled(1.0, shape, device, dtype)) if affine else None
+        with_bias = affine and bias
+        bias_p = Parameter(_filled(0.0, shape, device, dtype)) if with_bias else None
+        self.register_parameter("weight", weight)
+        self.register_parameter("bias", bias_p)
+
+    reset_parameters = LayerNorm.reset_parameters
+
+    def forward(self, input: Tensor) -> Tensor:
+        return group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return (
+            f"{self.num_groups}, {self.num_channels}, eps={self.eps}, "
+            f"affine={self.affine}, bias={self.bias is not None}"
+        )
+
+
+class RMSNorm(Module):
+    def __init__(
+        self,
+        normalized_shape: Any,
+        eps: float | None = None,
+        elementwise_affine: bool = True,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__()
+        self.normalized_shape = _shape(normalized_shape)
+        self.eps, self.elementwise_affine = eps, elementwise_affine
+        weight = None
+        if elementwise_affine:
+            weight = Parameter(_filled(1.0, self.normalized_shape, device, dtype))
+        self.register_parameter("weight", weight)
+
+    def reset_parameters(self) -> None:
+        if self.weight is not None:
+            with no_grad():
+                self.weight.fill_(1)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return rms_norm(x, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self) -> str:
+        return (
+            f"{self.normalized_shape}, eps={self.eps}, "
+            f"elementwise_affine={self.elementwise_affine}"
         )

@@ -1,0 +1,144 @@
+"""Blitz 3, "Neural Networks": instance normalisation (``torch.nn.InstanceNorm1d``,
+``InstanceNorm2d``, ``InstanceNorm3d``) and ``nn.functional.instance_norm``.
+
+As in torch, an instance norm is a batch norm of the input viewed as one sample
+of ``N * C`` channels, with the parameters and running statistics repeated per
+sample; the updated running statistics are averaged back over the samples.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any
+
+from jaxblitz.compat.autograd.grad_mode import no_grad
+from jaxblitz.compat.nn.normalization import _NormBase, batch_norm
+from jaxblitz.compat.tensor import Tensor
+
+
+def instance_norm(
+    input: Tensor,
+    running_mean: Tensor | None = None,
+    running_var: Tensor | None = None,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    use_input_stats: bool = True,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+) -> Tensor:
+    size = tuple(input.shape)
+    if use_input_stats and math.prod(size[2:]) == 1:  # torch's _verify_spatial_size
+        raise ValueError(
+            "Expected more than 1 spatial element when training, got input size "
+            f"torch.Size({list(size)})"
+        )
+    if not use_input_stats and (running_mean is None or running_var is None):
+        raise RuntimeError(
+            "Expected running_mean and running_var to be defined when "
+            "use_input_stats is false"
+        )
+    b, c = size[0], size[1]
+
+    def repeated(t: Tensor | None) -> Tensor | None:
+        return None if t is None else t.repeat(b)
+
+    stats = [repeated(t) for t in (running_mean, running_var)]
+    with no_grad():  # torch repeats the running stats outside autograd
+        stats = [None if t is None else t.detach() for t in stats]
+    out = batch_norm(
+        input.reshape(1, b * c, *size[2:]),
+        *stats,
+        repeated(weight),
+        repeated(bias),
+        use_input_stats,
+        momentum,
+        eps,
+    )
+    if use_input_stats:
+        with no_grad():
+            for given, updated in zip((running_mean, running_var), stats, strict=True):
+                if given is not None:
+                    given.copy_(updated.view(b, c).mean(0))
+    return out.view(size)
+
+
+class _InstanceNorm(_NormBase):
+    """torch's ``_InstanceNorm``: ``affine`` and ``track_running_stats`` off by
+    default."""
+
+    _no_batch_dim = 0  # the rank of an unbatched input
+
+    def __init__(
+        self,
+        num_features: int,
+        eps: float = 1e-5,
+        momentum: float = 0.1,
+        affine: bool = False,
+        track_running_stats: bool = False,
+        device: Any = None,
+        dtype: Any = None,
+        *,
+        bias: bool = True,
+    ) -> None:
+        super().__init__(
+            num_features,
+            eps,
+            momentum,
+            affine,
+            track_running_stats,
+            device,
+            dtype,
+            bias=bias,
+        )
+
+    def _check_input_dim(self, input: Tensor) -> None:
+        n = self._no_batch_dim
+        if input.dim() not in (n, n + 1):
+            raise ValueError(
+                f"expected {n}D or {n + 1}D input (got {input.dim()}D input)"
+            )
+
+    def _apply_instance_norm(self, input: Tensor) -> Tensor:
+        return instance_norm(
+            input,
+            self.running_mean,
+            self.running_var,
+            self.weight,
+            self.bias,
+            self.training or not self.track_running_stats,
+            self.momentum if self.momentum is not None else 0.0,
+            self.eps,
+        )
+
+    def forward(self, input: Tensor) -> Tensor:
+        self._check_input_dim(input)
+        feature_dim = input.dim() - self._no_batch_dim
+        if input.shape[feature_dim] != self.num_features:
+            if self.affine:
+                raise ValueError(
+                    f"expected input's size at dim={feature_dim} to match "
+                    f"num_features ({self.num_features}), but got: "
+                    f"{input.shape[feature_dim]}."
+                )
+            warnings.warn(
+                f"input's size at dim={feature_dim} does not match num_features. "
+                "You can silence this warning by not passing in num_features, "
+                "which is not used because affine=False",
+                stacklevel=2,
+            )
+        if input.dim() == self._no_batch_dim:
+            return self._apply_instance_norm(input.unsqueeze(0)).squeeze(0)
+        return self._apply_instance_norm(input)
+
+
+class InstanceNorm1d(_InstanceNorm):
+    _no_batch_dim = 2
+
+
+class InstanceNorm2d(_InstanceNorm):
+    _no_batch_dim = 3
+
+
+class InstanceNorm3d(_InstanceNorm):
+    _no_batch_dim = 4
