@@ -1,6 +1,5 @@
 """Blitz 3, "Neural Networks": ``torch.nn``."""
 
-from jaxblitz.compat.nn import functional, init, utils
 from jaxblitz.compat.nn.activation import (
     CELU,
     ELU,
@@ -73,6 +72,23 @@ from jaxblitz.compat.nn.normalization import (
     LayerNorm,
     RMSNorm,
 )
+from jaxblitz.compat.nn.padding import (
+    CircularPad1d,
+    CircularPad2d,
+    CircularPad3d,
+    ConstantPad1d,
+    ConstantPad2d,
+    ConstantPad3d,
+    ReflectionPad1d,
+    ReflectionPad2d,
+    ReflectionPad3d,
+    ReplicationPad1d,
+    ReplicationPad2d,
+    ReplicationPad3d,
+    ZeroPad1d,
+    ZeroPad2d,
+    ZeroPad3d,
+)
 from jaxblitz.compat.nn.parallel import DataParallel
 from jaxblitz.compat.nn.pixel_shuffle import PixelShuffle, PixelUnshuffle
 from jaxblitz.compat.nn.pooling import AdaptiveAvgPool2d, AdaptiveMaxPool2d, AvgPool2d
@@ -81,7 +97,24 @@ from jaxblitz.compat.nn.rnn_cell import GRUCell, LSTMCell, RNNCell, RNNCellBase
 from jaxblitz.compat.nn.shaping import Unflatten
 from jaxblitz.compat.nn.sparse import Embedding, EmbeddingBag
 
+from jaxblitz.compat.nn import functional, init, utils
+
 __all__ = [
+    "ZeroPad3d",
+    "ZeroPad2d",
+    "ZeroPad1d",
+    "ReplicationPad3d",
+    "ReplicationPad2d",
+    "ReplicationPad1d",
+    "ReflectionPad3d",
+    "ReflectionPad2d",
+    "ReflectionPad1d",
+    "ConstantPad3d",
+    "ConstantPad2d",
+    "ConstantPad1d",
+    "CircularPad3d",
+    "CircularPad2d",
+    "CircularPad1d",
     "AdaptiveAvgPool2d",
     "AdaptiveMaxPool2d",
     "AlphaDropout",

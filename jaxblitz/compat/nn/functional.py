@@ -703,6 +703,7 @@ sigmoid, tanh = ops.sigmoid, ops.tanh
 
 
 # Defined beside their modules (each imports this module's helpers, hence last).
+from jaxblitz.compat.nn import padding as _padding  # noqa: E402
 from jaxblitz.compat.nn.conv_transpose import conv_transpose2d  # noqa: E402, F401
 from jaxblitz.compat.nn.dropout import (  # noqa: E402, F401
     alpha_dropout,
@@ -766,3 +767,5 @@ from jaxblitz.compat.nn.pooling import (  # noqa: E402, F401
 )
 from jaxblitz.compat.nn.shaping import one_hot  # noqa: E402, F401
 from jaxblitz.compat.nn.sparse import embedding, embedding_bag  # noqa: E402, F401
+
+pad = _padding.pad  # assigned: importing it would clash with _pool_size's 'pad'

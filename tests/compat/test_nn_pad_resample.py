@@ -1,0 +1,215 @@
+"""compat's padding, resampling and sampling grids against PyTorch: F.pad and the
+padding modules; what PyTorch's OpInfo/ModuleInfo samples leave out (negative and
+large widths, every error, reprs, a training step)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import jaxblitz.compat as compat
+import jaxblitz.compat.nn.functional as F
+
+torch = pytest.importorskip("torch")
+TF = torch.nn.functional
+
+
+def _pair(shape, dtype="float32", seed=0):
+    """The same random tensor in torch and in compat."""
+    x = np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+    return torch.tensor(x), compat.tensor(x)
+
+
+def _outcome(fn, *args, **kwargs):
+    try:
+        return fn(*args, **kwargs), None
+    except Exception as e:  # noqa: BLE001 -- the error is the outcome compared
+        return None, e
+
+
+def _same(ref, got, rtol=1e-5, atol=1e-6):
+    assert tuple(got.shape) == tuple(ref.shape)
+    assert str(got.dtype) == str(ref.dtype)
+    np.testing.assert_allclose(
+        np.asarray(got.detach().numpy(), dtype=np.float64),
+        ref.detach().double().numpy(),
+        rtol=rtol,
+        atol=atol,
+    )
+
+
+def _same_outcome(t_call, c_call):
+    """Both return equal tensors, or both raise the same error and message."""
+    ref, t_err = _outcome(t_call)
+    got, c_err = _outcome(c_call)
+    if t_err is not None:
+        assert type(c_err) is type(t_err), (t_err, c_err)
+        assert str(c_err) == str(t_err)
+        return
+    assert c_err is None, c_err
+    _same(ref, got)
+
+
+# -- F.pad ---------------------------------------------------------------------------
+
+PAD_CASES = [
+    # (shape, pad, mode, value)
+    ((2, 3, 5), (1,), "constant", None),
+    ((2, 3, 5), (1, 1) * 4, "constant", None),
+    ((2, 3, 4, 5), (1, 2, 0, 3, 1, 1, 2, 0), "constant", 1.5),
+    ((2, 3, 4, 5), (-1, 2, -2, -1), "constant", None),
+    ((2, 3, 4, 5), (-3, -3), "constant", None),
+    ((2, 3, 4, 5), (-5, 1), "constant", None),
+    ((2, 3, 5), (1, 1), "bogus", None),
+    ((2, 3, 5), (-2, 4), "reflect", None),
+    ((2, 3, 5), (4, 4), "reflect", None),
+    ((2, 3, 5), (5, 0), "reflect", None),
+    ((2, 3, 5), (-4, -4), "reflect", None),
+    ((2, 3, 5), (-3, -2), "reflect", None),
+    ((2, 3, 5), (1, 1), "reflect", 1.0),
+    ((2, 3, 5), (1, 1), "reflect", 0.0),
+    ((2, 3, 3, 5), (7, 1, 9, 1), "reflect", None),
+    ((2, 3, 3, 5), (1, 1, 3, 0), "reflect", None),
+    ((2, 3, 3, 5), (-3, -3, -3, -3), "reflect", None),
+    ((2, 3, 3, 5), (-3, -2, 1, 1), "reflect", None),
+    ((2, 3, 3, 4, 5), (1, 1, 1, 4, 3, 1), "reflect", None),
+    ((2, 3, 3, 4, 5), (-3, -3, -3, -3, -3, -3), "reflect", None),
+    ((2, 0, 5), (1, 1), "reflect", None),
+    ((0, 3, 5), (1, 1), "reflect", None),
+    ((2, 3, 4, 5), (1, 1), "reflect", None),
+    ((5,), (1, 1), "reflect", None),
+    ((2, 3, 4, 5), (1, 1) * 4, "reflect", None),
+    ((2, 3, 5), (-2, 4), "replicate", None),
+    ((2, 3, 5), (-6, 2), "replicate", None),
+    ((2, 3, 5), (-3, -3), "replicate", None),
+    ((2, 3, 3, 5), (-3, -3, -3, -3), "replicate", None),
+    ((2, 3, 3, 5), (-3, -3, 1, 1), "replicate", None),
+    ((2, 3, 3, 4, 5), (1, 1, 1, 4, 3, 1), "replicate", None),
+    ((2, 0, 3, 4, 5), (1, 1, 1, 1, 1, 1), "replicate", None),
+    ((2, 3, 5), (-1, 2), "circular", None),
+    ((2, 3, 5), (2, -1), "circular", None),
+    ((2, 3, 5), (5, 5), "circular", None),
+    ((2, 3, 5), (6, 5), "circular", None),
+    ((2, 3, 5), (-3, -2), "circular", None),
+    ((2, 3, 5), (-3, -3), "circular", None),
+    ((2, 3, 0), (1, 1), "circular", None),
+    ((2, 3, 3, 4, 5), (1, 2, 3, 0, 2, 2), "circular", None),
+]
+
+
+@pytest.mark.parametrize("shape, pad, mode, value", PAD_CASES)
+def test_pad_matches_torch_values_and_errors(shape, pad, mode, value):
+    t, c = _pair(shape)
+    _same_outcome(
+        lambda: TF.pad(t, pad, mode, value), lambda: F.pad(c, pad, mode, value)
+    )
+
+
+@pytest.mark.parametrize("mode", ["constant", "reflect", "replicate", "circular"])
+def test_pad_gradient_matches_torch(mode):
+    t, c = _pair((2, 3, 4, 5))
+    t.requires_grad_(True)
+    c.requires_grad_(True)
+    pad = (-1, 4, 2, -2) if mode != "reflect" else (-1, 3, 3, -2)
+    ref, got = TF.pad(t, pad, mode), F.pad(c, pad, mode)
+    assert got.grad_fn.name() == ref.grad_fn.name()
+    cot = np.random.default_rng(1).standard_normal(tuple(ref.shape))
+    ref.backward(torch.tensor(cot, dtype=torch.float32))
+    got.backward(compat.tensor(cot.astype(np.float32)))
+    _same(t.grad, c.grad)
+
+
+@pytest.mark.parametrize(
+    "dtype, mode, value",
+    [
+        ("int64", "constant", -2.7),
+        ("bool", "constant", 0.5),
+        ("int32", "reflect", None),
+        ("uint8", "circular", None),
+        ("bool", "replicate", None),
+    ],
+)
+def test_pad_dtypes_match_torch(dtype, mode, value):
+    x = np.arange(30).reshape(2, 3, 5) % 7
+    t, c = torch.tensor(x.astype(dtype)), compat.tensor(x.astype(dtype))
+    _same_outcome(
+        lambda: TF.pad(t, (2, 1), mode, value), lambda: F.pad(c, (2, 1), mode, value)
+    )
+
+
+@pytest.mark.parametrize("pad", [1, (1.5, 1), [True, 1], None, "ab"])
+def test_pad_argument_types_raise_torchs_type_error(pad):
+    t, c = _pair((2, 3))
+    _same_outcome(lambda: TF.pad(t, pad), lambda: F.pad(c, pad))
+
+
+def test_pad_refuses_a_non_tensor_and_a_non_number_value():
+    t, c = _pair((2, 3))
+    _same_outcome(lambda: TF.pad([1, 2], (1, 1)), lambda: F.pad([1, 2], (1, 1)))
+    _same_outcome(
+        lambda: TF.pad(t, (1, 1), "constant", "a"),
+        lambda: F.pad(c, (1, 1), "constant", "a"),
+    )
+
+
+# -- padding modules -----------------------------------------------------------------
+
+PAD_MODULES = [
+    ("ConstantPad1d", (2, 1.5)),
+    ("ConstantPad2d", ((1, 0, 2, 1), -1.0)),
+    ("ConstantPad3d", (1, 0.0)),
+    ("ZeroPad1d", ((0, 2),)),
+    ("ZeroPad2d", (1,)),
+    ("ZeroPad3d", ((1, 0, 0, 1, 1, 1),)),
+    ("ReflectionPad1d", (2,)),
+    ("ReflectionPad2d", ((1, 0, 2, 1),)),
+    ("ReflectionPad3d", (1,)),
+    ("ReplicationPad1d", ((3, 0),)),
+    ("ReplicationPad2d", (2,)),
+    ("ReplicationPad3d", ((1, 2, 0, 1, 2, 0),)),
+    ("CircularPad1d", (2,)),
+    ("CircularPad2d", ((1, 0, 2, 1),)),
+    ("CircularPad3d", (1,)),
+]
+
+
+@pytest.mark.parametrize("name, args", PAD_MODULES)
+def test_padding_modules_repr_and_padding_match_torch(name, args):
+    ref, got = getattr(torch.nn, name)(*args), getattr(compat.nn, name)(*args)
+    assert repr(got) == repr(ref)
+    assert got.padding == ref.padding
+
+
+@pytest.mark.parametrize("name", ["CircularPad1d", "CircularPad2d", "CircularPad3d"])
+def test_circular_pad_modules_check_the_input_rank(name):
+    t, c = _pair((2,) * 6)
+    _same_outcome(
+        lambda: getattr(torch.nn, name)(1)(t), lambda: getattr(compat.nn, name)(1)(c)
+    )
+
+
+def _train(lib, model, x, steps=2):
+    opt = lib.optim.SGD(model.parameters(), lr=0.1)
+    for _ in range(steps):
+        opt.zero_grad()
+        model(x).square().mean().backward()
+        opt.step()
+
+
+def _copy_weights(src, dst):
+    """dst (torch) takes src's (compat) weights."""
+    state = {k: torch.tensor(v.detach().numpy()) for k, v in src.state_dict().items()}
+    dst.load_state_dict(state)
+
+
+def test_a_padded_linear_layer_trains_as_torch():
+    t, c = _pair((2, 3, 4))
+    net = compat.nn.Sequential(
+        compat.nn.ReflectionPad1d((2, 1)), compat.nn.Linear(7, 2)
+    )
+    ref = torch.nn.Sequential(torch.nn.ReflectionPad1d((2, 1)), torch.nn.Linear(7, 2))
+    _copy_weights(net, ref)
+    _train(torch, ref, t)
+    _train(compat, net, c)
+    for k, v in ref.state_dict().items():
+        _same(v, net.state_dict()[k])
