@@ -1,5 +1,6 @@
 """Blitz 3, "Neural Networks": ``torch.nn``."""
 
+from jaxblitz.compat.nn import functional, init, utils
 from jaxblitz.compat.nn.activation import (
     CELU,
     ELU,
@@ -97,24 +98,7 @@ from jaxblitz.compat.nn.rnn_cell import GRUCell, LSTMCell, RNNCell, RNNCellBase
 from jaxblitz.compat.nn.shaping import Unflatten
 from jaxblitz.compat.nn.sparse import Embedding, EmbeddingBag
 
-from jaxblitz.compat.nn import functional, init, utils
-
 __all__ = [
-    "ZeroPad3d",
-    "ZeroPad2d",
-    "ZeroPad1d",
-    "ReplicationPad3d",
-    "ReplicationPad2d",
-    "ReplicationPad1d",
-    "ReflectionPad3d",
-    "ReflectionPad2d",
-    "ReflectionPad1d",
-    "ConstantPad3d",
-    "ConstantPad2d",
-    "ConstantPad1d",
-    "CircularPad3d",
-    "CircularPad2d",
-    "CircularPad1d",
     "AdaptiveAvgPool2d",
     "AdaptiveMaxPool2d",
     "AlphaDropout",
@@ -125,6 +109,12 @@ __all__ = [
     "BatchNorm2d",
     "BatchNorm3d",
     "CELU",
+    "CircularPad1d",
+    "CircularPad2d",
+    "CircularPad3d",
+    "ConstantPad1d",
+    "ConstantPad2d",
+    "ConstantPad3d",
     "Conv2d",
     "ConvTranspose2d",
     "CrossEntropyLoss",
@@ -181,6 +171,12 @@ __all__ = [
     "RReLU",
     "ReLU",
     "ReLU6",
+    "ReflectionPad1d",
+    "ReflectionPad2d",
+    "ReflectionPad3d",
+    "ReplicationPad1d",
+    "ReplicationPad2d",
+    "ReplicationPad3d",
     "SELU",
     "Sequential",
     "SiLU",
@@ -196,6 +192,9 @@ __all__ = [
     "Tanhshrink",
     "Threshold",
     "Unflatten",
+    "ZeroPad1d",
+    "ZeroPad2d",
+    "ZeroPad3d",
     "functional",
     "init",
     "utils",
