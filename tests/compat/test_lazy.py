@@ -1,5 +1,7 @@
 """compat's lazy execution: the same values as eager mode, one program per step."""
 
+import types
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -418,3 +420,27 @@ def test_which_outputs_cross_opaquely(fn, expected):
     x = jax.ShapeDtypeStruct((3, 3), np.float32)
     jaxpr = jax.make_jaxpr(jax.jit(fn))(x, x).jaxpr
     assert lazy._multiplied(jaxpr, jaxpr.outvars[0]) is expected
+
+
+class _Placed:
+    """A committed input's sharding, as far as the guard asks: its devices."""
+
+    def __init__(self, platform: str):
+        self.device_set = [types.SimpleNamespace(platform=platform)]
+
+
+def test_products_are_kept_apart_only_in_programs_that_run_on_the_cpu(
+    lazy_mode, monkeypatch
+):
+    """On a GPU or TPU the program fuses freely (the guard's kernels cost more
+    than the last bit is worth there); on the CPU, eager mode's bits."""
+    assert lazy._exact(_Placed("cpu")) is True
+    assert lazy._exact(_Placed("gpu")) is False
+    assert lazy._exact(_Placed("tpu")) is False
+    assert lazy._exact(None) is True  # these tests: JAX's default is the CPU
+    monkeypatch.setattr(jax, "default_backend", lambda: "gpu")
+    assert lazy._exact(None) is False
+    # the choice is part of the cached program's key: both kinds are compiled
+    x = torch.tensor([1.5, 2.5])
+    (x * 3 + 1).numpy()
+    assert {key[-1] for key in lazy._programs} >= {False}

@@ -17,13 +17,16 @@ input) and which outputs are still alive -- never values. A training loop
 records the same calls every step, so it compiles once and then reuses the
 program: PyTorch/XLA's ``mark_step`` without a ``mark_step``.
 
-Values are eager mode's: the program calls the very same jitted functions,
-inlined into one XLA program, and an output a multiply makes crosses to the
-next call through an identity XLA cannot see through, so XLA cannot contract it
-with an add of the next call into an FMA (one rounding where eager mode rounds
-twice). One difference is left: XLA may compile a sum together with the op that
-feeds it and add in another order, which can move a sum's last bit (see
-BENCHMARKS.md).
+Values: the program calls the very same jitted functions, inlined into one XLA
+program, and XLA may fuse across them, which can move a value's last bits (within
+the differential suite's tolerances; the same bits run to run). On the CPU, where
+lazy mode is the opt-in and eager mode's bits are the reference, an output a
+multiply makes crosses to the next call through an identity XLA cannot see
+through, so XLA cannot contract it with an add of the next call into an FMA (one
+rounding where eager mode rounds twice); one difference is left there: XLA may
+compile a sum together with the op that feeds it and add in another order. On a
+GPU or TPU the program fuses freely: the guard's extra kernels cost more than
+the last bit is worth (see BENCHMARKS.md).
 
 The switch: by default (``auto``) compat is lazy where JAX's default backend is
 a GPU or TPU, where one program a step saves a launch per op, and eager on the
@@ -266,10 +269,21 @@ class _Graph:
         self.key: list = []
         self.inputs: list = []  # concrete leaves, in first-use order
         self.input_ids: dict[int, int] = {}
+        # per JAX array input, by id: (its index, signature, committed, sharding),
+        # worked out once however many calls read it (a weight: forward,
+        # backward and the optimizer's update)
+        self.arrays: dict[int, tuple] = {}
         self.outs: list = []  # weakrefs to each output's LazyArray
         self.done = False  # run (by a sync in any thread): record no more here
         self.place = None  # the devices its committed inputs are on, if any
         self.lines: list = []  # per call, the user's line (only when _WHY)
+
+    def forget(self, first: int) -> None:
+        """Drop the inputs from ``first`` on (a call not recorded after all)."""
+        for leaf in self.inputs[first:]:
+            del self.input_ids[id(leaf)]
+            self.arrays.pop(id(leaf), None)
+        del self.inputs[first:]
 
     def input(self, leaf: Any) -> int:
         k = self.input_ids.get(id(leaf))
@@ -277,6 +291,24 @@ class _Graph:
             k = self.input_ids[id(leaf)] = len(self.inputs)
             self.inputs.append(leaf)
         return k
+
+
+# A sharding as a small int for the keys: equal shardings, equal ints. JAX's
+# shardings hash and compare in Python, a microsecond each; a recorded call's
+# key would pay that for every committed input.
+_TOKENS: dict[int, tuple] = {}  # id(sharding) -> (sharding, its int)
+_EQUAL: dict = {}  # sharding -> its int
+
+
+def _token(sharding: Any) -> int:
+    known = _TOKENS.get(id(sharding))
+    if known is not None and known[0] is sharding:
+        return known[1]
+    token = _EQUAL.setdefault(sharding, len(_EQUAL))
+    if len(_TOKENS) >= 4096:  # shardings are few; the objects carrying them not
+        _TOKENS.clear()
+    _TOKENS[id(sharding)] = (sharding, token)
+    return token
 
 
 def _current() -> _Graph:
@@ -345,7 +377,7 @@ class jit:  # noqa: N801 -- used as jax.jit is
     def _record(self, static: tuple, leaves: list, treedef: Any) -> Any:
         graph = _current()
         refs, sigs, committed, where = [], [], False, None
-        first = len(graph.inputs)
+        first, arrays = len(graph.inputs), graph.arrays
         for v in leaves:
             kind = type(v)
             if kind is LazyArray:
@@ -364,28 +396,32 @@ class jit:  # noqa: N801 -- used as jax.jit is
                         where = v.where
                     continue
             if kind is _ARRAY[0]:
-                c = v.committed
-                sharding = v.sharding
-                sigs.append((v.aval, c and sharding))
+                known = arrays.get(id(v))
+                if known is None:
+                    c, sharding = v.committed, v.sharding
+                    sig = (v.aval, _token(sharding) if c else None)
+                    known = arrays[id(v)] = (graph.input(v), sig, c, sharding)
+                k, sig, c, sharding = known
+                sigs.append(sig)
+                refs.append(-1 - k)
                 if c and not committed:  # a committed one decides
                     committed, where = True, sharding
                 elif where is None:
                     where = sharding
-            elif kind in _SCALARS:
+                continue
+            if kind in _SCALARS:
                 sigs.append(kind)
             elif kind is np.ndarray:  # the caller's array may change before the sync
                 v = np.array(v)
                 sigs.append((v.shape, v.dtype, kind))
             elif isinstance(v, jax.core.Tracer):  # a trace: run at once, unrecorded
-                for leaf in graph.inputs[first:]:
-                    del graph.input_ids[id(leaf)]
-                del graph.inputs[first:]
+                graph.forget(first)
                 return _TRACED
             elif isinstance(v, jax.Array):
                 if _ARRAY[0] is None and hasattr(v, "aval"):
                     _ARRAY[0] = kind
                 c = v.committed
-                sigs.append((v.aval, c and v.sharding))
+                sigs.append((v.aval, _token(v.sharding) if c else None))
                 if c and not committed:
                     committed, where = True, v.sharding
                 elif where is None:
@@ -397,9 +433,7 @@ class jit:  # noqa: N801 -- used as jax.jit is
         if graph.key and place is not graph.place and place != graph.place:
             # work on another device: what is pending there runs first, as its
             # own program (one program runs on one device)
-            for leaf in graph.inputs[first:]:
-                del graph.input_ids[id(leaf)]
-            del graph.inputs[first:]
+            graph.forget(first)
             _sync(graph, "work moved to another device")
             return self._record(static, leaves, treedef)
         graph.place = place
@@ -496,6 +530,17 @@ _UINTS = {2: np.uint16, 4: np.uint32, 8: np.uint64}
 _ZEROS: list = []  # one zero of each of those, made once
 
 
+def _exact(place: Any) -> bool:
+    """Whether a program placed by ``place`` (a committed input's sharding, or
+    None: JAX's default device) keeps products apart (:func:`_opaque`): on the
+    CPU, where lazy mode is the opt-in and eager mode's bits are the reference;
+    not on a GPU or TPU, where the guard's extra kernels cost more than the last
+    bit is worth and the program is free to fuse."""
+    if place is None:
+        return jax.default_backend() == "cpu"
+    return next(iter(place.device_set)).platform == "cpu"
+
+
 def _zeros() -> tuple:
     if not _ZEROS:
         with _dtype.x64(True):
@@ -574,7 +619,7 @@ def _inner(eqn: Any) -> list:
 
 
 def _program(key: tuple) -> Callable:
-    calls, live, donate, count = key
+    calls, live, donate, count, exact = key
     kept = [k for k in range(count) if k not in set(donate)]
 
     def program(donated, rest, zeros):
@@ -588,7 +633,7 @@ def _program(key: tuple) -> Callable:
             fn, call, rounded = _CALLS[call_id]
             leaves = [values[i] if i >= 0 else inputs[-1 - i] for i in refs]
             outs = fn.run(call, leaves)
-            if any(rounded):
+            if exact and any(rounded):
                 outs = [
                     _opaque(v, zeros) if r else v
                     for v, r in zip(outs, rounded, strict=True)
@@ -670,7 +715,8 @@ def _sync(graph: _Graph, reason: str) -> None:
             _metrics[f"sync at {_asker()}: {reason}"] += 1
         donate = _donatable(graph.inputs, lazies)
         _metrics["donated"] += len(donate)
-        key = (tuple(graph.key), tuple(live), donate, len(graph.inputs))
+        exact = _exact(graph.place)
+        key = (tuple(graph.key), tuple(live), donate, len(graph.inputs), exact)
         program = _programs.get(key)
         fresh = program is None
         if fresh:
