@@ -30,7 +30,11 @@ from jaxblitz.compat.nn.activation import (
     Threshold,
 )
 from jaxblitz.compat.nn.container import ModuleDict, ModuleList, Sequential
-from jaxblitz.compat.nn.conv_transpose import ConvTranspose2d
+from jaxblitz.compat.nn.conv_transpose import (
+    ConvTranspose1d,
+    ConvTranspose2d,
+    ConvTranspose3d,
+)
 from jaxblitz.compat.nn.dropout import (
     AlphaDropout,
     Dropout1d,
@@ -43,13 +47,17 @@ from jaxblitz.compat.nn.instancenorm import (
     InstanceNorm3d,
 )
 from jaxblitz.compat.nn.layers import (
+    Conv1d,
     Conv2d,
+    Conv3d,
     Dropout,
     Dropout2d,
     Flatten,
     Identity,
     Linear,
+    MaxPool1d,
     MaxPool2d,
+    MaxPool3d,
     ReLU,
     Softmax,
 )
@@ -92,7 +100,25 @@ from jaxblitz.compat.nn.padding import (
 )
 from jaxblitz.compat.nn.parallel import DataParallel
 from jaxblitz.compat.nn.pixel_shuffle import PixelShuffle, PixelUnshuffle
-from jaxblitz.compat.nn.pooling import AdaptiveAvgPool2d, AdaptiveMaxPool2d, AvgPool2d
+from jaxblitz.compat.nn.max_pooling import (
+    LPPool1d,
+    LPPool2d,
+    LPPool3d,
+    MaxUnpool1d,
+    MaxUnpool2d,
+    MaxUnpool3d,
+)
+from jaxblitz.compat.nn.pooling import (
+    AdaptiveAvgPool1d,
+    AdaptiveAvgPool2d,
+    AdaptiveAvgPool3d,
+    AdaptiveMaxPool1d,
+    AdaptiveMaxPool2d,
+    AdaptiveMaxPool3d,
+    AvgPool1d,
+    AvgPool2d,
+    AvgPool3d,
+)
 from jaxblitz.compat.nn.rnn import GRU, LSTM, RNN, RNNBase
 from jaxblitz.compat.nn.rnn_cell import GRUCell, LSTMCell, RNNCell, RNNCellBase
 from jaxblitz.compat.nn.shaping import Unflatten

@@ -13,6 +13,8 @@ or, for a batch whose patches would not fit in cache, runs ``kernels.conv2d_chun
 
 from __future__ import annotations
 
+import itertools
+import math
 import warnings
 from typing import Any
 
@@ -25,6 +27,7 @@ from jaxblitz.compat._funnel import _check_arguments
 from jaxblitz.compat._tensor_base import _as_int, wrap_dim
 from jaxblitz.compat.autograd.graph import apply, apply_saving
 from jaxblitz.compat.backends import _precision
+from jaxblitz.compat.nn._convnd import conv_nd_fn
 from jaxblitz.compat.nn.losses import (  # noqa: F401 -- torch.nn.functional's losses
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
@@ -50,21 +53,6 @@ def _conv_fn(x, weight, bias, *, stride, padding, precision):
     params = {"weight": weight, "bias": _bias(bias, weight, x)}
     with _precision.scope(precision):
         return models.conv2d(params, x, stride, padding)
-
-
-def _conv_general_fn(x, weight, bias, *, stride, padding, dilation, groups, precision):
-    # Dilated, grouped, asymmetric or non-square: lax's convolution as it is.
-    y = jax.lax.conv_general_dilated(
-        x,
-        weight,
-        window_strides=stride,
-        padding=padding,
-        rhs_dilation=dilation,
-        feature_group_count=groups,
-        dimension_numbers=("NCHW", "OIHW", "NCHW"),
-        precision=precision,
-    )
-    return y if bias is None else y + bias[None, :, None, None]
 
 
 # A stride-1 unpadded convolution runs the kernels' im2col formulation (channel-major
@@ -160,24 +148,26 @@ def _pool_fn(x, *, kernel_size, stride):
 
 
 def _pool_windows(x, fill, *, window, stride, padding, dilation):
-    """(..., K, Ho, Wo): the K = kh*kw strided slices of the padded input, one per
-    window element, so that [..., k, i, j] is element k of output (i, j)'s window."""
-    xp = jnp.pad(x, ((0, 0),) * (x.ndim - 2) + padding, constant_values=fill)
-    (kh, kw), (sh, sw), (dh, dw) = window, stride, dilation
-    oh = (xp.shape[-2] - dh * (kh - 1) - 1) // sh + 1
-    ow = (xp.shape[-1] - dw * (kw - 1) - 1) // sw + 1
-    return jnp.stack(
-        [
-            xp[
-                ...,
-                i * dh : i * dh + sh * (oh - 1) + 1 : sh,
-                j * dw : j * dw + sw * (ow - 1) + 1 : sw,
-            ]  # fmt: skip
-            for i in range(kh)
-            for j in range(kw)
-        ],
-        axis=-3,
-    )
+    """(..., K, *out): the K = prod(window) strided slices of the padded input, one
+    per window element, so that [..., k, i, j] is element k of output (i, j)'s
+    window (for a 2-d window; one output axis per window axis)."""
+    n = len(window)
+    xp = jnp.pad(x, ((0, 0),) * (x.ndim - n) + padding, constant_values=fill)
+    outs = [
+        (m - d * (k - 1) - 1) // s + 1
+        for m, k, s, d in zip(xp.shape[-n:], window, stride, dilation, strict=True)
+    ]
+    picks = [
+        xp[
+            (...,)
+            + tuple(
+                slice(i * d, i * d + s * (o - 1) + 1, s)
+                for i, d, s, o in zip(at, dilation, stride, outs, strict=True)
+            )
+        ]
+        for at in itertools.product(*(range(k) for k in window))
+    ]
+    return jnp.stack(picks, axis=-n - 1)
 
 
 def _lowest(dtype):
@@ -186,19 +176,24 @@ def _lowest(dtype):
 
 
 def _pool_choice_fn(x, **how):
-    return jnp.argmax(_pool_windows(x, _lowest(x.dtype), **how), axis=-3)
+    axis = -len(how["window"]) - 1
+    return jnp.argmax(_pool_windows(x, _lowest(x.dtype), **how), axis=axis)
 
 
 def _pool_pick_fn(x, choice, **how):
+    axis = -len(how["window"]) - 1
     windows = _pool_windows(x, _lowest(x.dtype), **how)
-    return jnp.take_along_axis(windows, choice[..., None, :, :], axis=-3)[..., 0, :, :]
+    picked = jnp.take_along_axis(windows, jnp.expand_dims(choice, axis), axis=axis)
+    return picked.squeeze(axis)
 
 
 def _pool_index_fn(choice, *, size, **how):
-    flat = jnp.arange(size[0] * size[1], dtype=jnp.int64).reshape(size)
+    axis = -len(how["window"]) - 1
+    flat = jnp.arange(math.prod(size), dtype=jnp.int64).reshape(size)
     windows = _pool_windows(flat, -1, **how)
-    windows = jnp.broadcast_to(windows, (*choice.shape[:-2], *windows.shape))
-    return jnp.take_along_axis(windows, choice[..., None, :, :], axis=-3)[..., 0, :, :]
+    windows = jnp.broadcast_to(windows, (*choice.shape[: axis + 1], *windows.shape))
+    picked = jnp.take_along_axis(windows, jnp.expand_dims(choice, axis), axis=axis)
+    return picked.squeeze(axis)
 
 
 def _relu_fn(x):
@@ -253,18 +248,36 @@ def _square(name: str, values: tuple) -> int:
     return values[0]
 
 
-def _conv_args(stride: Any, padding: Any, dilation: Any):
-    """conv2d's stride, padding and dilation, parsed as torch binds them (their
+def _spread(values: tuple[int, ...], n: int) -> tuple[int, ...]:
+    """One value for each of ``n`` axes, as torch expands a single int."""
+    return values * n if len(values) == 1 else values
+
+
+def _conv_args(stride: Any, padding: Any, dilation: Any, name: str = "conv2d"):
+    """conv{n}d's stride, padding and dilation, parsed as torch binds them (their
     values are checked by :func:`_conv_checks`)."""
-    strides = _two(_ints("conv2d", "stride", 4, stride))
+    n = int(name[-2])
+    strides = _spread(_ints(name, "stride", 4, stride), n)
     if isinstance(padding, str):
         if padding not in ("same", "valid"):
             raise RuntimeError(f"Invalid padding string: '{padding}'")
         pads = padding
     else:
-        pads = _two(_ints("conv2d", "padding", 5, padding))
-    dilations = _two(_ints("conv2d", "dilation", 6, dilation))
+        pads = _spread(_ints(name, "padding", 5, padding), n)
+    dilations = _spread(_ints(name, "dilation", 6, dilation), n)
     return strides, pads, dilations
+
+
+def _conv_pads(pads: Any, weight: Tensor, dilations: tuple) -> tuple:
+    """((lo, hi), ...) per spatial axis: 'same' pads the dilated kernel's size - 1,
+    the odd one on the high side, as torch does."""
+    n = weight.dim() - 2
+    if pads == "valid":
+        return ((0, 0),) * n
+    if pads == "same":
+        totals = [d * (k - 1) for d, k in zip(dilations, weight.shape[2:], strict=True)]
+        return tuple((t // 2, t - t // 2) for t in totals)
+    return tuple((p, p) for p in pads)
 
 
 def _conv_checks(
@@ -348,18 +361,22 @@ def _conv_checks(
     if transposed or pads == "same":  # "same" pads the dilated kernel's size - 1
         return
     padded = [
-        m + 2 * p
-        for m, p in zip(
-            input.shape[2:], (0, 0) if pads == "valid" else pads, strict=True
+        m + lo + hi
+        for m, (lo, hi) in zip(
+            input.shape[2:], _conv_pads(pads, weight, dilations), strict=True
         )
     ]
     kernel = [d * (k - 1) + 1 for d, k in zip(dilations, size[2:], strict=True)]
     if any(m < k for m, k in zip(padded, kernel, strict=True)):
         raise RuntimeError(
-            f"Calculated padded input size per channel: ({padded[0]} x {padded[1]}). "
-            f"Kernel size: ({kernel[0]} x {kernel[1]}). Kernel size can't be greater "
+            f"Calculated padded input size per channel: ({_by(padded)}). "
+            f"Kernel size: ({_by(kernel)}). Kernel size can't be greater "
             "than actual input size"
         )
+
+
+def _by(sizes: Any) -> str:
+    return " x ".join(str(n) for n in sizes)
 
 
 def _check_conv_devices(input: Tensor, weight: Tensor, bias: Tensor | None) -> None:
@@ -396,6 +413,8 @@ def _conv_sizes_check(input: Tensor, weight: Tensor, dilations: tuple) -> None:
             f"shape: {shape}"
         )
     kernel = list(weight.shape[2:])
+    if len(kernel) == 1:  # ATen runs a 1-d convolution as a 2-d one of height 1
+        kernel, dilations = [1, *kernel], (1, *dilations)
     if min(dilations) == 0:
         if min(kernel) <= 0:
             raise RuntimeError(
@@ -403,6 +422,10 @@ def _conv_sizes_check(input: Tensor, weight: Tensor, dilations: tuple) -> None:
             )
         raise RuntimeError(
             f"dilation should be greater than zero, but got {list(dilations)}"
+        )
+    if min(kernel) <= 0 and len(kernel) == 3:
+        raise RuntimeError(
+            f"kernel size should be greater than zero, but got: {_by(kernel)} (TxHxW)"
         )
     if min(kernel) <= 0:
         raise RuntimeError(
@@ -435,13 +458,7 @@ def conv2d(
         raise RuntimeError("padding='same' is not supported for strided convolutions")
     _conv_checks(input, weight, bias, groups, strides, pads, dilations)
     _conv_sizes_check(input, weight, dilations)
-    k = [d * (s - 1) + 1 for d, s in zip(dilations, weight.shape[2:], strict=True)]
-    if pads == "valid":
-        pads = (0, 0)
-    if pads == "same":  # torch pads the odd one on the right/bottom
-        pairs = tuple((n // 2, n - n // 2) for n in (s - 1 for s in k))
-    else:
-        pairs = tuple((p, p) for p in pads)
+    pairs = _conv_pads(pads, weight, dilations)
     square = weight.shape[2] == weight.shape[3]
     plain = dilations == (1, 1) and groups == 1 and square
     unpadded = pairs == ((0, 0), (0, 0))
@@ -463,12 +480,13 @@ def conv2d(
         )
     return apply(
         "ConvolutionBackward0",
-        _conv_general_fn,
+        conv_nd_fn,  # dilated, grouped, asymmetric or non-square: lax's, as it is
         input,
         weight,
         bias,
         stride=strides,
         padding=pairs,
+        lhs_dilation=(1, 1),
         dilation=dilations,
         groups=groups,
         precision=precision,
@@ -551,29 +569,52 @@ def max_pool2d(
         return apply(
             "MaxPool2DWithIndicesBackward0", _pool_fn, input, kernel_size=kh, stride=dh
         )
-    # The padding that makes reduce_window's floor give torch's size (ceil_mode).
+    return _max_pool(
+        "MaxPool2DWithIndicesBackward0",
+        input,
+        (kh, kw),
+        (dh, dw),
+        (ph, pw),
+        (lh, lw),
+        (h, w),
+        out,
+        return_indices,
+    )
+
+
+def _max_pool(
+    grad_fn: str,
+    input: Tensor,
+    k: tuple,
+    s: tuple,
+    p: tuple,
+    d: tuple,
+    size: tuple,
+    out: list[int],
+    return_indices: bool,
+) -> Any:
+    """Max pooling over the last ``len(k)`` axes (their ``size``; the output's
+    ``out``, checked), torch's values, gradient and flat indices."""
+    # The padding that makes the windows' floor give torch's size (ceil_mode).
     extra = tuple(
-        max(0, (o - 1) * st + d * (k - 1) + 1 - (n + 2 * p))
-        for o, n, k, st, p, d in zip(
-            out, (h, w), (kh, kw), (dh, dw), (ph, pw), (lh, lw), strict=True
-        )
+        max(0, (o - 1) * st + dd * (kk - 1) + 1 - (n + 2 * pp))
+        for o, n, kk, st, pp, dd in zip(out, size, k, s, p, d, strict=True)
     )
     how = {
-        "window": (kh, kw),
-        "stride": (dh, dw),
-        "padding": ((ph, ph + extra[0]), (pw, pw + extra[1])),
-        "dilation": (lh, lw),
+        "window": tuple(k),
+        "stride": tuple(s),
+        "padding": tuple((pp, pp + e) for pp, e in zip(p, extra, strict=True)),
+        "dilation": tuple(d),
     }
     # Which window element is the maximum (torch's: the first; a NaN wins), then
     # the values picked there (the gradient goes to that element only, as in
     # torch; JAX's reduce_window has no gradient with dilation) and its flat
-    # index in the input's (H, W).
-    name = "MaxPool2DWithIndicesBackward0"
-    choice = apply(name, _pool_choice_fn, input.detach(), **how)
-    values = apply(name, _pool_pick_fn, input, choice, **how)
+    # index in the input's spatial axes.
+    choice = apply(grad_fn, _pool_choice_fn, input.detach(), **how)
+    values = apply(grad_fn, _pool_pick_fn, input, choice, **how)
     if not return_indices:
         return values
-    return values, apply(name, _pool_index_fn, choice, size=(h, w), **how)
+    return values, apply(grad_fn, _pool_index_fn, choice, size=tuple(size), **how)
 
 
 def _half(n: int) -> int:
@@ -704,7 +745,12 @@ sigmoid, tanh = ops.sigmoid, ops.tanh
 
 # Defined beside their modules (each imports this module's helpers, hence last).
 from jaxblitz.compat.nn import padding as _padding  # noqa: E402
-from jaxblitz.compat.nn.conv_transpose import conv_transpose2d  # noqa: E402, F401
+from jaxblitz.compat.nn.conv import conv1d, conv3d  # noqa: E402, F401
+from jaxblitz.compat.nn.conv_transpose import (  # noqa: E402, F401
+    conv_transpose1d,
+    conv_transpose2d,
+    conv_transpose3d,
+)
 from jaxblitz.compat.nn.dropout import (  # noqa: E402, F401
     alpha_dropout,
     dropout,
@@ -759,11 +805,32 @@ from jaxblitz.compat.nn.pixel_shuffle import (  # noqa: E402, F401
     pixel_shuffle,
     pixel_unshuffle,
 )
+from jaxblitz.compat.nn.max_pooling import (  # noqa: E402, F401
+    lp_pool1d,
+    lp_pool2d,
+    lp_pool3d,
+    max_pool1d,
+    max_pool1d_with_indices,
+    max_pool2d_with_indices,
+    max_pool3d,
+    max_pool3d_with_indices,
+    max_unpool1d,
+    max_unpool2d,
+    max_unpool3d,
+)
 from jaxblitz.compat.nn.pooling import (  # noqa: E402, F401
+    adaptive_avg_pool1d,
     adaptive_avg_pool2d,
+    adaptive_avg_pool3d,
+    adaptive_max_pool1d,
+    adaptive_max_pool1d_with_indices,
     adaptive_max_pool2d,
     adaptive_max_pool2d_with_indices,
+    adaptive_max_pool3d,
+    adaptive_max_pool3d_with_indices,
+    avg_pool1d,
     avg_pool2d,
+    avg_pool3d,
 )
 from jaxblitz.compat.nn.shaping import one_hot  # noqa: E402, F401
 from jaxblitz.compat.nn.sparse import embedding, embedding_bag  # noqa: E402, F401

@@ -18,7 +18,7 @@ from jaxblitz.compat import _dtype, _host_random, creation
 from jaxblitz.compat._dtype import x64
 from jaxblitz.compat._tensor_base import from_host
 from jaxblitz.compat.nn import functional as F
-from jaxblitz.compat.nn._convnd import _pair, conv_extra_repr, mode_pad, mode_pads
+from jaxblitz.compat.nn._convnd import _ntuple, conv_extra_repr, mode_pad, mode_pads
 from jaxblitz.compat.nn.container import Sequential  # noqa: F401
 from jaxblitz.compat.nn.losses import CrossEntropyLoss, MSELoss  # noqa: F401
 from jaxblitz.compat.nn.module import Module, Parameter
@@ -102,7 +102,13 @@ _PADDING_STRINGS = {"same", "valid"}
 _PADDING_MODES = {"zeros", "reflect", "replicate", "circular"}
 
 
-class Conv2d(Module):
+class _ConvNd(Module):
+    """torch's ``_ConvNd`` for ``Conv1d``/``Conv2d``/``Conv3d``: ``_n`` spatial axes,
+    ``_conv`` the functional form."""
+
+    _n: int
+    _conv: Any
+
     def __init__(
         self,
         in_channels: int,
@@ -118,6 +124,7 @@ class Conv2d(Module):
         dtype: Any = None,
     ):
         super().__init__()
+        spread = _ntuple(self._n)
         # torch's checks, in torch's order and words (nn.modules.conv._ConvNd).
         if isinstance(groups, int) and groups <= 0:
             raise ValueError("groups must be a positive integer")
@@ -125,7 +132,7 @@ class Conv2d(Module):
             raise ValueError("in_channels must be divisible by groups")
         if isinstance(groups, int) and out_channels % groups != 0:
             raise ValueError("out_channels must be divisible by groups")
-        self.kernel_size, self.stride = _pair(kernel_size), _pair(stride)
+        self.kernel_size, self.stride = spread(kernel_size), spread(stride)
         if isinstance(padding, str):
             if padding not in _PADDING_STRINGS:
                 raise ValueError(
@@ -141,12 +148,12 @@ class Conv2d(Module):
                 f"padding_mode must be one of {_PADDING_MODES}, but got "
                 f"padding_mode='{padding_mode}'"
             )
-        if len(self.kernel_size) != 2:
+        if len(self.kernel_size) != self._n:
             raise ValueError(
-                "Conv2d: kernel_size must be an int or a pair of ints, got "
-                f"{kernel_size!r}"
+                f"{type(self).__name__}: kernel_size must be an int or a tuple of "
+                f"{self._n} ints, got {kernel_size!r}"
             )
-        dilations = _pair(dilation)
+        dilations = spread(dilation)
         if all(isinstance(d, int) for d in dilations) and min(dilations) <= 0:
             raise RuntimeError(  # torch's words, raised there in forward
                 f"dilation should be greater than zero, but got {list(dilations)}"
@@ -155,7 +162,7 @@ class Conv2d(Module):
         shape = (out_channels, in_per_group, *self.kernel_size)
         creation._size("empty", (shape,))  # ints, none negative, before anything
         self.in_channels, self.out_channels = in_channels, out_channels
-        self.padding = padding if isinstance(padding, str) else _pair(padding)
+        self.padding = padding if isinstance(padding, str) else spread(padding)
         self.dilation, self.groups = dilations, groups
         self.padding_mode = padding_mode
         key = creation.default_generator.next_key()
@@ -165,10 +172,10 @@ class Conv2d(Module):
     def forward(self, input: Tensor) -> Tensor:
         padding = self.padding
         if self.padding_mode != "zeros":
-            # torch's _conv_forward: F.pad in that mode, then an unpadded conv2d
+            # torch's _conv_forward: F.pad in that mode, then an unpadded conv
             pads = mode_pads(padding, self.kernel_size, self.dilation)
             input, padding = mode_pad(input, pads, self.padding_mode), 0
-        return F.conv2d(
+        return type(self)._conv(
             input,
             self.weight,
             self.bias,
@@ -182,7 +189,24 @@ class Conv2d(Module):
         return conv_extra_repr(self)
 
 
-class MaxPool2d(Module):
+class Conv1d(_ConvNd):
+    _n, _conv = 1, F.conv1d
+
+
+class Conv2d(_ConvNd):
+    _n, _conv = 2, F.conv2d
+
+
+class Conv3d(_ConvNd):
+    _n, _conv = 3, F.conv3d
+
+
+class _MaxPoolNd(Module):
+    """torch's ``_MaxPoolNd``: the arguments kept as given; ``_pool`` the
+    functional form."""
+
+    _pool: Any
+
     def __init__(
         self,
         kernel_size: Any,
@@ -199,7 +223,7 @@ class MaxPool2d(Module):
         self.return_indices = return_indices
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.max_pool2d(
+        return type(self)._pool(
             input,
             self.kernel_size,
             self.stride,
@@ -214,6 +238,18 @@ class MaxPool2d(Module):
             f"kernel_size={self.kernel_size}, stride={self.stride}, padding="
             f"{self.padding}, dilation={self.dilation}, ceil_mode={self.ceil_mode}"
         )
+
+
+class MaxPool1d(_MaxPoolNd):
+    _pool = F.max_pool1d
+
+
+class MaxPool2d(_MaxPoolNd):
+    _pool = F.max_pool2d
+
+
+class MaxPool3d(_MaxPoolNd):
+    _pool = F.max_pool3d
 
 
 class ReLU(Module):

@@ -1,15 +1,19 @@
 """Blitz 3, "Neural Networks": average and adaptive pooling beside the Blitz's
-``MaxPool2d`` (``torch.nn.AvgPool2d``, ``AdaptiveAvgPool2d``,
-``AdaptiveMaxPool2d`` and their ``nn.functional`` twins).
+``MaxPool2d``, of every rank (``torch.nn.AvgPool1d``/``2d``/``3d``,
+``AdaptiveAvgPool*``, ``AdaptiveMaxPool*`` and their ``nn.functional`` twins).
 
 Windows and divisors follow ATen's formulas: an average window is summed by
 ``lax.reduce_window`` and divided by torch's per-window divisor (padding counted
 or not, ``divisor_override``); adaptive window ``i`` of ``n`` over a length ``L``
-spans ``[floor(i*L/n), ceil((i+1)*L/n))``.
+spans ``[floor(i*L/n), ceil((i+1)*L/n))``. A 1-d pooling is ATen's: its own
+argument checks, then the 2-d one over a height of 1.
 """
 
 from __future__ import annotations
 
+import functools
+import itertools
+import string
 from typing import Any
 
 import jax.numpy as jnp
@@ -17,7 +21,15 @@ import numpy as np
 from jax import lax
 
 from jaxblitz.compat.autograd.graph import apply, run
-from jaxblitz.compat.nn.functional import _ints, _pool2d_check, _tensor, _two
+from jaxblitz.compat.nn._convnd import _single
+from jaxblitz.compat.nn.functional import (
+    _half,
+    _ints,
+    _pool2d_check,
+    _pool_size,
+    _spread,
+    _tensor,
+)
 from jaxblitz.compat.nn.module import Module
 from jaxblitz.compat.tensor import Tensor
 
@@ -25,8 +37,8 @@ from jaxblitz.compat.tensor import Tensor
 
 
 def _avg_pool_fn(x, divisor, *, window, stride, padding):
-    lead = (1,) * (x.ndim - 2)
-    pads = ((0, 0),) * (x.ndim - 2) + padding
+    lead = (1,) * (x.ndim - len(window))
+    pads = ((0, 0),) * len(lead) + padding
     zero = np.zeros((), x.dtype)  # concrete: lax takes the differentiable sum
     sums = lax.reduce_window(x, zero, lax.add, lead + window, lead + stride, pads)
     if jnp.issubdtype(x.dtype, jnp.integer):  # C's integer division, as ATen's
@@ -34,46 +46,213 @@ def _avg_pool_fn(x, divisor, *, window, stride, padding):
     return sums / divisor.astype(x.dtype)
 
 
-def _adaptive_avg_fn(x, rows, cols, counts):
-    # rows (oh, H), cols (ow, W): 0/1 window masks; sums / window sizes
+def _adaptive_avg_fn(x, *masks_and_counts):
+    # masks (o, L) per spatial axis: 0/1 window masks; sums / window sizes
+    *masks, counts = masks_and_counts
+    n = len(masks)
+    ins, outs = string.ascii_lowercase[:n], string.ascii_lowercase[n : 2 * n]
+    spec = ",".join(f"{o}{i}" for o, i in zip(outs, ins, strict=True))
     sums = jnp.einsum(
-        "ih,...hw,jw->...ij", rows, x, cols, precision=lax.Precision.HIGHEST
+        f"...{ins},{spec}->...{outs}", x, *masks, precision=lax.Precision.HIGHEST
     )
     return sums / counts
 
 
-def _adaptive_argmax_fn(x, *, spans):
-    h, w = x.shape[-2:]
-    if not spans:  # an empty output
-        return jnp.zeros((*x.shape[:-2], 0), jnp.int64)
+def _adaptive_argmax_fn(x, *, windows, n):
+    # windows: per output element, its (start, end) on each of the n spatial axes
+    size = x.shape[x.ndim - n :]
+    if not windows:  # an empty output
+        return jnp.zeros((*x.shape[: x.ndim - n], 0), jnp.int64)
     found = []
-    for hs, he, ws, we in spans:
-        window = x[..., hs:he, ws:we].reshape(*x.shape[:-2], -1)
-        k = jnp.argmax(window, axis=-1)  # the first maximum; a NaN wins, as in ATen
-        found.append((hs + k // (we - ws)) * w + ws + k % (we - ws))
+    for spans in windows:
+        part = x[(...,) + tuple(slice(a, b) for a, b in spans)]
+        k = jnp.argmax(part.reshape(*x.shape[:-n], -1), axis=-1)  # the first max;
+        at = jnp.unravel_index(k, tuple(b - a for a, b in spans))  # a NaN wins
+        coords = [c + a for c, (a, _) in zip(at, spans, strict=True)]
+        found.append(jnp.ravel_multi_index(coords, size, mode="clip"))
     return jnp.stack(found, axis=-1).astype(jnp.int64)
 
 
 def _gather_fn(x, index, *, out):
-    flat = x.reshape(*x.shape[:-2], -1)
+    flat = x.reshape(*x.shape[: x.ndim - len(out)], -1)
     picked = jnp.take_along_axis(flat, index, axis=-1)
-    return picked.reshape(*x.shape[:-2], *out)
+    return picked.reshape(*picked.shape[:-1], *out)
 
 
-# -- torch.nn.functional -------------------------------------------------------------
+# -- argument checks -----------------------------------------------------------------
 
-_ARGS = {  # ATen's words for an argument of the wrong length
-    "kernel_size": "must either be a single int, or a tuple of two ints",
-    "stride": "must either be omitted, a single int, or a tuple of two ints",
-    "padding": "must either be a single int, or a tuple of two ints",
-}
+_WORDS = {1: "one", 2: "two", 3: "three"}
 
 
-def _arg(name: str, arg: str, position: int, value: Any) -> tuple[int, ...]:
+def _arg(name: str, arg: str, position: int, value: Any, n: int = 2) -> tuple:
+    """An int or ``n`` ints, as ATen's avg_pool{2,3}d takes them."""
     values = _ints(name, arg, position, value)
-    if len(values) not in (1, 2):
-        raise RuntimeError(f"{name}: {arg} {_ARGS[arg]}")
-    return _two(values)
+    if len(values) not in (1, n):
+        either = "" if n == 3 and name.startswith("avg") else " either"
+        omitted = ("be" + either + " omitted,") if arg == "stride" else "be" + either
+        raise RuntimeError(
+            f"{name}: {arg} must {omitted} a single int, or a tuple of {_WORDS[n]} ints"
+        )
+    return _spread(values, n)
+
+
+def check_1d(name: str, arg: str, values: tuple) -> None:
+    """ATen's ``check1d``: a 1-d pooling's argument is one int."""
+    if len(values) != 1:
+        raise RuntimeError(
+            f"{name}() argument '{arg}' should contain one int (got {len(values)})"
+        )
+
+
+def check_dim_range(name: str, input: Tensor, low: int, high: int) -> None:
+    """ATen's ``checkDimRange``: ``low <= input.dim() < high``."""
+    if not low <= input.dim() < high:
+        raise RuntimeError(
+            f"Expected {low} to {high - 1} dimensions, but got {input.dim()}-"
+            f"dimensional tensor for argument #1 'self' (while checking arguments "
+            f"for {name})"
+        )
+
+
+def pool3d_check(
+    name: str, input: Tensor, k: tuple, s: tuple, p: tuple, d: tuple, ceil: bool
+) -> tuple[int, tuple, list[int]]:
+    """ATen's checks of ``max_pool3d`` and ``avg_pool3d`` after their arguments'
+    lengths, in ATen's order: the rank; per axis a zero stride or a bad pad
+    (pooling_output_shape); pool3d_shape_check. Returns C, (T, H, W), the output's
+    [T', H', W']."""
+    if input.dim() not in (4, 5):
+        raise RuntimeError("non-empty 4D or 5D (batch mode) tensor expected for input")
+    for kk, ss, pp, dd in zip(k, s, p, d, strict=True):
+        if ss == 0:
+            raise RuntimeError("stride should not be zero")
+        if pp < 0:
+            raise RuntimeError(f"pad must be non-negative, but got pad: {pp}")
+        if pp > _half((kk - 1) * dd + 1):
+            raise RuntimeError(
+                "pad should be at most half of effective kernel size, but got "
+                f"pad={pp}, kernel_size={kk} and dilation={dd}"
+            )
+    c, *size = input.shape[-4:]
+    out = [
+        _pool_size(m, kk, ss, pp, dd, ceil)
+        for m, kk, ss, pp, dd in zip(size, k, s, p, d, strict=True)
+    ]
+    if min(k) <= 0:
+        raise RuntimeError(
+            "kernel size should be greater than zero, but got kT: "
+            f"{k[0]} kH: {k[1]} kW: {k[2]}"
+        )
+    if min(s) <= 0:
+        raise RuntimeError(
+            f"stride should be greater than zero, but got dT: {s[0]} dH: {s[1]} "
+            f"dW: {s[2]}"
+        )
+    if min(d) <= 0:
+        raise RuntimeError(
+            "dilation should be greater than zero, but got dilationT: "
+            f"{d[0]} dilationH: {d[1]} dilationW: {d[2]}"
+        )
+    fn = (
+        "avg_pool3d()"
+        if name == "avg_pool3d"
+        else ("max_pool3d_with_indices_out_cpu_template()")
+    )
+    for i in range(input.dim() - 4, input.dim()):
+        if input.shape[i] <= 0:  # ATen prints the (zero) length as the dimension
+            raise RuntimeError(
+                f"{fn}: Expected input's non-batch dimensions to have positive "
+                f"length, but input has a shape of {list(input.shape)} and "
+                f"non-batch dimension {input.shape[i]} has length zero!"
+            )
+    if name == "avg_pool3d" and any(m < kk for m, kk in zip(size, k, strict=True)):
+        raise RuntimeError(
+            f"input image (T: {size[0]} H: {size[1]} W: {size[2]}) smaller than "
+            f"kernel size (kT: {k[0]} kH: {k[1]} kW: {k[2]})"
+        )
+    if min(out) < 1:
+        raise RuntimeError(
+            f"Given input size: ({c}x{size[0]}x{size[1]}x{size[2]}). Calculated "
+            f"output size: ({c}x{out[0]}x{out[1]}x{out[2]}). Output size is too small"
+        )
+    return c, tuple(size), out
+
+
+# -- torch.nn.functional: average pooling --------------------------------------------
+
+
+def _avg_pool(
+    grad_fn: str,
+    input: Tensor,
+    k: tuple,
+    s: tuple,
+    p: tuple,
+    size: tuple,
+    out: list[int],
+    count_include_pad: bool,
+    divisor_override: int | None,
+) -> Tensor:
+    """Average pooling over the last ``len(k)`` axes (checked): ATen's divisor per
+    output, the window clipped to the padded input, or to the input itself when
+    padding is not counted."""
+    sizes = []
+    for o, m, kk, ss, pp in zip(out, size, k, s, p, strict=True):
+        start = np.arange(o) * ss - pp
+        end = np.minimum(start + kk, m + pp)
+        padded = end - start
+        inside = np.minimum(end, m) - np.maximum(start, 0)
+        sizes.append(padded if count_include_pad else inside)
+    if divisor_override is not None:
+        divisor = np.full(out, divisor_override, np.int64)
+    else:
+        divisor = functools.reduce(np.multiply.outer, sizes)
+    extra = [
+        max(0, (o - 1) * ss + kk - (m + 2 * pp))
+        for o, m, kk, ss, pp in zip(out, size, k, s, p, strict=True)
+    ]
+    return apply(
+        grad_fn,
+        _avg_pool_fn,
+        input,
+        divisor,
+        window=tuple(k),
+        stride=tuple(s),
+        padding=tuple((pp, pp + e) for pp, e in zip(p, extra, strict=True)),
+    )
+
+
+def _stride(name: str, stride: Any, k: tuple, n: int) -> tuple:
+    if stride is None or (isinstance(stride, tuple | list) and not stride):
+        return k  # torch: an omitted stride is the kernel size
+    return _arg(name, "stride", 3, stride, n)
+
+
+def avg_pool1d(
+    input: Tensor,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+) -> Tensor:
+    """``torch.nn.functional.avg_pool1d``: ATen's 2-d pooling over a height of 1."""
+    _tensor("avg_pool1d", input)
+    k = _ints("avg_pool1d", "kernel_size", 2, kernel_size)
+    none = stride is None or (isinstance(stride, tuple | list) and not stride)
+    s = k if none else _ints("avg_pool1d", "stride", 3, stride)
+    p = _ints("avg_pool1d", "padding", 4, padding)
+    check_dim_range("avg_pool1d", input, 2, 4)
+    for arg, values in (("kernel_size", k), ("stride", s), ("padding", p)):
+        check_1d("avg_pool1d", arg, values)
+    two = avg_pool2d(
+        input.unsqueeze(-2),
+        (1, k[0]),
+        (1, s[0]),
+        (0, p[0]),
+        ceil_mode,
+        count_include_pad,
+    )
+    return two.squeeze(-2)
 
 
 def avg_pool2d(
@@ -87,138 +266,255 @@ def avg_pool2d(
 ) -> Tensor:
     _tensor("avg_pool2d", input)
     k = _arg("avg_pool2d", "kernel_size", 2, kernel_size)
-    no_stride = stride is None or (isinstance(stride, tuple | list) and not stride)
-    s = k if no_stride else _arg("avg_pool2d", "stride", 3, stride)
+    s = _stride("avg_pool2d", stride, k, 2)
     p = _arg("avg_pool2d", "padding", 4, padding)
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
     if input.dtype.scalar_type == "Bool":
         raise NotImplementedError("\"avg_pool2d\" not implemented for 'Bool'")
     _, h, w, out = _pool2d_check("avg_pool2d", input, k, s, p, (1, 1), ceil_mode)
-    # ATen's divisor per output (i, j): the window clipped to the padded input,
-    # or to the input itself when padding is not counted.
-    sizes = []
-    for o, n, kk, ss, pp in zip(out, (h, w), k, s, p, strict=True):
-        start = np.arange(o) * ss - pp
-        end = np.minimum(start + kk, n + pp)
-        padded = end - start
-        inside = np.minimum(end, n) - np.maximum(start, 0)
-        sizes.append(padded if count_include_pad else inside)
-    if divisor_override is not None:
-        divisor = np.full(out, divisor_override, np.int64)
-    else:
-        divisor = np.outer(*sizes)
-    extra = [
-        max(0, (o - 1) * ss + kk - (n + 2 * pp))
-        for o, n, kk, ss, pp in zip(out, (h, w), k, s, p, strict=True)
-    ]
-    return apply(
+    return _avg_pool(
         "AvgPool2DBackward0",
-        _avg_pool_fn,
         input,
-        divisor,
-        window=k,
-        stride=s,
-        padding=((p[0], p[0] + extra[0]), (p[1], p[1] + extra[1])),
+        k,
+        s,
+        p,
+        (h, w),
+        out,
+        count_include_pad,
+        divisor_override,
     )
 
 
-def _adaptive_args(name: str, input: Tensor, output_size: Any) -> tuple[int, int]:
+def avg_pool3d(
+    input: Tensor,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+    divisor_override: int | None = None,
+) -> Tensor:
+    _tensor("avg_pool3d", input)
+    k = _arg("avg_pool3d", "kernel_size", 2, kernel_size, 3)
+    s = _stride("avg_pool3d", stride, k, 3)
+    p = _arg("avg_pool3d", "padding", 4, padding, 3)
+    if input.dim() in (4, 5) and divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    _, size, out = pool3d_check("avg_pool3d", input, k, s, p, (1, 1, 1), ceil_mode)
+    if input.dtype.scalar_type == "Bool":
+        raise NotImplementedError("\"avg_pool3d_out_frame\" not implemented for 'Bool'")
+    return _avg_pool(
+        "AvgPool3DBackward0",
+        input,
+        k,
+        s,
+        p,
+        size,
+        out,
+        count_include_pad,
+        divisor_override,
+    )
+
+
+# -- torch.nn.functional: adaptive pooling -------------------------------------------
+
+
+def _list_with_default(output_size: Any, input: Tensor) -> Any:
+    """torch's ``_list_with_default``: a None in ``output_size`` is the input's size."""
+    if not isinstance(output_size, tuple | list):
+        return output_size
+    if input.dim() <= len(output_size):
+        raise ValueError(f"Input dimension should be at least {len(output_size) + 1}")
+    tail = input.shape[input.dim() - len(output_size) :]
+    return [m if o is None else o for o, m in zip(output_size, tail, strict=True)]
+
+
+def _adaptive_args(name: str, n: int, input: Tensor, output_size: Any) -> tuple:
+    """ATen's checks of adaptive_{avg,max}_pool{2,3}d, in its words; the output's
+    spatial sizes."""
     _tensor(name, input)
-    if isinstance(output_size, tuple | list):  # torch's _list_with_default
-        if input.dim() <= len(output_size):
-            raise ValueError(
-                f"Input dimension should be at least {len(output_size) + 1}"
-            )
-        tail = input.shape[input.dim() - len(output_size) :]
-        sizes = [n if o is None else o for o, n in zip(output_size, tail, strict=True)]
-        if len(sizes) != 2:
-            if name == "adaptive_max_pool2d":
-                raise RuntimeError(
-                    "adaptive_max_pool2d(): internal error: output_size.size() must "
-                    "be 2"
-                )
-            raise RuntimeError(f"{name}: output_size must be 2")
-    else:
-        sizes = [output_size, output_size]
-    if input.dim() not in (3, 4):
+    sizes = _list_with_default(output_size, input)
+    sizes = list(sizes) if isinstance(sizes, tuple | list) else [sizes] * n
+    avg, shape = name.startswith("adaptive_avg"), list(input.shape)
+    if len(sizes) != n:
+        if avg:
+            raise RuntimeError(f"{name}: output_size must be {n}")
+        raise RuntimeError(f"{name}(): internal error: output_size.size() must be {n}")
+    if input.dim() not in (n + 1, n + 2):
+        colon = ":" if n == 3 and not avg else ""
         raise RuntimeError(
-            f"{name}(): Expected 3D or 4D tensor, but got {list(input.shape)}"
+            f"{name}(): Expected {n + 1}D or {n + 2}D tensor, but got{colon} {shape}"
         )
     for d in range(1, input.dim()):
         if input.shape[d] == 0:
             raise RuntimeError(
                 f"{name}(): Expected input to have non-zero size for non-batch "
-                f"dimensions, but input has sizes {list(input.shape)} with "
-                f"dimension {d} being empty"
+                f"dimensions, but input has sizes {shape} with dimension {d} being "
+                "empty"
             )
-    oh, ow = int(sizes[0]), int(sizes[1])
-    if min(oh, ow) < 0:
-        if name == "adaptive_max_pool2d":  # ATen allocates the output first
-            shape = [*input.shape[:-2], oh, ow]
+    sizes = [int(o) for o in sizes]
+    if min(sizes) < 0:
+        if not avg:  # ATen allocates the output first
             raise RuntimeError(
-                f"Trying to create tensor with negative dimension {min(oh, ow)}: "
-                f"{shape}"
+                f"Trying to create tensor with negative dimension {min(sizes)}: "
+                f"{shape[: input.dim() - n] + sizes}"
             )
+        listed = f"{sizes[0]}, {sizes[1]}" + (f",{sizes[2]}" if n == 3 else "")
         raise RuntimeError(
             f"{name}: elements of output_size must be greater than or equal to 0 "
-            f"but received {{{oh}, {ow}}}"
+            f"but received {{{listed}}}"
         )
-    return oh, ow
+    if not input.dtype.is_floating_point:
+        cpu = "_cpu" if n == 3 else ""
+        raise NotImplementedError(
+            f"\"{name}{cpu}\" not implemented for '{input.dtype.scalar_type}'"
+        )
+    return tuple(sizes)
 
 
 def _spans(o: int, n: int) -> list[tuple[int, int]]:
     return [((i * n) // o, -(-((i + 1) * n) // o)) for i in range(o)]
 
 
-def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
-    oh, ow = _adaptive_args("adaptive_avg_pool2d", input, output_size)
-    if not input.dtype.is_floating_point:
-        raise NotImplementedError(
-            f"\"adaptive_avg_pool2d\" not implemented for '{input.dtype.scalar_type}'"
-        )
-    if (oh, ow) == (1, 1):  # torch: a mean over (H, W)
-        return input.mean((-1, -2), keepdim=True)
-    h, w = input.shape[-2:]
+def _adaptive_avg(n: int, input: Tensor, output_size: Any) -> Tensor:
+    name = f"adaptive_avg_pool{n}d"
+    out = _adaptive_args(name, n, input, output_size)
+    axes = tuple(range(-1, -n - 1, -1))
+    if out == (1,) * n:  # torch: a mean over the spatial axes
+        return input.mean(axes, keepdim=True)
     masks, lengths = [], []
-    for o, n in ((oh, h), (ow, w)):
-        mask = np.zeros((o, n), input.dtype.np)
-        for i, (start, end) in enumerate(_spans(o, n)):
+    for o, m in zip(out, input.shape[-n:], strict=True):
+        mask = np.zeros((o, m), input.dtype.np)
+        for i, (start, end) in enumerate(_spans(o, m)):
             mask[i, start:end] = 1
         masks.append(mask)
         lengths.append(mask.sum(1))
-    counts = np.outer(*lengths).astype(input.dtype.np)
-    return apply("AdaptiveAvgPool2DBackward0", _adaptive_avg_fn, input, *masks, counts)
+    counts = functools.reduce(np.multiply.outer, lengths).astype(input.dtype.np)
+    grad_fn = f"AdaptiveAvgPool{n}DBackward0"
+    return apply(grad_fn, _adaptive_avg_fn, input, *masks, counts)
+
+
+def _adaptive_max(n: int, input: Tensor, output_size: Any, indices: bool) -> Any:
+    out = _adaptive_args(f"adaptive_max_pool{n}d", n, input, output_size)
+    spans = [_spans(o, m) for o, m in zip(out, input.shape[-n:], strict=True)]
+    windows = tuple(itertools.product(*spans))
+    index = run(_adaptive_argmax_fn, input._data, windows=windows, n=n)
+    values = apply(f"AdaptiveMaxPool{n}DBackward0", _gather_fn, input, index, out=out)
+    if not indices:
+        return values
+    return values, Tensor._wrap(index.reshape(*index.shape[:-1], *out))
+
+
+def _adaptive_1d(name: str, input: Tensor, output_size: Any) -> int:
+    """ATen's adaptive_{avg,max}_pool1d checks before its 2-d pooling."""
+    _tensor(name, input)
+    check_dim_range(name, input, 2, 4)
+    sizes = _ints(name, "output_size", 2, output_size)
+    check_1d(name, "output_size", sizes)
+    return sizes[0]
+
+
+def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:
+    o = _adaptive_1d("adaptive_avg_pool1d", input, output_size)
+    return _adaptive_avg(2, input.unsqueeze(-2), (1, o)).squeeze(-2)
+
+
+def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
+    return _adaptive_avg(2, input, output_size)
+
+
+def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:
+    return _adaptive_avg(3, input, output_size)
+
+
+def adaptive_max_pool1d(
+    input: Tensor, output_size: Any, return_indices: bool = False
+) -> Any:
+    o = _adaptive_1d("adaptive_max_pool1d", input, output_size)
+    for d in range(1, input.dim()):
+        if input.shape[d] == 0:
+            raise RuntimeError(
+                "adaptive_max_pool1d(): Expected input to have non-zero size for "
+                f"non-batch dimensions, but input has sizes {list(input.shape)} with "
+                f"dimension {d} being empty"
+            )
+    values, index = _adaptive_max(2, input.unsqueeze(-2), (1, o), True)
+    if not return_indices:
+        return values.squeeze(-2)
+    return values.squeeze(-2), index.squeeze(-2)
 
 
 def adaptive_max_pool2d(
     input: Tensor, output_size: Any, return_indices: bool = False
 ) -> Any:
-    oh, ow = _adaptive_args("adaptive_max_pool2d", input, output_size)
-    if not input.dtype.is_floating_point:
-        raise NotImplementedError(
-            f"\"adaptive_max_pool2d\" not implemented for '{input.dtype.scalar_type}'"
-        )
-    h, w = input.shape[-2:]
-    spans = tuple(
-        (hs, he, ws, we) for hs, he in _spans(oh, h) for ws, we in _spans(ow, w)
-    )
-    index = run(_adaptive_argmax_fn, input._data, spans=spans)  # (..., oh*ow)
-    name = "AdaptiveMaxPool2DBackward0"
-    values = apply(name, _gather_fn, input, index, out=(oh, ow))
-    if not return_indices:
-        return values
-    return values, Tensor._wrap(index.reshape(*index.shape[:-1], oh, ow))
+    return _adaptive_max(2, input, output_size, return_indices)
 
 
-def adaptive_max_pool2d_with_indices(input: Tensor, output_size: Any) -> Any:
+def adaptive_max_pool3d(
+    input: Tensor, output_size: Any, return_indices: bool = False
+) -> Any:
+    return _adaptive_max(3, input, output_size, return_indices)
+
+
+def adaptive_max_pool1d_with_indices(
+    input: Tensor, output_size: Any, return_indices: bool = False
+) -> Any:
+    return adaptive_max_pool1d(input, output_size, return_indices=True)
+
+
+def adaptive_max_pool2d_with_indices(
+    input: Tensor, output_size: Any, return_indices: bool = False
+) -> Any:
     return adaptive_max_pool2d(input, output_size, return_indices=True)
+
+
+def adaptive_max_pool3d_with_indices(
+    input: Tensor, output_size: Any, return_indices: bool = False
+) -> Any:
+    return adaptive_max_pool3d(input, output_size, return_indices=True)
 
 
 # -- modules -------------------------------------------------------------------------
 
 
-class AvgPool2d(Module):
+class _AvgPoolNd(Module):
+    def extra_repr(self) -> str:
+        return (
+            f"kernel_size={self.kernel_size}, stride={self.stride}, "
+            f"padding={self.padding}"
+        )
+
+
+class AvgPool1d(_AvgPoolNd):
+    def __init__(
+        self,
+        kernel_size: Any,
+        stride: Any = None,
+        padding: Any = 0,
+        ceil_mode: bool = False,
+        count_include_pad: bool = True,
+    ) -> None:
+        super().__init__()
+        self.kernel_size = _single(kernel_size)
+        self.stride = _single(stride if stride is not None else kernel_size)
+        self.padding, self.ceil_mode = _single(padding), ceil_mode
+        self.count_include_pad = count_include_pad
+
+    def forward(self, input: Tensor) -> Tensor:
+        return avg_pool1d(
+            input,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.ceil_mode,
+            self.count_include_pad,
+        )
+
+
+class _AvgPoolWithDivisor(_AvgPoolNd):
+    _pool: Any
+
     def __init__(
         self,
         kernel_size: Any,
@@ -238,7 +534,7 @@ class AvgPool2d(Module):
         )
 
     def forward(self, input: Tensor) -> Tensor:
-        return avg_pool2d(
+        return type(self)._pool(
             input,
             self.kernel_size,
             self.stride,
@@ -248,32 +544,62 @@ class AvgPool2d(Module):
             self.divisor_override,
         )
 
-    def extra_repr(self) -> str:
-        return (
-            f"kernel_size={self.kernel_size}, stride={self.stride}, "
-            f"padding={self.padding}"
-        )
+
+class AvgPool2d(_AvgPoolWithDivisor):
+    _pool = avg_pool2d
 
 
-class AdaptiveAvgPool2d(Module):
+class AvgPool3d(_AvgPoolWithDivisor):
+    _pool = avg_pool3d
+
+
+class _AdaptiveAvgPoolNd(Module):
+    _pool: Any
+
     def __init__(self, output_size: Any) -> None:
         super().__init__()
         self.output_size = output_size
 
     def forward(self, input: Tensor) -> Tensor:
-        return adaptive_avg_pool2d(input, self.output_size)
+        return type(self)._pool(input, self.output_size)
 
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}"
 
 
-class AdaptiveMaxPool2d(Module):
+class AdaptiveAvgPool1d(_AdaptiveAvgPoolNd):
+    _pool = adaptive_avg_pool1d
+
+
+class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
+    _pool = adaptive_avg_pool2d
+
+
+class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd):
+    _pool = adaptive_avg_pool3d
+
+
+class _AdaptiveMaxPoolNd(Module):
+    _pool: Any
+
     def __init__(self, output_size: Any, return_indices: bool = False) -> None:
         super().__init__()
         self.output_size, self.return_indices = output_size, return_indices
 
     def forward(self, input: Tensor) -> Any:
-        return adaptive_max_pool2d(input, self.output_size, self.return_indices)
+        return type(self)._pool(input, self.output_size, self.return_indices)
 
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}"
+
+
+class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
+    _pool = adaptive_max_pool1d
+
+
+class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
+    _pool = adaptive_max_pool2d
+
+
+class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
+    _pool = adaptive_max_pool3d
