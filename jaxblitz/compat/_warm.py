@@ -50,9 +50,11 @@ def active() -> bool:
 
 
 def done() -> None:
-    """The first backward pass has run: no more warm-ups."""
+    """The first backward pass has run: no more warm-ups (those of nodes whose
+    backward has not run are forgotten: their real call compiles if need be)."""
     global _active
     _active = False
+    pending.clear()
 
 
 def zeros(like: jax.Array) -> jax.Array:
@@ -68,13 +70,23 @@ def traced(arrays: Any) -> bool:
 
 _seen: set = set()
 _MAX_SEEN = 512  # then stop: a script that never calls backward()
+# A node's backward warm-up, by the node's id: kept here, not on the autograd
+# tape, until the node's backward waits for it (:func:`wait_for`).
+pending: dict[int, concurrent.futures.Future] = {}
 
 
-def backward(bwd: Callable, node: Any, arrays: list, out: jax.Array):
+def wait_for(node: Any) -> None:
+    """Let ``node``'s backward warm-up finish, if it has one (no second compile)."""
+    future = pending.pop(id(node), None)
+    if future is not None:
+        wait(future)
+
+
+def backward(bwd: Callable, node: Any, arrays: list, out: jax.Array) -> None:
     """Warm up ``node``'s backward program (``bwd``, compat's jitted VJP) for the
     arrays it saved and a cotangent like ``out``, once per op and shapes."""
     if traced((out, *arrays)):
-        return None
+        return
     mask = node._vjp_mask()
     key = (
         node.fn,
@@ -85,13 +97,15 @@ def backward(bwd: Callable, node: Any, arrays: list, out: jax.Array):
         out.dtype,
     )
     if key in _seen:
-        return None
+        return
     _seen.add(key)
     if len(_seen) > _MAX_SEEN:
         done()
-    return submit(
+    future = submit(
         bwd, *arrays, grad=zeros(out), fn=node.fn, static=node.static, mask=mask
     )
+    if future is not None:
+        pending[id(node)] = future
 
 
 # (future, call, whether submit()'s: a first-step warm-up, not ahead()'s)

@@ -113,7 +113,7 @@ def _plan(order: list[Node]) -> tuple | None:
         else:  # a custom Function, a module's backward hook: its own engine
             return None
         saved = node.saved
-        if saved is None or node.warm is not None:
+        if saved is None or id(node) in _warm.pending:
             return None
         if node.checks:
             checked.append(node)

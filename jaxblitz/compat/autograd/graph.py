@@ -65,7 +65,6 @@ class Node:
         "hooks",
         "prehooks",
         "posthooks",
-        "warm",
         "__weakref__",
     )
 
@@ -79,7 +78,6 @@ class Node:
         self.saved = saved  # the input arrays (None once freed)
         self.inputs = inputs  # per input: its Node, or None
         self.mask = mask  # per input: whether a gradient flows to it
-        self.warm = None  # its backward program's warm-up (compat._warm)
 
     def name(self) -> str:
         name = type(self).__name__
@@ -131,9 +129,8 @@ class Node:
             if result is not None:  # its output edited through .data: as torch
                 with x64(True):
                     return [_RESULT_VJPS[type(self).__name__](result, grad)]
-        if self.warm is not None:  # let its warm-up finish: no second compile
-            _warm.wait(self.warm)
-            self.warm = None
+        if _warm.pending:  # its backward compiled on the spare core: wait for it
+            _warm.wait_for(self)
         grads = _bwd(*saved, grad=grad, fn=self.fn, static=self.static, mask=self.mask)
         it = iter(grads)
         return [next(it) if m else None for m in self.mask]
@@ -234,9 +231,8 @@ class ResidualNode(Node):
         if self.checks:
             _verify(self)
             saved = _current(self)
-        if self.warm is not None:  # let its warm-up finish: no second compile
-            _warm.wait(self.warm)
-            self.warm = None
+        if _warm.pending:  # its backward compiled on the spare core: wait for it
+            _warm.wait_for(self)
         grads = _bwd(
             *saved,
             grad=grad,
@@ -611,7 +607,7 @@ def _apply(name, forward, fn, args, static):
     base = Node if forward is None else ResidualNode
     node = node_class(name, base)(fn, items, arrays, inputs, mask)
     if _warm.active():  # compile its backward on the spare core meanwhile
-        node.warm = _warm.backward(_bwd, node, arrays, out)
+        _warm.backward(_bwd, node, arrays, out)
     result = TensorBase._wrap(out, requires_grad=True, grad_fn=node)
     if name in _SAVES:
         node.checks = _saved_checks(name, args, mask, result)
@@ -658,7 +654,7 @@ def record_view(
             getattr(array, "committed", False),
             getattr(array, "sharding", None),
         )
-        node.warm = _warm.backward(_bwd, node, node.saved, like)
+        _warm.backward(_bwd, node, node.saved, like)
     return node
 
 
