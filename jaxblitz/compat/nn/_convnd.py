@@ -12,7 +12,7 @@ from jaxblitz.compat.autograd.graph import apply
 
 
 def _ntuple(n: int):
-    """torch's ``_ntuple``: a sequence as a tuple, anything else repeated ``n`` times."""
+    """torch's ``_ntuple``: a sequence as a tuple, anything else ``n`` times over."""
 
     def parse(v: Any) -> tuple:
         return tuple(v) if isinstance(v, tuple | list) else (v,) * n

@@ -644,16 +644,7 @@ def _pool2d_check(
                 f"Dimension out of range (expected to be in range of [{-n}, {n - 1}]"
                 ", but got -3)"
             )
-    for kk, ss, pp, dd in zip(k, s, p, d, strict=True):
-        if ss == 0:
-            raise RuntimeError("stride should not be zero")
-        if pp < 0:
-            raise RuntimeError(f"pad must be non-negative, but got pad: {pp}")
-        if pp > _half((kk - 1) * dd + 1):
-            raise RuntimeError(
-                "pad should be at most half of effective kernel size, but got "
-                f"pad={pp}, kernel_size={kk} and dilation={dd}"
-            )
+    _pool_axes_check(k, s, p, d)
     if min(k) <= 0:
         raise RuntimeError(
             f"kernel size should be greater than zero, but got kH: {k[0]} kW: {k[1]}"
@@ -684,6 +675,21 @@ def _pool2d_check(
             f"({c}x{out[0]}x{out[1]}). Output size is too small"
         )
     return c, h, w, out
+
+
+def _pool_axes_check(k: tuple, s: tuple, p: tuple, d: tuple) -> None:
+    """ATen's pooling_output_shape checks, axis by axis: a zero stride, a negative
+    pad, a pad over half the dilated kernel."""
+    for kk, ss, pp, dd in zip(k, s, p, d, strict=True):
+        if ss == 0:
+            raise RuntimeError("stride should not be zero")
+        if pp < 0:
+            raise RuntimeError(f"pad must be non-negative, but got pad: {pp}")
+        if pp > _half((kk - 1) * dd + 1):
+            raise RuntimeError(
+                "pad should be at most half of effective kernel size, but got "
+                f"pad={pp}, kernel_size={kk} and dilation={dd}"
+            )
 
 
 def _pool_size(n: int, k: int, stride: int, pad: int, dil: int, ceil: bool) -> int:
@@ -794,17 +800,6 @@ from jaxblitz.compat.nn.functional_activation import (  # noqa: E402, F401
 )
 from jaxblitz.compat.nn.instancenorm import instance_norm  # noqa: E402, F401
 from jaxblitz.compat.nn.local_response import local_response_norm  # noqa: E402, F401
-from jaxblitz.compat.nn.normalization import (  # noqa: E402, F401
-    batch_norm,
-    group_norm,
-    layer_norm,
-    normalize,
-    rms_norm,
-)
-from jaxblitz.compat.nn.pixel_shuffle import (  # noqa: E402, F401
-    pixel_shuffle,
-    pixel_unshuffle,
-)
 from jaxblitz.compat.nn.max_pooling import (  # noqa: E402, F401
     lp_pool1d,
     lp_pool2d,
@@ -817,6 +812,17 @@ from jaxblitz.compat.nn.max_pooling import (  # noqa: E402, F401
     max_unpool1d,
     max_unpool2d,
     max_unpool3d,
+)
+from jaxblitz.compat.nn.normalization import (  # noqa: E402, F401
+    batch_norm,
+    group_norm,
+    layer_norm,
+    normalize,
+    rms_norm,
+)
+from jaxblitz.compat.nn.pixel_shuffle import (  # noqa: E402, F401
+    pixel_shuffle,
+    pixel_unshuffle,
 )
 from jaxblitz.compat.nn.pooling import (  # noqa: E402, F401
     adaptive_avg_pool1d,

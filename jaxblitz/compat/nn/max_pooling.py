@@ -172,40 +172,27 @@ def max_pool3d(
     )
 
 
-def max_pool1d_with_indices(
-    input: Tensor,
-    kernel_size: Any,
-    stride: Any = None,
-    padding: Any = 0,
-    dilation: Any = 1,
-    ceil_mode: bool = False,
-    return_indices: bool = False,
-) -> Any:
-    return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+def _with_indices(pool: Any, name: str) -> Any:
+    """torch's ``max_pool{n}d_with_indices``: ``pool``'s values and indices."""
+
+    def with_indices(
+        input: Tensor,
+        kernel_size: Any,
+        stride: Any = None,
+        padding: Any = 0,
+        dilation: Any = 1,
+        ceil_mode: bool = False,
+        return_indices: bool = False,
+    ) -> Any:
+        return pool(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+    with_indices.__name__ = with_indices.__qualname__ = name
+    return with_indices
 
 
-def max_pool2d_with_indices(
-    input: Tensor,
-    kernel_size: Any,
-    stride: Any = None,
-    padding: Any = 0,
-    dilation: Any = 1,
-    ceil_mode: bool = False,
-    return_indices: bool = False,
-) -> Any:
-    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
-
-
-def max_pool3d_with_indices(
-    input: Tensor,
-    kernel_size: Any,
-    stride: Any = None,
-    padding: Any = 0,
-    dilation: Any = 1,
-    ceil_mode: bool = False,
-    return_indices: bool = False,
-) -> Any:
-    return max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+max_pool1d_with_indices = _with_indices(max_pool1d, "max_pool1d_with_indices")
+max_pool2d_with_indices = _with_indices(max_pool2d, "max_pool2d_with_indices")
+max_pool3d_with_indices = _with_indices(max_pool3d, "max_pool3d_with_indices")
 
 
 # -- max unpooling -------------------------------------------------------------------

@@ -23,9 +23,9 @@ from jax import lax
 from jaxblitz.compat.autograd.graph import apply, run
 from jaxblitz.compat.nn._convnd import _single
 from jaxblitz.compat.nn.functional import (
-    _half,
     _ints,
     _pool2d_check,
+    _pool_axes_check,
     _pool_size,
     _spread,
     _tensor,
@@ -123,16 +123,7 @@ def pool3d_check(
     [T', H', W']."""
     if input.dim() not in (4, 5):
         raise RuntimeError("non-empty 4D or 5D (batch mode) tensor expected for input")
-    for kk, ss, pp, dd in zip(k, s, p, d, strict=True):
-        if ss == 0:
-            raise RuntimeError("stride should not be zero")
-        if pp < 0:
-            raise RuntimeError(f"pad must be non-negative, but got pad: {pp}")
-        if pp > _half((kk - 1) * dd + 1):
-            raise RuntimeError(
-                "pad should be at most half of effective kernel size, but got "
-                f"pad={pp}, kernel_size={kk} and dilation={dd}"
-            )
+    _pool_axes_check(k, s, p, d)
     c, *size = input.shape[-4:]
     out = [
         _pool_size(m, kk, ss, pp, dd, ceil)
