@@ -7,6 +7,7 @@ checks come from test_optim)."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import jaxblitz.compat
@@ -145,3 +146,123 @@ def test_repr_and_defaults_read_as_torchs():
         ]
 
     check(fn)
+
+
+# -- LBFGS: step(closure) -----------------------------------------------------------
+# float64: its 20 iterations a step amplify float32 rounding (XLA's against ATen's)
+# into visibly different paths; in float64 every iterate and buffer agrees.
+
+RNG = np.random.default_rng(3)
+X, Y, W = (RNG.standard_normal(s) for s in [(8, 3), (8, 2), (2, 3)])
+
+
+def _lbfgs_run(m, steps=3, **kwargs):
+    w = m.nn.Parameter(m.tensor(W))
+    b = m.nn.Parameter(m.zeros(2, dtype=m.float64))
+    opt = m.optim.LBFGS([w, b], **kwargs)
+    x, y = m.tensor(X), m.tensor(Y)
+
+    def closure():
+        opt.zero_grad()
+        loss = ((m.tanh(x @ w.T + b) - y) ** 2).mean() + (w**4).sum() * 0.01
+        loss.backward()
+        return loss
+
+    losses = [opt.step(closure) for _ in range(steps)]
+    return losses, w, b, opt
+
+
+LBFGS_CASES = {  # (the defaults: PyTorch's samples, below)
+    "short_history": {"history_size": 2, "max_iter": 7, "lr": 0.5},
+    "wolfe_tolerances": {
+        "line_search_fn": "strong_wolfe",
+        "history_size": 3,
+        "tolerance_change": 1e-4,
+        "tolerance_grad": 1e-3,
+        "max_eval": 9,
+    },
+}
+
+
+@pytest.mark.parametrize("case", LBFGS_CASES)
+def test_lbfgs_iterates_and_state_dict_match_torchs(case):
+    def fn(m):
+        *out, opt = _lbfgs_run(m, **LBFGS_CASES[case])
+        return out, opt.state_dict()
+
+    check(fn)
+
+
+def test_lbfgs_runs_pytorchs_optimizerinfo_samples_with_a_closure():
+    # the differential suite steps without a closure, which torch's LBFGS refuses
+    from torch.testing._internal.common_optimizers import optim_db
+
+    info = next(o for o in optim_db if o.optim_cls is pt.optim.LBFGS)
+    for sample in info.optim_inputs_func(device="cpu", dtype=pt.float64):
+
+        def fn(m, kwargs=sample.kwargs):
+            if m is ct and "lr" in kwargs and isinstance(kwargs["lr"], pt.Tensor):
+                kwargs = {**kwargs, "lr": ct.tensor(kwargs["lr"].item())}
+            return _lbfgs_run(m, steps=2, **kwargs)[:3]
+
+        check(fn)
+
+
+def test_lbfgs_state_dict_written_by_torch_continues_identically():
+    *_, topt = _lbfgs_run(pt, steps=2, history_size=3)
+    saved = topt.state_dict()
+
+    def convert(v):
+        if isinstance(v, pt.Tensor):
+            return ct.tensor(v.numpy())
+        return [convert(x) for x in v] if isinstance(v, list) else v
+
+    cw, cb = (ct.nn.Parameter(ct.tensor(p.detach().numpy())) for p in topt._params)
+    copt = ct.optim.LBFGS([cw, cb], history_size=3)
+    copt.load_state_dict(
+        {
+            "state": {
+                k: {n: convert(v) for n, v in s.items()}
+                for k, s in saved["state"].items()
+            },
+            "param_groups": saved["param_groups"],
+        }
+    )
+    for m, opt in ((pt, topt), (ct, copt)):
+        w, b = opt._params
+        x, y = m.tensor(X), m.tensor(Y)
+
+        def closure(opt=opt, w=w, b=b, x=x, y=y, m=m):
+            opt.zero_grad()
+            loss = ((m.tanh(x @ w.T + b) - y) ** 2).mean() + (w**4).sum() * 0.01
+            loss.backward()
+            return loss
+
+        opt.step(closure)
+    for t, c in zip(topt._params, copt._params, strict=True):
+        np.testing.assert_allclose(c.detach().numpy(), t.detach().numpy(), rtol=1e-10)
+    assert (
+        copt.state_dict()["state"][0]["n_iter"]
+        == topt.state_dict()["state"][0]["n_iter"]
+    )
+
+
+def test_lbfgs_returns_at_once_where_the_gradient_is_already_small():
+    def fn(m):
+        losses, w, b, opt = _lbfgs_run(m, steps=2, tolerance_grad=10.0)
+        return losses, w, b, opt.state_dict()
+
+    check(fn)
+
+
+LBFGS_ERRORS = {
+    "groups": lambda m, p: m.optim.LBFGS([{"params": [p[0]]}, {"params": [p[1]]}]),
+    "lr": lambda m, p: m.optim.LBFGS(p, lr=-1.0),
+    "no_closure": lambda m, p: m.optim.LBFGS(p).step(),
+    "line_search": lambda m, p: _lbfgs_run(m, line_search_fn="backtracking"),
+}
+
+
+@pytest.mark.parametrize("case", LBFGS_ERRORS)
+def test_lbfgs_bad_arguments_raise_torchs_errors(case):
+    check(lambda m: LBFGS_ERRORS[case](m, base._params(m)))

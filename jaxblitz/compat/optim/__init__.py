@@ -10,6 +10,7 @@ from jaxblitz.compat.optim.adam import Adam, AdamW
 from jaxblitz.compat.optim.adam_variants import Adamax, NAdam, RAdam
 from jaxblitz.compat.optim.adaptive import Adadelta, Adagrad, RMSprop
 from jaxblitz.compat.optim.asgd import ASGD
+from jaxblitz.compat.optim.lbfgs import LBFGS
 from jaxblitz.compat.optim.optimizer import Optimizer
 from jaxblitz.compat.optim.rprop import Rprop
 from jaxblitz.compat.optim.sgd import SGD
@@ -22,6 +23,7 @@ __all__ = [
     "Adam",
     "AdamW",
     "Adamax",
+    "LBFGS",
     "NAdam",
     "RAdam",
     "Optimizer",
