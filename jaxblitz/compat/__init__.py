@@ -327,6 +327,7 @@ from jaxblitz.compat.backends._precision import (  # noqa: E402
 )
 from jaxblitz.compat.bridge import functional  # noqa: E402
 from jaxblitz.compat.compile import compile  # noqa: E402 -- torch.compile
+from jaxblitz.compat.nn.distance import cdist  # noqa: E402 -- torch.cdist
 from jaxblitz.compat.lazy import sync  # noqa: E402 -- run pending work (lazy mode)
 
 __all__ = [name for name in dir() if not name.startswith("_")]

@@ -38,6 +38,27 @@ from jaxblitz.compat.nn.losses import (  # noqa: F401 -- torch.nn.functional's l
     nll_loss,
     smooth_l1_loss,
 )
+from jaxblitz.compat.nn.distance import (  # noqa: F401 -- torch.nn.functional's
+    cosine_similarity,
+    pairwise_distance,
+    pdist,
+)
+from jaxblitz.compat.nn.losses_likelihood import (  # noqa: F401
+    gaussian_nll_loss,
+    kl_div,
+    poisson_nll_loss,
+)
+from jaxblitz.compat.nn.losses_margin import (  # noqa: F401
+    cosine_embedding_loss,
+    hinge_embedding_loss,
+    margin_ranking_loss,
+    multi_margin_loss,
+    multilabel_margin_loss,
+    multilabel_soft_margin_loss,
+    soft_margin_loss,
+    triplet_margin_loss,
+    triplet_margin_with_distance_loss,
+)
 from jaxblitz.compat.tensor import Tensor
 
 # -- pure JAX functions --------------------------------------------------------

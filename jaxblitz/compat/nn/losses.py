@@ -115,15 +115,23 @@ def _size_warning(input: TensorBase, target: TensorBase) -> None:
 
 def _check_broadcast(a: TensorBase, b: TensorBase) -> tuple[int, ...]:
     """torch.broadcast_tensors' check and words; the broadcast shape."""
-    sa, sb = tuple(a.shape), tuple(b.shape)
-    for i in range(1, min(len(sa), len(sb)) + 1):
-        if sa[-i] != sb[-i] and sa[-i] != 1 and sb[-i] != 1:
-            dim = max(len(sa), len(sb)) - i
-            raise RuntimeError(
-                f"The size of tensor a ({sa[-i]}) must match the size of tensor b "
-                f"({sb[-i]}) at non-singleton dimension {dim}"
-            )
-    return tuple(np.broadcast_shapes(sa, sb))
+    return _broadcast_shapes(tuple(a.shape), tuple(b.shape))
+
+
+def _broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
+    """The broadcast of ``shapes``, left to right, with torch's words."""
+    out = shapes[0]
+    for sb in shapes[1:]:
+        sa = out
+        for i in range(1, min(len(sa), len(sb)) + 1):
+            if sa[-i] != sb[-i] and sa[-i] != 1 and sb[-i] != 1:
+                dim = max(len(sa), len(sb)) - i
+                raise RuntimeError(
+                    f"The size of tensor a ({sa[-i]}) must match the size of tensor "
+                    f"b ({sb[-i]}) at non-singleton dimension {dim}"
+                )
+        out = tuple(np.broadcast_shapes(sa, sb))
+    return out
 
 
 def _not_differentiable(fn: str, arg: str, t: TensorBase | None) -> None:
