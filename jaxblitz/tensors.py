@@ -213,7 +213,7 @@ def randint(
 
 
 def randperm(key: jax.Array, n: int, dtype: DTypeLike = jnp.int32) -> jax.Array:
-    """``torch.randperm(n)``: a random permutation of ``0 .. n-1``, shape ``(n,)``."""
+    """``torch.randperm(n)``: a random permutation of ``range(n)``, shape ``(n,)``."""
     _check_key("randperm", key)
     (n,) = _shape("randperm", (n,))
     dtype = _kind_dtype("randperm", dtype, "integer")
@@ -318,7 +318,8 @@ def is_available(kind: str) -> bool:
 
 def default_device() -> jax.Device:
     """Where new arrays go: ``jax.default_device`` if set, else ``jax.devices()[0]``."""
-    chosen = jax.config.jax_default_device
+    # JAX adds its config options to jax.config at import; its types omit them.
+    chosen = jax.config.jax_default_device  # type: ignore[attr-defined]
     if isinstance(chosen, jax.Device):
         return chosen
     return get_device(chosen) if isinstance(chosen, str) else jax.devices()[0]

@@ -1,0 +1,30 @@
+"""The docs site: ``python -m sphinx -b html docs docs/_build/html`` (the ``docs``
+extra). The pages are the Markdown files ``docs/build.py`` generates (their
+outputs come from running the code); the API reference is generated from the
+docstrings of the functional API (``docs/api.md``)."""
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+project = "jaxblitz"
+author = "the jaxblitz developers"
+extensions = [
+    "myst_parser",
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.viewcode",
+]
+source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
+# docs/src: the pages' sources (build.py makes docs/*.md from them); the
+# notebooks are the pages again, without outputs
+exclude_patterns = ["src", "notebooks", "_build", "build.py", "conf.py"]
+autosummary_generate = True
+autodoc_typehints = "description"
+autodoc_member_order = "bysource"
+myst_heading_anchors = 3
+html_theme = "sphinx_book_theme"
+html_title = "jaxblitz"
+html_theme_options = {"repository_url": "https://github.com/jaxblitz/jaxblitz"}
