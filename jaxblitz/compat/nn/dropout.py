@@ -95,6 +95,20 @@ def _unbatched(
     return _dropout(input.unsqueeze(0), p, training, False, feature=True).squeeze(0)
 
 
+def _warn_rank(name: str, dims: int, spatial: int) -> None:
+    """torch's deprecation warning for dropout2d/3d of an unexpected rank."""
+    warnings.warn(
+        f"{name}: Received a {dims}-D input to {name}, which is deprecated "
+        "and will result in an error in a future release. To retain the "
+        "behavior and silence this warning, please use dropout instead. Note "
+        f"that {name} exists to provide channel-wise dropout on inputs with "
+        f"{spatial} spatial dimensions, a channel dimension, and an optional batch "
+        f"dimension (i.e. {spatial + 1}D or {spatial + 2}D inputs).",
+        UserWarning,
+        stacklevel=3,
+    )
+
+
 # -- torch.nn.functional -------------------------------------------------------------
 
 
@@ -141,16 +155,7 @@ def dropout2d(
     _check("dropout2d", input, p)
     dims = input.dim()
     if dims not in (3, 4):
-        warnings.warn(
-            f"dropout2d: Received a {dims}-D input to dropout2d, which is deprecated "
-            "and will result in an error in a future release. To retain the "
-            "behavior and silence this warning, please use dropout instead. Note "
-            "that dropout2d exists to provide channel-wise dropout on inputs with 2 "
-            "spatial dimensions, a channel dimension, and an optional batch "
-            "dimension (i.e. 3D or 4D inputs).",
-            UserWarning,
-            stacklevel=2,
-        )
+        _warn_rank("dropout2d", dims, 2)
     elif dims == 3:
         warnings.warn(
             "dropout2d: Received a 3D input to dropout2d and assuming that "
@@ -171,16 +176,7 @@ def dropout3d(
     _check("dropout3d", input, p)
     dims = input.dim()
     if dims not in (4, 5):
-        warnings.warn(
-            f"dropout3d: Received a {dims}-D input to dropout3d, which is deprecated "
-            "and will result in an error in a future release. To retain the "
-            "behavior and silence this warning, please use dropout instead. Note "
-            "that dropout3d exists to provide channel-wise dropout on inputs with 3 "
-            "spatial dimensions, a channel dimension, and an optional batch "
-            "dimension (i.e. 4D or 5D inputs).",
-            UserWarning,
-            stacklevel=2,
-        )
+        _warn_rank("dropout3d", dims, 3)
     return _unbatched(input, dims == 5, p, training, inplace)
 
 

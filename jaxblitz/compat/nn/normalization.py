@@ -75,7 +75,8 @@ def _layer_norm_fn(x, weight, bias, *, n, eps):
 
 def _group_norm_fn(x, weight, bias, *, groups, eps):
     dtype, x = x.dtype, _opmath(x)
-    grouped = x.reshape(x.shape[0], groups, -1)
+    per_group = math.prod(x.shape[1:]) // groups  # (-1 fails for an empty batch)
+    grouped = x.reshape(x.shape[0], groups, per_group)
     mean = grouped.mean(-1, keepdims=True)
     centred = grouped - mean
     var = (centred * centred).mean(-1, keepdims=True)
@@ -189,6 +190,11 @@ def _check_normalized(
     input: Tensor, shape: tuple[int, ...], weight: Any, bias: Any, sep: str = ", "
 ) -> None:
     """layer_norm's and rms_norm's checks of the parameters and the input's shape."""
+    if not shape:
+        raise RuntimeError(
+            "Expected normalized_shape to be at least 1-dimensional, i.e., containing "
+            "at least one element, but got normalized_shape = []"
+        )
     dims = ", ".join(str(n) for n in shape)
     for name, t in (("weight", weight), ("bias", bias)):
         if t is not None and tuple(t.shape) != shape:
@@ -275,8 +281,6 @@ def group_norm(
             f"\"GroupNormKernelImpl\" not implemented for '{input.dtype.scalar_type}'"
         )
     _check_param_dtypes(input, weight, bias)
-    if not input.numel():
-        return input.clone()
     return apply(
         "NativeGroupNormBackward0",
         _group_norm_fn,
@@ -320,6 +324,24 @@ def _filled(value: float, shape: tuple, device: Any, dtype: Any) -> Tensor:
     return creation.full(shape, value, dtype=dt, device=device)
 
 
+def _register_affine(
+    module: Module, shape: tuple, weight: bool, bias: bool, device: Any, dtype: Any
+) -> None:
+    """``weight`` (ones) and ``bias`` (zeros) of ``shape``, or None where off."""
+    w = Parameter(_filled(1.0, shape, device, dtype)) if weight else None
+    b = Parameter(_filled(0.0, shape, device, dtype)) if weight and bias else None
+    module.register_parameter("weight", w)
+    module.register_parameter("bias", b)
+
+
+def _reset_affine(module: Module) -> None:
+    with no_grad():
+        if module.weight is not None:
+            module.weight.fill_(1)
+        if getattr(module, "bias", None) is not None:
+            module.bias.zero_()
+
+
 class _NormBase(Module):
     """torch's ``_NormBase``: the parameters and running statistics of the batch
     and instance norms."""
@@ -340,11 +362,7 @@ class _NormBase(Module):
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         shape = (num_features,)
-        weight = Parameter(_filled(1.0, shape, device, dtype)) if affine else None
-        self.register_parameter("weight", weight)
-        with_bias = affine and bias
-        bias_p = Parameter(_filled(0.0, shape, device, dtype)) if with_bias else None
-        self.register_parameter("bias", bias_p)
+        _register_affine(self, shape, affine, bias, device, dtype)
         if track_running_stats:
             self.register_buffer("running_mean", _filled(0.0, shape, device, dtype))
             self.register_buffer("running_var", _filled(1.0, shape, device, dtype))
@@ -363,11 +381,7 @@ class _NormBase(Module):
 
     def reset_parameters(self) -> None:
         self.reset_running_stats()
-        with no_grad():
-            if self.weight is not None:
-                self.weight.fill_(1)
-            if self.bias is not None:
-                self.bias.zero_()
+        _reset_affine(self)
 
     def _check_input_dim(self, input: Tensor) -> None:
         raise NotImplementedError
@@ -441,20 +455,9 @@ class LayerNorm(Module):
         self.normalized_shape = _shape(normalized_shape)
         self.eps, self.elementwise_affine = eps, elementwise_affine
         shape = self.normalized_shape
-        weight = bias_p = None
-        if elementwise_affine:
-            weight = Parameter(_filled(1.0, shape, device, dtype))
-            if bias:
-                bias_p = Parameter(_filled(0.0, shape, device, dtype))
-        self.register_parameter("weight", weight)
-        self.register_parameter("bias", bias_p)
+        _register_affine(self, shape, elementwise_affine, bias, device, dtype)
 
-    def reset_parameters(self) -> None:
-        with no_grad():
-            if self.weight is not None:
-                self.weight.fill_(1)
-            if self.bias is not None:
-                self.bias.zero_()
+    reset_parameters = _reset_affine
 
     def forward(self, input: Tensor) -> Tensor:
         return layer_norm(
@@ -489,14 +492,9 @@ class GroupNorm(Module):
             )
         self.num_groups, self.num_channels = num_groups, num_channels
         self.eps, self.affine = eps, affine
-        shape = (num_channels,)
-        weight = Parameter(_filled(1.0, shape, device, dtype)) if affine else None
-        with_bias = affine and bias
-        bias_p = Parameter(_filled(0.0, shape, device, dtype)) if with_bias else None
-        self.register_parameter("weight", weight)
-        self.register_parameter("bias", bias_p)
+        _register_affine(self, (num_channels,), affine, bias, device, dtype)
 
-    reset_parameters = LayerNorm.reset_parameters
+    reset_parameters = _reset_affine
 
     def forward(self, input: Tensor) -> Tensor:
         return group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
@@ -525,10 +523,7 @@ class RMSNorm(Module):
             weight = Parameter(_filled(1.0, self.normalized_shape, device, dtype))
         self.register_parameter("weight", weight)
 
-    def reset_parameters(self) -> None:
-        if self.weight is not None:
-            with no_grad():
-                self.weight.fill_(1)
+    reset_parameters = _reset_affine
 
     def forward(self, x: Tensor) -> Tensor:
         return rms_norm(x, self.normalized_shape, self.weight, self.eps)
