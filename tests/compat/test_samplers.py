@@ -157,8 +157,6 @@ def test_iterable_datasets_refuse_what_pytorch_refuses():
             d.ConcatDataset([stream(0, 2)])
         with pytest.raises(AssertionError, match="ChainDataset only supports"):
             list(d.ChainDataset([stream(0, 2), [1, 2]]))
-    with pytest.raises(NotImplementedError, match="IterableDataset, num_workers=2"):
-        data.DataLoader(Stream(0, 3), num_workers=2)
 
 
 def test_a_stack_dataset_zips_datasets_as_in_pytorch():

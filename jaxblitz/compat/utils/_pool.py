@@ -7,12 +7,14 @@ yielding batches as they come), ``timeout`` seconds at most for each batch,
 an exception raised in a worker raised here naming the worker, a worker that
 dies reported by pid. Each worker runs :mod:`._worker`, forked by
 :mod:`._zygote` (on the CPU, never claiming an accelerator), and is given the
-dataset, ``worker_init_fn`` and ``collate_fn`` by cloudpickle once.
+dataset, ``worker_init_fn`` and ``collate_fn`` by cloudpickle once. An
+``IterableDataset``'s workers each stream their own copy (:func:`streams`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import pickle
 import select
@@ -23,7 +25,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from jaxblitz.compat.utils import _zygote
-from jaxblitz.compat.utils._worker import Failure, dumps, recv, send
+from jaxblitz.compat.utils._worker import Failure, IterationEnd, dumps, recv, send
 
 _POLL = 0.5  # seconds between looks at the clock while waiting
 END = object()  # what next(tasks, END) gives after the last task
@@ -141,8 +143,9 @@ def _close(pids: list, reads: list, writes: list) -> None:
     reads.clear()
 
 
-def start(loader: Any, base_seed: int, collate_fn: Any) -> Pool:
-    """The workers for one ``iter(loader)`` (or all, with persistent_workers)."""
+def start(loader: Any, base_seed: int, collate_fn: Any, iterable: bool = False) -> Pool:
+    """The workers for one ``iter(loader)`` (or all, with persistent_workers);
+    ``iterable``: each streams its copy of an ``IterableDataset``."""
     parts = {
         "dataset": loader.dataset,
         "worker_init_fn": loader.worker_init_fn,
@@ -152,6 +155,8 @@ def start(loader: Any, base_seed: int, collate_fn: Any) -> Pool:
 
     state = {
         "auto_collation": loader._auto_collation,
+        "iterable": iterable,
+        "drop_last": loader.drop_last,
         "base_seed": base_seed,
         "num_workers": loader.num_workers,
         "default_dtype": _dtype.get_default_dtype(),
@@ -230,6 +235,87 @@ def batches(
                 held[index] = data
                 continue
         done += 1
+        put()
+        if isinstance(data, Failure):
+            data.reraise()
+        yield finish(data)
+        waiting_since = time.monotonic()
+
+
+def streams(
+    pool: Pool,
+    task: int | None,
+    *,
+    prefetch: int,
+    in_order: bool,
+    timeout: float,
+    finish: Callable[[Any], Any],
+) -> Iterator[Any]:
+    """One epoch of an ``IterableDataset``: each task (``task``, the batch size,
+    or None without batching) goes to the next worker whose stream is not spent,
+    round robin; the epoch ends when every worker's is.
+
+    torch's ``_MultiProcessingDataLoaderIter`` for an iterable dataset, step for
+    step (which worker gets which task decides the order of the batches): a task
+    of a spent worker is skipped, and counts as outstanding, as in torch.
+    """
+    n = len(pool.pids)
+    active = [True] * n
+    cycle = itertools.cycle(range(n))
+    per_worker = [0] * n  # tasks given, not yet processed
+    info: dict[int, list] = {}  # task index -> [worker] or [worker, data]
+    sent = received = 0
+    waiting_since = time.monotonic()
+
+    def put() -> None:
+        nonlocal sent
+        for _ in range(n):  # the next active worker, if any
+            wid = next(cycle)
+            if active[wid] and (
+                in_order or per_worker[wid] < prefetch * n // sum(active)
+            ):
+                break
+        else:
+            return
+        pool.submit(wid, sent, task)
+        info[sent] = [wid]
+        per_worker[wid] += 1
+        sent += 1
+
+    def clock() -> float | None:
+        wid = info[received][0] if received in info else None
+        ready = pool.ready_at[wid] if in_order and wid is not None else None
+        if not in_order:
+            ready = min((t for t in pool.ready_at if t is not None), default=None)
+        return None if ready is None else max(ready, waiting_since)
+
+    for _ in range(prefetch * n):
+        put()
+    while True:
+        while received < sent:  # skip the tasks of spent workers
+            entry = info.get(received)
+            if entry and (len(entry) == 2 or active[entry[0]]):
+                break
+            info.pop(received, None)
+            received += 1
+        else:
+            return
+        if len(info[received]) == 2:
+            wid, data = info.pop(received)
+            received += 1
+        else:
+            wid, index, data = pool.receive(clock, timeout)
+            if isinstance(data, IterationEnd):
+                if active[wid]:  # a spent worker's later tasks go unanswered
+                    active[wid] = False
+                    put()
+                continue
+            if index != received and in_order:
+                info[index].append(data)
+                continue
+            info.pop(index)
+            received += index == received
+        per_worker[wid] -= 1
         put()
         if isinstance(data, Failure):
             data.reraise()

@@ -4,7 +4,10 @@ torch's ``torch/utils/data/_utils/worker.py``: ``get_worker_info()``, the seeds 
 worker gets (``random`` and compat's generator ``base_seed + id``, NumPy's from
 ``_generate_state``), ``worker_init_fn(id)``, then the index lists the main
 process sends, answered with the samples (or, with a ``collate_fn`` of the
-user's, its batch) or the exception they raised.
+user's, its batch) or the exception they raised. For an ``IterableDataset`` a
+task is a batch size: the worker answers with the next samples of its own
+iterator over its copy of the dataset (made anew each epoch), and with
+:class:`IterationEnd` once that iterator is spent.
 
 A worker is a fresh interpreter, never a fork: JAX runs threads, and a forked
 copy of a process that started them deadlocks at its first JAX call (a random
@@ -186,6 +189,66 @@ class _KeyErrorMessage(str):
         return self
 
 
+# -- an IterableDataset's stream ----------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class IterationEnd:
+    """torch's ``_IterableDatasetStopIteration``: this worker's stream is spent."""
+
+    worker_id: int
+
+
+class _Stream:
+    """torch's ``_IterableDatasetFetcher`` with the worker's ``iteration_end``:
+    the worker's iterator over its copy of the dataset, made at its first task
+    of each epoch (torch: after ``worker_init_fn``, and again when persistent
+    workers resume)."""
+
+    def __init__(self, dataset: Any, drop_last: bool, worker_id: int):
+        self.dataset, self.drop_last, self.worker_id = dataset, drop_last, worker_id
+        self.epoch: int | None = None
+
+    def fetch(self, epoch: int, size: int | None, collate: Any, where: str) -> Any:
+        """The next batch of ``size`` samples (one sample where None)."""
+        if epoch != self.epoch:
+            self.epoch, self.ended, self.stopped = epoch, False, False
+            try:
+                self.samples = iter(self.dataset)
+            except Exception:
+                self.stopped = True  # torch: the failure answers the first task
+                return Failure(where)
+        if self.stopped:
+            return IterationEnd(self.worker_id)
+        try:
+            data = self._next(size)
+        except StopIteration:
+            self.stopped = True  # torch drops this epoch's later tasks
+            return IterationEnd(self.worker_id)
+        except Exception:
+            return Failure(where)
+        try:
+            return data if collate is None else collate(data)
+        except Exception:
+            return Failure(where)
+
+    def _next(self, size: int | None) -> Any:
+        if size is None:
+            return next(self.samples)
+        if self.ended:
+            raise StopIteration
+        data = []
+        for _ in range(size):
+            try:
+                data.append(next(self.samples))
+            except StopIteration:
+                self.ended = True
+                break
+        if not data or (self.drop_last and len(data) < size):
+            raise StopIteration
+        return data
+
+
 # -- the worker's loop --------------------------------------------------------------
 
 
@@ -241,6 +304,9 @@ def main(worker_id: int, read_fd: int, write_fd: int) -> None:
     dataset, collate = spec["dataset"], spec["collate_fn"]
     batched = spec["auto_collation"]
     _worker_info = WorkerInfo(worker_id, spec["num_workers"], seed, dataset)
+    stream = None
+    if spec.get("iterable"):
+        stream = _Stream(dataset, spec["drop_last"], worker_id)
     try:
         send(write_fd, dumps(("ready",)))
     except OSError:
@@ -258,6 +324,8 @@ def main(worker_id: int, read_fd: int, write_fd: int) -> None:
         epoch, index, task = pickle.loads(frame)
         if init_failure is not None:  # torch: the first task answers with it
             out, init_failure = init_failure, None
+        elif stream is not None:
+            out = stream.fetch(epoch, task, collate, where)
         else:
             try:
                 data = [dataset[i] for i in task] if batched else dataset[task]

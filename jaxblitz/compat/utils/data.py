@@ -344,13 +344,6 @@ class DataLoader:
                         "DataLoader with IterableDataset: expected unspecified "
                         f"{name} option, but got {name}={given}"
                     )
-            if num_workers > 0:
-                raise NotImplementedError(
-                    f"DataLoader(IterableDataset, num_workers={num_workers}) is not "
-                    "supported by jaxblitz.compat: its workers read map-style "
-                    "datasets by index; an IterableDataset is read with "
-                    "num_workers=0 (get_worker_info() is then None)"
-                )
         if sampler is not None and shuffle:
             raise ValueError("sampler option is mutually exclusive with shuffle")
         if batch_sampler is not None:
@@ -390,6 +383,9 @@ class DataLoader:
             default_collate if batching else default_convert
         )
         self._pool: Any = None  # the workers, kept with persistent_workers
+        # torch: what len(loader) last read of an IterableDataset (None: never);
+        # an iteration that yields more batches warns
+        self._IterableDataset_len_called: int | None = None
 
     def _order(self) -> list[int]:
         if self.sampler is not None:
@@ -438,11 +434,19 @@ class DataLoader:
     def __iter__(self) -> Iterator[Any]:
         self._check_pinning()
         if isinstance(self.dataset, IterableDataset):
-            if self.timeout != 0:
+            if self.num_workers == 0 and self.timeout != 0:
                 raise AssertionError(
                     "_SingleProcessDataLoaderIter requires timeout == 0"
                 )
-            return self._from_iterable()
+            if self.num_workers > 0 and self.prefetch_factor <= 0:
+                raise AssertionError(
+                    "prefetch_factor must be greater than 0 for "
+                    "MultiProcessingDataLoaderIter"
+                )
+            batches = (
+                self._from_workers() if self.num_workers else self._from_iterable()
+            )
+            return self._counted(batches, self._IterableDataset_len_called)
         if self.num_workers == 0:
             if self.timeout != 0:  # torch's single-process iterator refuses it too
                 raise AssertionError(
@@ -456,12 +460,35 @@ class DataLoader:
             )
         return self._from_workers()
 
+    def _counted(self, batches: Iterator[Any], reported: int | None) -> Iterator[Any]:
+        """An IterableDataset's batches, with torch's warning once more come
+        than ``len(loader)`` (read before ``iter``) said."""
+        for n, batch in enumerate(batches, 1):
+            if reported is not None and n > reported:
+                message = (
+                    f"Length of IterableDataset {self.dataset} was reported to be "
+                    f"{reported}(when accessing len(dataloader)), but {n} samples "
+                    "have been fetched. "
+                )
+                if self.num_workers > 0:
+                    message += (
+                        "For multiprocessing data-loading, this could be caused by "
+                        "not properly configuring the IterableDataset replica at "
+                        "each worker. Please see https://pytorch.org/docs/stable/"
+                        "data.html#torch.utils.data.IterableDataset for examples."
+                    )
+                warnings.warn(message, stacklevel=2)
+            yield batch
+
     def _from_workers(self) -> Iterator[Any]:
         from jaxblitz.compat.utils import _pool
 
         # The default collation runs here, on the samples as NumPy: the batches
         # num_workers=0 gives. A collate_fn of the user's runs in the worker.
         in_parent = self.collate_fn in (default_collate, default_convert)
+        if isinstance(self.dataset, IterableDataset):
+            yield from self._streams(in_parent)
+            return
         tasks = self._tasks()
         first = next(tasks, _pool.END)  # draws the shuffle, as num_workers=0 does
         if first is _pool.END:
@@ -478,6 +505,31 @@ class DataLoader:
             yield from _pool.batches(
                 pool,
                 itertools.chain([first], tasks),
+                prefetch=self.prefetch_factor,
+                in_order=self.in_order,
+                timeout=self.timeout,
+                finish=self.collate_fn if in_parent else _same,
+            )
+        finally:
+            if not self.persistent_workers:
+                pool.close()
+
+    def _streams(self, in_parent: bool) -> Iterator[Any]:
+        """An IterableDataset read by the workers, each from its own copy."""
+        from jaxblitz.compat.utils import _pool
+
+        pool = self._pool
+        if pool is None:
+            collate = None if in_parent else self.collate_fn
+            pool = _pool.start(self, _base_seed(self.generator), collate, True)
+            if self.persistent_workers:
+                self._pool = pool
+        else:
+            pool.epoch += 1  # each worker makes its iterator anew
+        try:
+            yield from _pool.streams(
+                pool,
+                self.batch_size,
                 prefetch=self.prefetch_factor,
                 in_order=self.in_order,
                 timeout=self.timeout,
@@ -516,6 +568,7 @@ class DataLoader:
     def __len__(self) -> int:
         if isinstance(self.dataset, IterableDataset):
             n = len(self.dataset)  # a TypeError where the stream has no length
+            self._IterableDataset_len_called = n
             if self.batch_size is None:
                 return n
             return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
