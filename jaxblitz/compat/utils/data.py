@@ -65,8 +65,8 @@ class Dataset:
 
 class IterableDataset(Dataset):
     """Subclass and define ``__iter__``: a stream of samples, no indices. With
-    ``DataLoader(num_workers=N)`` torch gives each worker its own copy, sharded
-    by ``get_worker_info()``; compat refuses that (``num_workers=0`` only)."""
+    ``DataLoader(num_workers=N)`` each worker iterates its own copy, which
+    shards itself with ``get_worker_info()`` (or ``worker_init_fn``)."""
 
     def __iter__(self) -> Iterator[Any]:
         raise NotImplementedError(
