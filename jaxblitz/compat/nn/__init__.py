@@ -140,6 +140,14 @@ from jaxblitz.compat.nn.rnn import GRU, LSTM, RNN, RNNBase
 from jaxblitz.compat.nn.rnn_cell import GRUCell, LSTMCell, RNNCell, RNNCellBase
 from jaxblitz.compat.nn.shaping import Unflatten
 from jaxblitz.compat.nn.sparse import Embedding, EmbeddingBag
+from jaxblitz.compat.nn.transformer import (
+    MultiheadAttention,
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
 
 __all__ = [
     "AdaptiveAvgPool2d",
@@ -210,6 +218,7 @@ __all__ = [
     "MultiLabelMarginLoss",
     "MultiLabelSoftMarginLoss",
     "MultiMarginLoss",
+    "MultiheadAttention",
     "NLLLoss",
     "PReLU",
     "PairwiseDistance",
@@ -246,6 +255,11 @@ __all__ = [
     "Tanh",
     "Tanhshrink",
     "Threshold",
+    "Transformer",
+    "TransformerDecoder",
+    "TransformerDecoderLayer",
+    "TransformerEncoder",
+    "TransformerEncoderLayer",
     "TripletMarginLoss",
     "TripletMarginWithDistanceLoss",
     "Unflatten",

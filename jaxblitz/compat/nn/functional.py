@@ -772,6 +772,10 @@ sigmoid, tanh = ops.sigmoid, ops.tanh
 
 # Defined beside their modules (each imports this module's helpers, hence last).
 from jaxblitz.compat.nn import padding as _padding  # noqa: E402
+from jaxblitz.compat.nn.attention import (  # noqa: E402, F401
+    multi_head_attention_forward,
+    scaled_dot_product_attention,
+)
 from jaxblitz.compat.nn.conv import conv1d, conv3d  # noqa: E402, F401
 from jaxblitz.compat.nn.conv_transpose import (  # noqa: E402, F401
     conv_transpose1d,
