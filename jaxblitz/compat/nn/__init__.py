@@ -29,7 +29,14 @@ from jaxblitz.compat.nn.activation import (
     Tanhshrink,
     Threshold,
 )
-from jaxblitz.compat.nn.container import ModuleDict, ModuleList, Sequential
+from jaxblitz.compat.nn.bilinear import Bilinear
+from jaxblitz.compat.nn.container import (
+    ModuleDict,
+    ModuleList,
+    ParameterDict,
+    ParameterList,
+    Sequential,
+)
 from jaxblitz.compat.nn.conv_transpose import (
     ConvTranspose1d,
     ConvTranspose2d,
@@ -159,6 +166,7 @@ __all__ = [
     "BatchNorm1d",
     "BatchNorm2d",
     "BatchNorm3d",
+    "Bilinear",
     "CELU",
     "CircularPad1d",
     "CircularPad2d",
@@ -223,6 +231,8 @@ __all__ = [
     "PReLU",
     "PairwiseDistance",
     "Parameter",
+    "ParameterDict",
+    "ParameterList",
     "PixelShuffle",
     "PixelUnshuffle",
     "PoissonNLLLoss",
