@@ -305,6 +305,22 @@ def _hooked(module: Module) -> bool:
     )
 
 
+def _needs_grad(src: Tensor, layer: TransformerEncoderLayer) -> bool:
+    """torch's bar to its fused kernels: grad mode on and the input or one of
+    the layer's weights requiring grad."""
+    attn = layer.self_attn
+    tensors = (
+        src,
+        attn.in_proj_weight,
+        attn.in_proj_bias,
+        attn.out_proj.weight,
+        attn.out_proj.bias,
+        *(p for m in (layer.norm1, layer.norm2) for p in (m.weight, m.bias)),
+        *(p for m in (layer.linear1, layer.linear2) for p in (m.weight, m.bias)),
+    )
+    return is_grad_enabled() and any(_requires_grad(t) for t in tensors)
+
+
 class TransformerEncoderLayer(Module):
     """Self-attention then a feed-forward block, each with a residual and a
     LayerNorm (after, or before with ``norm_first``)."""
@@ -354,15 +370,6 @@ class TransformerEncoderLayer(Module):
     def _fast_path(self, src: Tensor) -> bool:
         """Would torch run its fused encoder-layer kernel here?"""
         attn = self.self_attn
-        tensors = (
-            src,
-            attn.in_proj_weight,
-            attn.in_proj_bias,
-            attn.out_proj.weight,
-            attn.out_proj.bias,
-            *(p for m in (self.norm1, self.norm2) for p in (m.weight, m.bias)),
-            *(p for m in (self.linear1, self.linear2) for p in (m.weight, m.bias)),
-        )
         return (
             src.dim() == 3
             and not self.training
@@ -373,7 +380,7 @@ class TransformerEncoderLayer(Module):
             and self.norm1.eps == self.norm2.eps
             and attn.num_heads % 2 == 0
             and not _hooked(self)
-            and not (is_grad_enabled() and any(_requires_grad(t) for t in tensors))
+            and not _needs_grad(src, self)
         )
 
     def forward(
@@ -621,17 +628,7 @@ class TransformerEncoder(Module):
             steps = creation.arange(valid.shape[-1])
             if not bool(((steps < counts) == valid).all()):
                 return False
-        attn = first.self_attn
-        tensors = (
-            src,
-            attn.in_proj_weight,
-            attn.in_proj_bias,
-            attn.out_proj.weight,
-            attn.out_proj.bias,
-            *(p for m in (first.norm1, first.norm2) for p in (m.weight, m.bias)),
-            *(p for m in (first.linear1, first.linear2) for p in (m.weight, m.bias)),
-        )
-        return not (is_grad_enabled() and any(_requires_grad(t) for t in tensors))
+        return not _needs_grad(src, first)
 
     def forward(
         self,
