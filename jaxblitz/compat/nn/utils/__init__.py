@@ -1,4 +1,5 @@
-"""Blitz 4, "Training a classifier": ``torch.nn.utils`` -- gradient clipping."""
+"""Blitz 4, "Training a classifier": ``torch.nn.utils`` -- gradient clipping,
+parameters as one vector, BatchNorm fusion, ``skip_init``."""
 
 from jaxblitz.compat.nn.utils import rnn
 from jaxblitz.compat.nn.utils.clip_grad import (
@@ -7,11 +8,31 @@ from jaxblitz.compat.nn.utils.clip_grad import (
     clip_grads_with_norm_,
     get_total_norm,
 )
+from jaxblitz.compat.nn.utils.convert_parameters import (
+    parameters_to_vector,
+    vector_to_parameters,
+)
+from jaxblitz.compat.nn.utils.deprecated import clip_grad_norm
+from jaxblitz.compat.nn.utils.fusion import (
+    fuse_conv_bn_eval,
+    fuse_conv_bn_weights,
+    fuse_linear_bn_eval,
+    fuse_linear_bn_weights,
+)
+from jaxblitz.compat.nn.utils.init import skip_init
 
 __all__ = [
+    "clip_grad_norm",
     "clip_grad_norm_",
     "clip_grad_value_",
     "clip_grads_with_norm_",
+    "fuse_conv_bn_eval",
+    "fuse_conv_bn_weights",
+    "fuse_linear_bn_eval",
+    "fuse_linear_bn_weights",
     "get_total_norm",
+    "parameters_to_vector",
     "rnn",
+    "skip_init",
+    "vector_to_parameters",
 ]
