@@ -88,10 +88,11 @@ def _arg(name: str, arg: str, position: int, value: Any, n: int = 2) -> tuple:
     """An int or ``n`` ints, as ATen's avg_pool{2,3}d takes them."""
     values = _ints(name, arg, position, value)
     if len(values) not in (1, n):
-        either = "" if n == 3 and name.startswith("avg") else " either"
-        omitted = ("be" + either + " omitted,") if arg == "stride" else "be" + either
+        must = "must be" if n == 3 and name.startswith("avg") else "must either be"
+        omitted = " omitted," if arg == "stride" else ""
         raise RuntimeError(
-            f"{name}: {arg} must {omitted} a single int, or a tuple of {_WORDS[n]} ints"
+            f"{name}: {arg} {must}{omitted} a single int, or a tuple of {_WORDS[n]} "
+            "ints"
         )
     return _spread(values, n)
 
