@@ -88,17 +88,17 @@ def scale_by_torch_nadam(b1, b2, eps, momentum_decay) -> optax.GradientTransform
             return out + c_avg.astype(g.dtype) * (m / denom), m, v
 
         triples = jax.tree.map(one, updates, state.mu, state.nu)
-        out, mus, nus = _unzip3(updates, triples)
+        out, mus, nus = unzip(updates, triples, 3)
         return out, TorchNAdamState(count, mu_product, mus, nus)
 
     return optax.GradientTransformation(init_fn, update_fn)
 
 
-def _unzip3(like: Any, triples: Any) -> tuple[Any, Any, Any]:
-    """Three trees of ``like``'s structure from a tree of triples."""
+def unzip(like: Any, tuples: Any, n: int) -> tuple:
+    """``n`` trees of ``like``'s structure from a tree of ``n``-tuples."""
     treedef = jax.tree.structure(like)
-    flat = treedef.flatten_up_to(triples)
-    return tuple(treedef.unflatten([t[i] for t in flat]) for i in range(3))
+    flat = treedef.flatten_up_to(tuples)
+    return tuple(treedef.unflatten([t[i] for t in flat]) for i in range(n))
 
 
 class TorchRAdamState(NamedTuple):
@@ -143,7 +143,7 @@ def scale_by_torch_radam(b1, b2, eps) -> optax.GradientTransformation:
             return out, m, v
 
         triples = jax.tree.map(one, updates, state.mu, state.nu)
-        out, mus, nus = _unzip3(updates, triples)
+        out, mus, nus = unzip(updates, triples, 3)
         return out, TorchRAdamState(count, mus, nus)
 
     return optax.GradientTransformation(init_fn, update_fn)

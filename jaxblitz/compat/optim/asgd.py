@@ -17,7 +17,7 @@ import jax.numpy as jnp
 import optax
 
 from jaxblitz.compat.optim._scalar_state import ScalarBuffers
-from jaxblitz.compat.optim.adam_variants import _f64
+from jaxblitz.compat.optim.adam_variants import _f64, unzip
 from jaxblitz.compat.optim.optimizer import _check, _check_tensor, _unsupported
 from jaxblitz.compat.optim.sgd import _nonzero, decayed_weights
 
@@ -58,10 +58,7 @@ def scale_by_torch_asgd(
             return new - p, ax
 
         pairs = jax.tree.map(one, updates, params, state.ax)
-        treedef = jax.tree.structure(updates)
-        flat = treedef.flatten_up_to(pairs)
-        out = treedef.unflatten([x[0] for x in flat])
-        axs = treedef.unflatten([x[1] for x in flat])
+        out, axs = unzip(updates, pairs, 2)
         step, lr = _f64(count), _f64(learning_rate)
         new_eta = lr / (1 + _f64(lambd) * lr * step) ** _f64(alpha)
         new_mu = 1 / jnp.maximum(1.0, step - _f64(t0))

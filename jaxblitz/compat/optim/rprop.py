@@ -17,6 +17,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
+from jaxblitz.compat.optim.adam_variants import unzip
 from jaxblitz.compat.optim.optimizer import (
     Optimizer,
     _check,
@@ -56,9 +57,7 @@ def scale_by_torch_rprop(
             return -(jnp.sign(g) * size), g, size
 
         triples = jax.tree.map(one, updates, state.prev, state.step_size)
-        treedef = jax.tree.structure(updates)
-        flat = treedef.flatten_up_to(triples)
-        out, prevs, sizes = (treedef.unflatten([t[i] for t in flat]) for i in range(3))
+        out, prevs, sizes = unzip(updates, triples, 3)
         count = optax.safe_increment(state.count)
         return out, TorchRpropState(count, prevs, sizes)
 

@@ -25,25 +25,19 @@ def _eval_only(layer: Any, bn: Any) -> None:
         raise AssertionError("Fusion only for eval!")
 
 
-def _running_stats(bn: Any) -> None:
+def _running_stats(bn: Any) -> tuple:
+    """``bn``'s running mean and variance, eps, weight and bias."""
     if bn.running_mean is None or bn.running_var is None:
         raise AssertionError("bn.running_mean and bn.running_var must not be None")
+    return bn.running_mean, bn.running_var, bn.eps, bn.weight, bn.bias
 
 
 def fuse_conv_bn_eval(conv: Any, bn: Any, transpose: bool = False) -> Any:
     """A copy of ``conv`` whose weight and bias include ``bn`` (both in eval)."""
     _eval_only(conv, bn)
     fused = copy.deepcopy(conv)
-    _running_stats(bn)
     fused.weight, fused.bias = fuse_conv_bn_weights(
-        fused.weight,
-        fused.bias,
-        bn.running_mean,
-        bn.running_var,
-        bn.eps,
-        bn.weight,
-        bn.bias,
-        transpose,
+        fused.weight, fused.bias, *_running_stats(bn), transpose
     )
     return fused
 
@@ -89,16 +83,8 @@ def fuse_linear_bn_eval(linear: Any, bn: Any) -> Any:
             f"1, got linear.out_features={linear.out_features} and "
             f"bn.num_features={bn.num_features}"
         )
-    _running_stats(bn)
-    fused.weight, fused.bias = fuse_linear_bn_weights(
-        fused.weight,
-        fused.bias,
-        bn.running_mean,
-        bn.running_var,
-        bn.eps,
-        bn.weight,
-        bn.bias,
-    )
+    stats = _running_stats(bn)
+    fused.weight, fused.bias = fuse_linear_bn_weights(fused.weight, fused.bias, *stats)
     return fused
 
 
