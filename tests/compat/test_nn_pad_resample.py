@@ -38,7 +38,7 @@ def _same(ref, got, rtol=1e-5, atol=1e-6):
     )
 
 
-def _same_outcome(t_call, c_call):
+def _same_outcome(t_call, c_call, rtol=1e-5):
     """Both return equal tensors, or both raise the same error and message."""
     ref, t_err = _outcome(t_call)
     got, c_err = _outcome(c_call)
@@ -47,7 +47,7 @@ def _same_outcome(t_call, c_call):
         assert str(c_err) == str(t_err)
         return
     assert c_err is None, c_err
-    _same(ref, got)
+    _same(ref, got, rtol=rtol)
 
 
 # -- F.pad ---------------------------------------------------------------------------
@@ -213,3 +213,113 @@ def test_a_padded_linear_layer_trains_as_torch():
     _train(compat, net, c)
     for k, v in ref.state_dict().items():
         _same(v, net.state_dict()[k])
+
+
+# -- F.interpolate -------------------------------------------------------------------
+
+INTERP_CASES = [
+    # (input shape, keyword arguments)
+    ((2, 3, 5), dict(size=1, mode="linear")),
+    ((2, 3, 5), dict(scale_factor=2.1, mode="nearest")),
+    ((2, 3, 5, 4), dict(scale_factor=(1, 2.1), mode="nearest")),
+    ((2, 3, 5, 4), dict(scale_factor=1.7, mode="bilinear", align_corners=True)),
+    ((2, 3, 5, 4), dict(scale_factor=1.7, mode="bicubic", recompute_scale_factor=True)),
+    ((2, 3, 8, 9), dict(size=(3, 4), mode="bilinear", antialias=True)),
+    ((2, 3, 8, 9), dict(size=(3, 12), mode="bicubic", antialias=True)),
+    ((2, 3, 6, 7), dict(scale_factor=(1.1, 0.5), mode="lanczos", antialias=True)),
+    ((2, 3, 3, 4, 5), dict(size=(2, 5, 3), mode="trilinear")),
+]
+
+
+@pytest.mark.parametrize("shape, kwargs", INTERP_CASES)
+def test_interpolate_values_and_gradients_match_torch(shape, kwargs):
+    t, c = _pair(shape)
+    t.requires_grad_(True)
+    c.requires_grad_(True)
+    ref, got = TF.interpolate(t, **kwargs), F.interpolate(c, **kwargs)
+    assert got.grad_fn.name() == ref.grad_fn.name()
+    _same(ref, got)
+    cot = np.random.default_rng(1).standard_normal(tuple(ref.shape))
+    ref.backward(torch.tensor(cot, dtype=torch.float32))
+    got.backward(compat.tensor(cot.astype(np.float32)))
+    _same(t.grad, c.grad, rtol=1e-4, atol=1e-5)
+
+
+INTERP_ERRORS = [
+    ((2, 3, 5, 4), dict(size=(0, 3), mode="bilinear")),
+    ((2, 3, 5), dict(size=0, mode="nearest")),
+    ((2, 0, 5, 4), dict(size=(3, 3), mode="bilinear")),
+    ((2, 3, 5, 4), dict(size=(7, 3), scale_factor=2)),
+    ((2, 3, 5, 4), dict(size=(7, 3, 3))),
+    ((2, 3, 5, 4), dict(scale_factor=(2, 2, 2))),
+    ((2, 3, 5, 4), dict()),
+    ((2, 3, 5, 4), dict(size=(7.0, 3))),
+    ((2, 3, 5, 4), dict(size=(7, 3), recompute_scale_factor=True)),
+    ((2, 3, 5, 4), dict(size=(7, 3), align_corners=True)),
+    ((2, 3, 5), dict(size=7, mode="bilinear", antialias=True)),
+    ((2, 3, 5), dict(size=7, mode="trilinear")),
+    ((2, 3, 5, 4), dict(size=7, mode="bogus")),
+    ((2, 3, 5), dict(size=7, mode="bicubic")),
+    ((2, 3, 5, 4), dict(size=7, mode="lanczos")),
+]
+
+
+@pytest.mark.parametrize("shape, kwargs", INTERP_ERRORS)
+def test_interpolate_errors_match_torch(shape, kwargs):
+    t, c = _pair(shape)
+    _same_outcome(
+        lambda: TF.interpolate(t, **kwargs), lambda: F.interpolate(c, **kwargs)
+    )
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int64", "float16"])
+def test_interpolate_dtypes_match_torch(dtype):
+    x = np.random.default_rng(0).integers(0, 255, (1, 2, 5, 4)).astype(dtype)
+    t, c = torch.tensor(x), compat.tensor(x)
+    modes = [("nearest", False), ("nearest-exact", False)]
+    modes += [] if dtype == "uint8" else [("bilinear", True), ("bicubic", False)]
+    for mode, aa in modes:
+        _same_outcome(
+            lambda m=mode, a=aa: TF.interpolate(t, size=(7, 3), mode=m, antialias=a),
+            lambda m=mode, a=aa: F.interpolate(c, size=(7, 3), mode=m, antialias=a),
+            rtol=1e-2 if dtype == "float16" else 1e-5,  # torch weighs in half
+        )
+
+
+def test_uint8_linear_resampling_is_refused_by_name():
+    c = compat.zeros(1, 1, 4, 4, dtype=compat.uint8)
+    with pytest.raises(NotImplementedError, match="mode='bilinear'"):
+        F.interpolate(c, size=(2, 2), mode="bilinear")
+
+
+def test_deprecated_upsample_functions_warn_as_torch():
+    t, c = _pair((1, 2, 3, 3))
+    for name in ("upsample", "upsample_nearest", "upsample_bilinear"):
+        with pytest.warns(UserWarning, match=f"nn.functional.{name}` is deprecated"):
+            got = getattr(F, name)(c, scale_factor=2)
+        with pytest.warns(UserWarning):
+            ref = getattr(TF, name)(t, scale_factor=2)
+        _same(ref, got)
+
+
+@pytest.mark.parametrize(
+    "name, args, kwargs",
+    [
+        ("Upsample", (), dict(scale_factor=2, mode="bilinear", align_corners=True)),
+        ("Upsample", ((4, 6),), dict(mode="nearest-exact")),
+        ("Upsample", (), dict(scale_factor=(1, 2))),
+        ("UpsamplingNearest2d", (), dict(scale_factor=2)),
+        ("UpsamplingBilinear2d", ((5, 3),), dict()),
+    ],
+)
+def test_upsampling_modules_match_torch(name, args, kwargs):
+    ref = getattr(torch.nn, name)(*args, **kwargs)
+    got = getattr(compat.nn, name)(*args, **kwargs)
+    assert repr(got) == repr(ref)
+    assert (got.size, got.scale_factor, got.mode) == (
+        ref.size,
+        ref.scale_factor,
+        ref.mode,
+    )
+    t, c = _pair((1, 2, 3, 4))
+    _same(ref(t), got(c))

@@ -155,6 +155,11 @@ from jaxblitz.compat.nn.transformer import (
     TransformerEncoder,
     TransformerEncoderLayer,
 )
+from jaxblitz.compat.nn.upsampling import (
+    Upsample,
+    UpsamplingBilinear2d,
+    UpsamplingNearest2d,
+)
 
 __all__ = [
     "AdaptiveAvgPool2d",
@@ -273,6 +278,9 @@ __all__ = [
     "TripletMarginLoss",
     "TripletMarginWithDistanceLoss",
     "Unflatten",
+    "Upsample",
+    "UpsamplingBilinear2d",
+    "UpsamplingNearest2d",
     "ZeroPad1d",
     "ZeroPad2d",
     "ZeroPad3d",

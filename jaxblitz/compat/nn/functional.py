@@ -866,5 +866,11 @@ from jaxblitz.compat.nn.pooling import (  # noqa: E402, F401
 )
 from jaxblitz.compat.nn.shaping import one_hot  # noqa: E402, F401
 from jaxblitz.compat.nn.sparse import embedding, embedding_bag  # noqa: E402, F401
+from jaxblitz.compat.nn.upsampling import (  # noqa: E402, F401
+    interpolate,
+    upsample,
+    upsample_bilinear,
+    upsample_nearest,
+)
 
 pad = _padding.pad  # assigned: importing it would clash with _pool_size's 'pad'
