@@ -317,3 +317,90 @@ def test_bilinear_names_init_and_values_match_torch():
     assert ct.nn.Bilinear(3, 4, 2, bias=False).bias is None
     with pytest.raises(RuntimeError, match="input1 size does not match weight size"):
         c_layer(ct.ones(5, 4), ct.ones(5, 4))
+
+
+# -- lazy modules -------------------------------------------------------------------
+
+LAZY = [
+    ("LazyLinear", (3,), (2, 5)),
+    ("LazyConv1d", (4, 3), (2, 2, 8)),
+    ("LazyConv2d", (4, 3), (2, 6, 6)),  # unbatched: channels first
+    ("LazyConvTranspose3d", (2, 2), (1, 2, 3, 3, 3)),
+    ("LazyBatchNorm2d", (), (4, 3, 2, 2)),
+    ("LazyInstanceNorm1d", (), (2, 3, 5)),
+]
+
+
+@pytest.mark.parametrize("name, args, shape", LAZY)
+def test_a_lazy_module_becomes_torch_s_module_at_its_first_call(name, args, shape):
+    t_module, c_module = getattr(pt.nn, name)(*args), getattr(ct.nn, name)(*args)
+    assert repr(c_module) == repr(t_module)
+    assert repr(c_module.weight) == "<UninitializedParameter>"
+    assert list(c_module.state_dict()) == list(t_module.state_dict())
+    weight = c_module.weight
+    x = rng.standard_normal(shape).astype(np.float32)
+    t_out, c_out = t_module(pt.tensor(x)), c_module(ct.tensor(x))
+    assert type(c_module).__name__ == type(t_module).__name__ == name[4:]
+    assert repr(c_module) == repr(t_module)
+    assert c_module.weight is weight and type(weight) is ct.nn.Parameter
+    t_shapes = [(k, tuple(v.shape)) for k, v in t_module.state_dict().items()]
+    assert [(k, tuple(v.shape)) for k, v in c_module.state_dict().items()] == t_shapes
+    c_module.load_state_dict(
+        {k: ct.tensor(v.numpy()) for k, v in t_module.state_dict().items()}
+    )
+    if "Norm" in name:  # the first call moved torch's running statistics
+        c_module.eval(), t_module.eval()
+    close(c_module(ct.tensor(x)), t_module(pt.tensor(x)), atol=1e-5)
+    assert tuple(c_out.shape) == tuple(t_out.shape)
+
+
+def test_a_lazy_linear_draws_linear_s_init_in_the_dtype_it_was_moved_to():
+    layer = ct.nn.LazyLinear(50).double()
+    layer(ct.ones(2, 400, dtype=ct.float64))
+    assert layer.in_features == 400 and layer.weight.dtype == ct.float64
+    w = layer.weight.detach().numpy()
+    assert np.abs(w).max() <= 1 / 20 and np.abs(w).max() > 0.9 / 20
+
+
+def test_a_lazy_module_loads_a_state_dict_before_its_first_call():
+    source = pt.nn.Linear(4, 3)
+    layer = ct.nn.LazyLinear(3)
+    layer.load_state_dict(
+        {k: ct.tensor(v.detach().numpy()) for k, v in source.state_dict().items()}
+    )
+    assert tuple(layer.weight.shape) == (3, 4)
+    x = rng.standard_normal((2, 4)).astype(np.float32)
+    close(layer(ct.tensor(x)), source(pt.tensor(x)), atol=1e-6)
+    assert type(layer) is ct.nn.Linear and layer.in_features == 0  # as torch's
+
+
+def test_lazy_modules_in_a_sequential_train_as_torch():
+    x = rng.standard_normal((4, 2, 5)).astype(np.float32)
+    nets = []
+    for lib in (pt, ct):
+        net = lib.nn.Sequential(
+            lib.nn.LazyConv1d(3, 2), lib.nn.Flatten(), lib.nn.LazyLinear(1)
+        )
+        net(lib.tensor(x))  # materialise
+        nets.append(net)
+    nets[1].load_state_dict(
+        {k: ct.tensor(v.detach().numpy()) for k, v in nets[0].state_dict().items()}
+    )
+    for lib, net in ((pt, nets[0]), (ct, nets[1])):
+        opt = lib.optim.SGD(net.parameters(), lr=0.1)
+        net(lib.tensor(x)).pow(2).mean().backward()
+        opt.step()
+    for (name, t_p), (c_name, c_p) in zip(
+        nets[0].named_parameters(), nets[1].named_parameters(), strict=True
+    ):
+        assert name == c_name
+        close(c_p, t_p, atol=1e-6)
+
+
+def test_a_lazy_conv_refuses_an_input_of_the_wrong_rank_as_torch():
+    with pytest.raises(
+        RuntimeError, match=r"Expected 3D \(unbatched\) or 4D \(batched\)"
+    ):
+        ct.nn.LazyConv2d(4, 3)(ct.ones(2, 3))
+    with pytest.raises(ValueError, match="in_channels must be divisible by groups"):
+        ct.nn.LazyConv2d(4, 3, groups=2)(ct.ones(1, 3, 5, 5))
