@@ -1,13 +1,22 @@
 """Shared pytest set-up: CPU only, never the network, one compilation cache.
 
-Every process the tests start (CLI runs, experiment scripts, docs pages, workers)
-inherits the environment set here, so a program XLA compiled once in the session
-is read from disk by every later process instead of compiled again.
+Every process the tests start (CLI runs, experiment scripts, docs pages, workers,
+pytest-xdist's workers) inherits the environment set here, so a program XLA
+compiled once in the session is read from disk by every later process instead of
+compiled again.
+
+Under pytest-xdist (``-n 2 --dist loadgroup``, the README's command) the tests of a
+module that shares work between its tests (subprocess runs declared with
+``tests/background.py``, a module- or class-scoped fixture) run on one worker, so
+that work is done once; other tests go to whichever worker is free.
 """
 
 import os
 import shutil
 import tempfile
+from pathlib import Path
+
+import pytest
 
 from tests import background
 
@@ -18,7 +27,18 @@ os.environ.setdefault("JAX_PLATFORMS", "cpu")
 # at import in this process and in every subprocess. Even the small programs of
 # eager operations are kept: a fresh process spends most of its time compiling them.
 # (The folder's path is part of each cache key: every process must see this one.)
-XLA_CACHE = tempfile.mkdtemp(prefix="jaxblitz-tests-xla-")
+# The process that makes the folder (pytest, or pytest-xdist's controller) removes
+# it; xdist's workers inherit it through _SESSION.
+# The same holds for SHARED, a folder where tests leave results that other xdist
+# workers read (tests/compat/test_differential.py's rows).
+_SESSION = "JAXBLITZ_TESTS_SESSION"
+_OWNS_SESSION = _SESSION not in os.environ
+if _OWNS_SESSION:
+    os.environ[_SESSION] = tempfile.mkdtemp(prefix="jaxblitz-tests-")
+XLA_CACHE = os.path.join(os.environ[_SESSION], "xla")
+SHARED = os.path.join(os.environ[_SESSION], "shared")
+os.makedirs(XLA_CACHE, exist_ok=True)
+os.makedirs(SHARED, exist_ok=True)
 os.environ["JAX_COMPILATION_CACHE_DIR"] = XLA_CACHE
 os.environ["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] = "0"
 # The CLI's own cache setting stays off, so it never writes to ~/.cache or narrows
@@ -26,12 +46,59 @@ os.environ["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] = "0"
 os.environ.setdefault("JAXBLITZ_XLA_CACHE", "")
 
 
+@pytest.fixture(scope="session")
+def shared_folder() -> Path:
+    """A folder every process of the session sees (all xdist workers)."""
+    return Path(SHARED)
+
+
+def _xdist_worker(config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+def _shares_work(module) -> bool:
+    """Whether the module declares background runs (see tests/background.py)."""
+    return any(
+        isinstance(run, background.BackgroundRun)
+        for value in vars(module).values()
+        for run in (value.values() if isinstance(value, dict) else [value])
+    )
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
+def pytest_collection_modifyitems(config, items):
+    """One xdist group per module whose tests share work: background runs, or a
+    fixture set up once per module or class."""
+    shared: dict = {}
+    for item in items:
+        module = getattr(item, "module", None)
+        if module is None:
+            continue
+        if module not in shared:
+            shared[module] = _shares_work(module)
+        defs = getattr(item, "_fixtureinfo", None)
+        scoped = defs is not None and any(
+            fixturedef.scope in ("module", "class", "package")
+            for fixturedefs in defs.name2fixturedefs.values()
+            for fixturedef in fixturedefs
+        )
+        if shared[module] or scoped:
+            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
+
+
 def pytest_collection_finish(session):
-    """Start the subprocesses the selected tests read (see tests/background.py)."""
-    if not session.config.option.collectonly:
-        modules = {getattr(item, "module", None): None for item in session.items}
-        modules.pop(None, None)
-        background.start_all(modules)
+    """Start the subprocesses the selected tests read (see tests/background.py);
+    an xdist worker starts a module's when its first test there begins."""
+    if session.config.option.collectonly or _xdist_worker(session.config):
+        return
+    modules = {getattr(item, "module", None): None for item in session.items}
+    modules.pop(None, None)
+    background.start_all(modules)
+
+
+def pytest_runtest_setup(item):
+    if _xdist_worker(item.config) and getattr(item, "module", None) is not None:
+        background.start_all([item.module])
 
 
 def pytest_sessionfinish(session):
@@ -39,4 +106,5 @@ def pytest_sessionfinish(session):
 
 
 def pytest_unconfigure(config):
-    shutil.rmtree(XLA_CACHE, ignore_errors=True)
+    if _OWNS_SESSION:
+        shutil.rmtree(os.environ[_SESSION], ignore_errors=True)

@@ -1,11 +1,19 @@
 """compat against real PyTorch on PyTorch's own test inputs (OpInfo, ModuleInfo,
 OptimizerInfo): no silent differences, and docs/compat_coverage.md is current.
 
-The engine is tests/compat/differential.py; every sample runs once per session (a
-module-scoped fixture). An op whose silent differences the committed page records
-is an expected failure (strict: fixing one fails until the page is rewritten), so
-``-rx`` lists what is still open; a new difference fails its op's test.
+The engine is tests/compat/differential.py; every sample runs once per session: a
+row's test runs its samples and leaves the outcomes in the session's shared folder,
+where the page's test reads them (pytest-xdist spreads the rows over its workers).
+An op whose silent differences the committed page records is an expected failure
+(strict: fixing one fails until the page is rewritten), so ``-rx`` lists what is
+still open; a new difference fails its op's test.
 """
+
+import dataclasses
+import functools
+import json
+import os
+from pathlib import Path
 
 import pytest
 
@@ -34,14 +42,22 @@ def _param(row: str, recorded: dict[str, int]):
 ROWS = [_param(row, _recorded()) for row in differential.rows()]
 
 
-@pytest.fixture(scope="module")
-def outcomes() -> list:
-    return differential.run_all()
+@functools.cache
+def _row_outcomes(folder: Path, row: str) -> tuple[differential.Outcome, ...]:
+    """The row's outcomes: run here, or read where another worker left them."""
+    path = folder / f"differential-{row}.json"
+    if path.exists():
+        return tuple(differential.Outcome(**o) for o in json.loads(path.read_text()))
+    outcomes = tuple(differential.run_all(row))
+    partial = path.with_name(f"{path.name}.{os.getpid()}.partial")
+    partial.write_text(json.dumps([dataclasses.asdict(o) for o in outcomes]))
+    partial.replace(path)  # whole, for a reader in another worker
+    return outcomes
 
 
 @pytest.mark.parametrize("row", ROWS)
-def test_compat_has_no_silent_difference_from_pytorch(outcomes, row):
-    mine = [o for o in outcomes if o.row == row]
+def test_compat_has_no_silent_difference_from_pytorch(shared_folder, row):
+    mine = _row_outcomes(shared_folder, row)
     if not mine:
         pytest.skip(f"compat offers the name {row}, but none of its variants")
     silent = [o for o in mine if o.status == differential.SILENT]
@@ -53,7 +69,9 @@ def test_compat_has_no_silent_difference_from_pytorch(outcomes, row):
     )
 
 
-def test_coverage_page_is_current(outcomes):
+def test_coverage_page_is_current(shared_folder):
+    rows = differential.rows()
+    outcomes = [o for row in rows for o in _row_outcomes(shared_folder, row)]
     page = differential.PAGE
     assert page.exists(), f"docs/compat_coverage.md is missing: {REGENERATE}"
     assert page.read_text() == differential.render(outcomes), (
