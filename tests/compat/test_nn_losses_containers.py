@@ -184,6 +184,12 @@ def test_soft_margin_target_is_not_differentiable_as_in_torch():
         ct.nn.functional.soft_margin_loss(c, c)
 
 
+def test_nll_loss_2d_is_nll_loss_with_torch_s_deprecation():
+    with pytest.warns(FutureWarning, match="`NLLLoss2d` has been deprecated"):
+        loss = ct.nn.NLLLoss2d(ignore_index=1)
+    assert isinstance(loss, ct.nn.NLLLoss) and loss.ignore_index == 1
+
+
 def test_the_new_losses_print_as_torch_s():
     for name in ("MarginRankingLoss", "HingeEmbeddingLoss", "KLDivLoss", "CTCLoss"):
         if hasattr(ct.nn, name):

@@ -78,6 +78,7 @@ from jaxblitz.compat.nn.losses import (
     L1Loss,
     MSELoss,
     NLLLoss,
+    NLLLoss2d,
     SmoothL1Loss,
 )
 from jaxblitz.compat.nn.losses_likelihood import (
@@ -263,6 +264,7 @@ __all__ = [
     "MultiMarginLoss",
     "MultiheadAttention",
     "NLLLoss",
+    "NLLLoss2d",
     "PReLU",
     "PairwiseDistance",
     "Parameter",

@@ -33,6 +33,7 @@ __all__ = [
     "L1Loss",
     "MSELoss",
     "NLLLoss",
+    "NLLLoss2d",
     "SmoothL1Loss",
     "binary_cross_entropy",
     "binary_cross_entropy_with_logits",
@@ -826,3 +827,24 @@ class CrossEntropyLoss(_WeightedLoss):
             reduction=self.reduction,
             label_smoothing=self.label_smoothing,
         )
+
+
+class NLLLoss2d(NLLLoss):
+    """torch's deprecated alias of :class:`NLLLoss`, with its ``FutureWarning``."""
+
+    def __init__(
+        self,
+        weight: TensorBase | None = None,
+        size_average=None,
+        ignore_index: int = -100,
+        reduce=None,
+        reduction: str = "mean",
+    ):
+        warnings.warn(
+            "`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a "
+            "drop-in replacement and see "
+            "https://pytorch.org/docs/main/nn.html#torch.nn.NLLLoss for more details.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        super().__init__(weight, size_average, ignore_index, reduce, reduction)
