@@ -13,6 +13,7 @@ import numpy as np
 from jaxblitz.compat import _dtype
 from jaxblitz.compat._funnel import (
     _add_fn,
+    _alpha_operand,
     _binary_fn,
     _check_divisor,
     _default_float,
@@ -60,7 +61,10 @@ def add(input: Any, other: Any, *, alpha: Any = 1, out: Tensor | None = None):
     input, other = _value(input), _value(other)
     dt = _promote(input, other)
     _check_alpha(dt, alpha)
-    result = _elementwise("AddBackward0", _add_fn, input, other, dt=dt, alpha=alpha)
+    scale, alpha = _alpha_operand(alpha)
+    result = _elementwise(
+        "AddBackward0", _add_fn, input, other, *scale, dt=dt, alpha=alpha
+    )
     return _to_out(result, out)
 
 
@@ -85,7 +89,10 @@ def sub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     _check_sub(input, other)
     dt = _promote(input, other)
     _check_alpha(dt, alpha)
-    return _elementwise("SubBackward0", _sub_fn, input, other, dt=dt, alpha=alpha)
+    scale, alpha = _alpha_operand(alpha)
+    return _elementwise(
+        "SubBackward0", _sub_fn, input, other, *scale, dt=dt, alpha=alpha
+    )
 
 
 def rsub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
@@ -95,7 +102,10 @@ def rsub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     _check_sub(input, other)
     dt = _promote(input, other)
     _check_alpha(dt, alpha)
-    return _elementwise("RsubBackward1", _sub_fn, other, input, dt=dt, alpha=alpha)
+    scale, alpha = _alpha_operand(alpha)
+    return _elementwise(
+        "RsubBackward1", _sub_fn, other, input, *scale, dt=dt, alpha=alpha
+    )
 
 
 def mul(input: Any, other: Any, *, out: Tensor | None = None) -> Tensor:

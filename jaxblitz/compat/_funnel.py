@@ -46,14 +46,28 @@ def _binary_fn(x, y, *, op, dt):
     return op(_cast(x, dt), _cast(y, dt))
 
 
-def _add_fn(x, y, *, alpha, dt):  # x + alpha * y
-    x, y = _cast(x, dt), _cast(y, dt)
-    return x + (y if alpha == 1 else _cast(alpha, dt) * y)
+def _add_fn(x, y, scale=None, *, alpha, dt):  # x + alpha * y
+    return _cast(x, dt) + _times_alpha(y, scale, alpha, dt)
 
 
-def _sub_fn(x, y, *, alpha, dt):  # x - alpha * y
-    x, y = _cast(x, dt), _cast(y, dt)
-    return x - (y if alpha == 1 else _cast(alpha, dt) * y)
+def _sub_fn(x, y, scale=None, *, alpha, dt):  # x - alpha * y
+    return _cast(x, dt) - _times_alpha(y, scale, alpha, dt)
+
+
+def _times_alpha(y, scale, alpha, dt):
+    """``alpha * y``: ``alpha`` static (1, or a bool), else passed as ``scale``, an
+    operand, so each new value does not compile a new program."""
+    y = _cast(y, dt)
+    if scale is not None:
+        return _cast(scale, dt) * y
+    return y if alpha == 1 else _cast(alpha, dt) * y
+
+
+def _alpha_operand(alpha) -> tuple[tuple, Any]:
+    """(extra operands, static alpha) for :func:`_add_fn` and :func:`_sub_fn`."""
+    if isinstance(alpha, bool) or alpha == 1:
+        return (), alpha
+    return (alpha,), None
 
 
 def _without_derivative(name: str, fn, *args):

@@ -1,5 +1,8 @@
 """compat Tensor: constructors, dtypes, printing, the NumPy bridge, indexing."""
 
+import logging
+
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -228,3 +231,17 @@ def test_complex_data_is_refused_not_cut_to_its_real_part(data):
 def test_complex_numpy_data_names_the_missing_complex_dtypes(data):
     with pytest.raises(TypeError, match="as a torch dtype: .*no complex dtypes"):
         torch.tensor(data)
+
+
+@pytest.mark.parametrize("op", ["add", "sub"])
+def test_a_new_alpha_does_not_compile_a_new_program(op, caplog):
+    """``alpha`` other than 1 is an operand of the op's program: an optimizer
+    that scales by a value changing every step (LBFGS) compiles once."""
+    x, y = torch.ones(3), torch.tensor([1.0, 2.0, 3.0])
+    getattr(x, op)(y, alpha=0.5)  # compiled here, once
+    with jax.log_compiles(True), caplog.at_level(logging.WARNING):
+        outs = [getattr(x, op)(y, alpha=a).tolist() for a in (0.25, 2.5, -3.0)]
+    compiles = [r for r in caplog.records if "Compiling" in r.getMessage()]
+    assert compiles == []
+    sign = 1 if op == "add" else -1
+    assert outs[1] == [1 + sign * 2.5 * v for v in (1.0, 2.0, 3.0)]
