@@ -323,3 +323,90 @@ def test_upsampling_modules_match_torch(name, args, kwargs):
     )
     t, c = _pair((1, 2, 3, 4))
     _same(ref(t), got(c))
+
+
+# -- F.fold / F.unfold ----------------------------------------------------------------
+
+
+def test_unfold_then_fold_match_torch_with_gradients():
+    t, c = _pair((2, 3, 5, 6))
+    t.requires_grad_(True)
+    c.requires_grad_(True)
+    args = ((2, 3), (1, 2), 1, (2, 1))  # kernel, dilation, padding, stride
+    ref, got = TF.unfold(t, *args), F.unfold(c, *args)
+    assert got.grad_fn.name() == ref.grad_fn.name() == "Im2ColBackward0"
+    _same(ref, got)
+    ref, got = TF.fold(ref, (5, 6), *args), F.fold(got, (5, 6), *args)
+    assert got.grad_fn.name() == "Col2ImBackward0"
+    _same(ref, got)
+    ref.square().sum().backward()
+    got.square().sum().backward()
+    _same(t.grad, c.grad)
+
+
+FOLD_ERRORS = [
+    ("unfold", (2, 3), ((2, 2, 2),)),
+    ("unfold", (2, 3, 5, 6), (7,)),
+    ("unfold", (2, 3, 5, 6), (2, 0)),
+    ("unfold", (2, 3, 5, 6), (2, 1, -1)),
+    ("unfold", (2, 0, 5, 6), (2,)),
+    ("unfold", (2, 3, 4, 5, 6), (2,)),
+    ("fold", (2, 12, 20), ((5, 6), 3)),
+    ("fold", (2, 12, 20), ((5, 7), 2)),
+    ("fold", (2, 12, 20), ((0, 6), 2)),
+    ("fold", (2, 3, 4, 5), ((5, 6), 2)),
+    ("fold", (2, 12, 0), ((5, 6), 2)),
+]
+
+
+@pytest.mark.parametrize("name, shape, args", FOLD_ERRORS)
+def test_fold_and_unfold_errors_match_torch(name, shape, args):
+    t, c = _pair(shape)
+    _same_outcome(
+        lambda: getattr(TF, name)(t, *args), lambda: getattr(F, name)(c, *args)
+    )
+
+
+def test_fold_modules_repr_and_values_match_torch():
+    ref, got = (
+        torch.nn.Unfold(2, padding=1, stride=2),
+        compat.nn.Unfold(2, padding=1, stride=2),
+    )
+    assert repr(got) == repr(ref)
+    t, c = _pair((1, 2, 4, 4))
+    _same(ref(t), got(c))
+    ref, got = (
+        torch.nn.Fold((4, 4), 2, padding=1, stride=2),
+        compat.nn.Fold((4, 4), 2, padding=1, stride=2),
+    )
+    assert repr(got) == repr(ref)
+    t, c = _pair((1, 8, 9))
+    _same(ref(t), got(c))
+
+
+# -- channel shuffle ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("groups", [3, 4, 0, 2.0])
+def test_channel_shuffle_matches_torch(groups):
+    t, c = _pair((2, 6, 2, 2))
+    for name in ("channel_shuffle", "native_channel_shuffle"):
+        _same_outcome(
+            lambda n=name: getattr(TF, n)(t, groups),
+            lambda n=name: getattr(F, n)(c, groups),
+        )
+
+
+def test_channel_shuffle_gradient_and_the_native_ops_missing_derivative():
+    t, c = _pair((2, 6, 3))
+    t.requires_grad_(True)
+    c.requires_grad_(True)
+    ref, got = torch.nn.ChannelShuffle(2), compat.nn.ChannelShuffle(2)
+    assert repr(got) == repr(ref)
+    (ref(t) * torch.arange(3.0)).sum().backward()
+    (got(c) * compat.arange(3.0)).sum().backward()
+    _same(t.grad, c.grad)
+    _same_outcome(
+        lambda: TF.native_channel_shuffle(t, 2).sum().backward(),
+        lambda: F.native_channel_shuffle(c, 2).sum().backward(),
+    )

@@ -30,6 +30,9 @@ from jaxblitz.compat.nn.activation import (
     Threshold,
 )
 from jaxblitz.compat.nn.bilinear import Bilinear
+from jaxblitz.compat.nn.channel_shuffle import (
+    ChannelShuffle,
+)
 from jaxblitz.compat.nn.container import (
     ModuleDict,
     ModuleList,
@@ -47,6 +50,10 @@ from jaxblitz.compat.nn.dropout import (
     Dropout1d,
     Dropout3d,
     FeatureAlphaDropout,
+)
+from jaxblitz.compat.nn.fold import (
+    Fold,
+    Unfold,
 )
 from jaxblitz.compat.nn.instancenorm import (
     InstanceNorm1d,
@@ -191,6 +198,7 @@ __all__ = [
     "BatchNorm3d",
     "Bilinear",
     "CELU",
+    "ChannelShuffle",
     "CircularPad1d",
     "CircularPad2d",
     "CircularPad3d",
@@ -213,6 +221,7 @@ __all__ = [
     "EmbeddingBag",
     "FeatureAlphaDropout",
     "Flatten",
+    "Fold",
     "GELU",
     "GLU",
     "GRU",
@@ -310,6 +319,7 @@ __all__ = [
     "TripletMarginLoss",
     "TripletMarginWithDistanceLoss",
     "Unflatten",
+    "Unfold",
     "UninitializedBuffer",
     "UninitializedParameter",
     "Upsample",

@@ -777,6 +777,10 @@ from jaxblitz.compat.nn.attention import (  # noqa: E402, F401
     multi_head_attention_forward,
     scaled_dot_product_attention,
 )
+from jaxblitz.compat.nn.channel_shuffle import (  # noqa: E402, F401
+    channel_shuffle,
+    native_channel_shuffle,
+)
 from jaxblitz.compat.nn.conv import conv1d, conv3d  # noqa: E402, F401
 from jaxblitz.compat.nn.conv_transpose import (  # noqa: E402, F401
     conv_transpose1d,
@@ -790,6 +794,10 @@ from jaxblitz.compat.nn.dropout import (  # noqa: E402, F401
     dropout2d,
     dropout3d,
     feature_alpha_dropout,
+)
+from jaxblitz.compat.nn.fold import (  # noqa: E402, F401
+    fold,
+    unfold,
 )
 from jaxblitz.compat.nn.functional_activation import (  # noqa: E402, F401
     celu,
