@@ -123,6 +123,12 @@ def to_compat(obj: Any, memo: dict) -> Any:
         return obj
     if isinstance(obj, torch.Generator):
         return compat.Generator().manual_seed(obj.initial_seed())
+    name = getattr(obj, "__name__", None)
+    if name and getattr(torch.nn.functional, name, None) is obj:
+        # an activation passed as an argument (a Transformer layer's F.gelu)
+        if not hasattr(compat.nn.functional, name):
+            raise Unsupported(f"compat has no torch.nn.functional.{name}")
+        return getattr(compat.nn.functional, name)
     if isinstance(obj, torch.memory_format | torch.layout):
         name = str(obj).removeprefix("torch.")
         if not hasattr(compat, name):
