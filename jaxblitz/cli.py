@@ -51,7 +51,7 @@ def _widths(text: str) -> tuple[int, int]:
         raise argparse.ArgumentTypeError(
             f"expected two positive ints like 6,16 or 32,64; got {text!r}"
         )
-    return widths  # type: ignore[return-value]
+    return widths[0], widths[1]
 
 
 def _threads(text: str) -> int | str:
@@ -250,7 +250,8 @@ def accelerator_installed() -> bool:
     ``jax[rocm]``) or ``libtpu``. An installed plugin with no card for it counts
     too: that CPU run keeps every thread, a little slower at batch 4.
     """
-    platforms = jax.config.jax_platforms
+    # JAX adds its config options to jax.config at import; its types omit them.
+    platforms = jax.config.jax_platforms  # type: ignore[attr-defined]
     if platforms:
         return any(p.strip() not in ("", "cpu") for p in platforms.split(","))
     import importlib.metadata
@@ -415,19 +416,20 @@ class CacheReads(logging.Filter):
         """What to tell about ``e`` if a cache entry read here caused it, having
         moved those entries aside; None if it is not that. ``folder``: the
         cache's (default: JAX's setting)."""
-        folder = folder or jax.config.jax_compilation_cache_dir
-        if not folder or not self.mismatch(e):
+        # JAX adds its config options to jax.config at import; its types omit them.
+        setting = folder or jax.config.jax_compilation_cache_dir  # type: ignore[attr-defined]
+        if not setting or not self.mismatch(e):
             return None
-        folder = Path(folder)
+        cache = Path(setting)
         reason = " ".join(str(e).split())[:300]  # XLA's runs over lines
         said = (
-            f"a compiled program read from the compilation cache {folder} does not "
+            f"a compiled program read from the compilation cache {cache} does not "
             f"fit its inputs ({reason}): an entry of the cache is damaged."
         )
-        aside = folder / f"damaged-{time.strftime('%Y%m%d-%H%M%S')}"
+        aside = cache / f"damaged-{time.strftime('%Y%m%d-%H%M%S')}"
         moved = []
         for key in dict.fromkeys(self.keys):
-            for path in (folder / f"{key}-cache", folder / f"{key}-atime"):
+            for path in (cache / f"{key}-cache", cache / f"{key}-atime"):
                 if "/" in key or not path.is_file():
                     continue
                 with contextlib.suppress(OSError):
@@ -436,7 +438,7 @@ class CacheReads(logging.Filter):
                     moved.append(path)
         if not moved:
             return (
-                f"{said} Move the files of {folder} aside (or delete them) and run "
+                f"{said} Move the files of {cache} aside (or delete them) and run "
                 "the same command again: the programs are compiled afresh "
                 "(JAXBLITZ_XLA_CACHE='' runs without the cache)."
             )
@@ -798,9 +800,11 @@ def _check_outputs(out: Path, new_run: bool) -> None:
                 "to move the earlier run's files aside."
             )
     found = [n for n in OUTPUTS if n != "checkpoints" and (out / n).exists()]
-    folder, steps = out / "checkpoints", True
+    checkpoints, steps = out / "checkpoints", True
     with contextlib.suppress(OSError):  # unreadable: left to the checkpointer
-        steps = folder.is_dir() and any(p.name.isdigit() for p in folder.iterdir())
+        steps = checkpoints.is_dir() and any(
+            p.name.isdigit() for p in checkpoints.iterdir()
+        )
     if new_run and found and not steps:  # with steps, fit names --resume too
         raise ValueError(
             f"--out-dir {out} holds an earlier run's {', '.join(found)} and no "

@@ -105,7 +105,7 @@ def accumulate(grads_a: Any, grads_b: Any) -> Any:
     the sum in ``.grad``; in JAX the sum is written out.
     """
     tree_a, tree_b = jax.tree.structure(grads_a), jax.tree.structure(grads_b)
-    if tree_a != tree_b:
+    if tree_a != tree_b:  # type: ignore[operator]  # jaxlib has no PyTreeDef stub
         raise ValueError(
             f"accumulate needs two trees of the same structure; got {tree_a} "
             f"and {tree_b}."

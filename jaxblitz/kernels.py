@@ -76,12 +76,13 @@ def _shift_sum(g: jax.Array, k: int, at: int, axis: int, size: int) -> jax.Array
     pad = [(0, 0)] * g.ndim
     pad[axis + (at <= axis)] = (k - 1, k - 1)
     g = jnp.pad(g, pad)
-    return sum(
+    shifts = [
         lax.slice_in_dim(
             lax.index_in_dim(g, i, at, False), k - 1 - i, k - 1 - i + size, axis=axis
         )
         for i in range(k)
-    )
+    ]
+    return sum(shifts[1:], shifts[0])
 
 
 def _window_stack_bwd(k, axis, at, shape, g):

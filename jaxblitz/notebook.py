@@ -62,8 +62,10 @@ class Columns:
         lines = self.shell.InteractiveTB.structured_traceback(
             type(error), error, tb, tb_offset=0
         )
-        with contextlib.suppress(AttributeError):  # IPython shows what this returns
-            error._render_traceback_ = lambda: lines
+        # IPython shows what this returns; an exception may take new attributes,
+        # which its type does not declare.
+        with contextlib.suppress(AttributeError):
+            error._render_traceback_ = lambda: lines  # type: ignore[attr-defined]
 
 
 def load_ipython_extension(ipython: Any) -> None:

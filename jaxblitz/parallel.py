@@ -120,7 +120,8 @@ def _global(mesh: Mesh, shape: tuple[int, ...], read, batch_axis: int):
     return jax.make_array_from_callback(
         shape,
         NamedSharding(mesh, spec),
-        lambda index: read(index[: batch_axis + 1]),
+        # JAX types the callback's index as optional; it never passes None.
+        lambda index: read(index[: batch_axis + 1]),  # type: ignore[index]
     )
 
 
@@ -148,7 +149,8 @@ def _step(state, images, labels, mask, tx):
     summed over the mesh, then one step (torch: DataParallel's all-reduce)."""
     chunk = kernels.grad_chunk(images.shape[0], shard=True)
     sums = train.batch_sums(state.params, images, labels, mask, chunk)
-    return train.apply_mean(state, *jax.lax.psum(sums, AXIS), tx)
+    loss, grads, count = jax.lax.psum(sums, AXIS)
+    return train.apply_mean(state, loss, grads, count, tx)
 
 
 def _steps(state, images, labels, mask, tx):

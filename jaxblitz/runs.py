@@ -77,7 +77,7 @@ def data_digest(dataset) -> str:
     for a in (np.asarray(dataset.images), np.asarray(dataset.labels, np.int64)):
         a = np.ascontiguousarray(a)
         h.update(f"{a.dtype.str}{a.shape}|".encode())
-        h.update(a.reshape(-1).view(np.uint8))
+        h.update(a.reshape(-1).view(np.uint8).data)
     return f"sha256:{h.hexdigest()}"
 
 

@@ -159,7 +159,7 @@ def batch_sums(
     labels: jax.Array,  # (B,)
     mask: jax.Array,  # (B,) 1 for real examples, 0 for padding
     grad_chunk: int | None = None,
-):
+) -> tuple[jax.Array, Any, jax.Array]:
     """``(loss_sum, grad_sum, count)`` over the kept examples of one batch.
 
     Sums, not means: shards of a batch add up (:mod:`jaxblitz.parallel` sums them
@@ -324,7 +324,7 @@ def fit(
         log,
     )
 
-    def save(epoch: int, pos: int) -> None:
+    def save(state: TrainState, epoch: int, pos: int) -> None:
         if checkpointer is not None:
             meta = dict(
                 config=dataclasses.asdict(config),
@@ -337,7 +337,9 @@ def fit(
             )
             checkpointer.save(int(state.step), state, meta)
 
-    def stopped(epoch: int, pos: int, signum: int) -> TrainingInterrupted:
+    def stopped(
+        state: TrainState, epoch: int, pos: int, signum: int
+    ) -> TrainingInterrupted:
         bar.close()
         saved = (
             f"a checkpoint is saved in {checkpointer.directory}. Continue with "
@@ -394,12 +396,12 @@ def fit(
                 config.checkpoint_every and not position % config.checkpoint_every
             )
             if at_interval and position < steps:  # the epoch end saves just below
-                save(epoch, position)
+                save(state, epoch, position)
             signum = stop() if stop is not None else None
             if signum is not None and position < steps:
                 if not at_interval:
-                    save(epoch, position)
-                raise stopped(epoch, position, signum)
+                    save(state, epoch, position)
+                raise stopped(state, epoch, position, signum)
         bar.close()
         wall = time.perf_counter() - t0
         metrics = {
@@ -413,10 +415,10 @@ def fit(
             metrics.update(on_epoch_end(epoch, state, metrics))
         history.append(metrics)
         position, losses = 0, []
-        save(epoch + 1, 0)
+        save(state, epoch + 1, 0)
         signum = stop() if stop is not None else None
         if signum is not None and epoch + 1 < config.epochs:
-            raise stopped(epoch + 1, 0, signum)
+            raise stopped(state, epoch + 1, 0, signum)
     return state, history
 
 
@@ -426,15 +428,10 @@ def _start(config, data, state, checkpointer, resume, devices, log):
     ``data``: (training set, test set or None); ``resume``: (resume, whether
     other data contents are accepted)."""
     (dataset, test_set), (resume, accept_data_change) = data, resume
-    fresh = (0, 0, [], [])
+    fresh: tuple[int, int, list[float], list[dict]] = (0, 0, [], [])
     latest = None if checkpointer is None else checkpointer.latest_step()
     if resume and checkpointer is None:
         raise ValueError("resume=True needs a checkpointer to resume from.")
-    if resume and latest is None:
-        raise FileNotFoundError(
-            f"Nothing to resume: {checkpointer.directory} holds no checkpoint. "
-            "Start the run without resume (drop --resume)."
-        )
     if not resume:
         if latest is not None:
             raise runs.RunMismatchError(
@@ -445,6 +442,11 @@ def _start(config, data, state, checkpointer, resume, devices, log):
                 "the earlier run aside (nothing is deleted)."
             )
         return state, runs.new_run(config, dataset, test_set), fresh
+    if latest is None:
+        raise FileNotFoundError(
+            f"Nothing to resume: {checkpointer.directory} holds no checkpoint. "
+            "Start the run without resume (drop --resume)."
+        )
     # Settings are compared before any array is read: a different run is named as
     # such, not reported as a damaged file.
     identity = runs.run_identity(config, dataset, test_set)

@@ -141,6 +141,9 @@ def load(
             except ConnectionError as e:
                 raise ConnectionError(_how_to_provide(name, root, str(e))) from e
             found = _local(name, split, root)
+            if found is None:  # removed between the download and the read
+                why = f"the files downloaded into {folder} are gone"
+                raise FileNotFoundError(_how_to_provide(name, root, why))
     pixels, labels = found
     return Dataset(normalize(pixels), np.asarray(labels, np.int32), CLASS_NAMES[name])
 
@@ -162,8 +165,9 @@ def _local(name: str, split: str, root: Path) -> tuple | None:
     stem = _IDX_PREFIX[split]
     folders = (root / name, root, root / _TORCHVISION_FOLDER[name] / "raw")
     for folder in folders:
-        files = [_idx_file(folder / f"{stem}-{kind}") for kind in _IDX_KINDS]
-        if all(files):
+        found = [_idx_file(folder / f"{stem}-{kind}") for kind in _IDX_KINDS]
+        files = [f for f in found if f is not None]
+        if len(files) == len(found):
             for f in files:
                 fetch.verify(name, f)
             pixels, labels = idx.read_idx_pair(*files)
@@ -247,8 +251,11 @@ def check_dataset(dataset) -> int:
     if isinstance(names, np.ndarray):  # np.unique(...) of names, say
         named = names.ndim == 1 and names.size > 0
     else:
-        named = isinstance(names, Sequence) and not isinstance(names, str)
-        named = named and len(names) > 0
+        named = (
+            isinstance(names, Sequence)
+            and not isinstance(names, str)
+            and len(names) > 0
+        )
     if not named:
         raise TypeError(
             "dataset.class_names must be a non-empty sequence of class names (its "

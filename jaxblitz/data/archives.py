@@ -56,7 +56,8 @@ def read_cifar(path: Path) -> dict[str, Split]:
             return META_BYTES
         return batch_bytes if batch.fullmatch(base) else None
 
-    found: dict[str, Split | None] = {}
+    found: dict[str, Split] = {}  # the batches
+    read = set()  # every member read, the class names' included
     members = tar_members(
         path,
         limit,
@@ -66,19 +67,19 @@ def read_cifar(path: Path) -> dict[str, Split]:
         what=f"a CIFAR-10 {'binary' if binary else 'python'} archive",
     )
     for base, raw in members:
+        read.add(base)
         if base == meta:
             _check_meta(path, raw, binary)
-            found[base] = None
         else:
             found[base] = decode(path, base, raw)
     train = sorted((int(m[2]), b) for b in found if (m := batch.fullmatch(b)) and m[2])
     test = "test_batch.bin" if binary else "test_batch"
-    if not train or test not in found or meta not in found:
+    if not train or test not in found or meta not in read:
         raise broken(
             path,
             f"is not a CIFAR-10 {'binary' if binary else 'python'} archive: it should "
             f"hold data_batch_1..5, test_batch and {meta}, and holds "
-            f"{sorted(found) or 'none of them'}",
+            f"{sorted(read) or 'none of them'}",
         )
     parts = [found[b] for _, b in train]
     return {
@@ -126,7 +127,7 @@ class _PickledDtype:
             raise pickle.UnpicklingError("refusing to unpickle a dtype with fields")
         order = state[1].decode() if isinstance(state[1], bytes) else state[1]
         if order in ("<", ">"):
-            self.dtype = self.dtype.newbyteorder(order)
+            self.dtype = self.dtype.newbyteorder("<" if order == "<" else ">")
 
 
 # The pickle names numpy.ndarray only to hand it to _reconstruct; the class itself
@@ -137,13 +138,19 @@ _NDARRAY = object()
 class _PickledArray(np.ndarray):
     """What ``_reconstruct`` makes: an empty array whose state is checked first."""
 
+    makers: _Makers  # set by _Makers.reconstruct, deleted once the state is read
+
     def __setstate__(self, state):
         if not isinstance(state, tuple) or len(state) not in (4, 5):
             raise pickle.UnpicklingError("refusing to unpickle an unknown array state")
         shape, dtype, fortran, raw = state[-4:]
         dtype = self.makers.array_dtype(shape, dtype, raw)
         del self.makers
-        super().__setstate__((1, tuple(shape), dtype, bool(fortran), raw))
+        # numpy's stub asks a numpy.bool for the order flag; its parser takes a
+        # Python int (a bool) and refuses a numpy.bool.
+        super().__setstate__(
+            (1, tuple(shape), dtype, bool(fortran), raw)  # type: ignore[arg-type]
+        )
 
 
 class _ArrayUnpickler(pickle.Unpickler):
@@ -253,7 +260,8 @@ def _check_opcodes(raw: bytes) -> None:
             raise pickle.UnpicklingError(
                 f"more than {MAX_PICKLE_OPS} pickle opcodes, more than a batch has"
             )
-        if op.name in ("PUT", "BINPUT", "LONG_BINPUT") and arg > count:
+        memo_put = op.name in ("PUT", "BINPUT", "LONG_BINPUT")  # arg: the index
+        if memo_put and isinstance(arg, int) and arg > count:
             raise pickle.UnpicklingError(
                 f"memo index {arg} at opcode {count}: a real pickle numbers its "
                 "memo in order"
@@ -293,6 +301,7 @@ def python_batch(path: Path, base: str, raw: bytes) -> Split:
 
 
 def _check_meta(path: Path, raw: bytes, binary: bool) -> None:
+    names: object
     if binary:
         names = raw.decode("latin-1").split()
     else:

@@ -19,6 +19,8 @@ import urllib.parse
 import urllib.request
 import warnings
 import zlib
+from functools import partial
+from operator import methodcaller
 from pathlib import Path
 from typing import BinaryIO, NamedTuple
 
@@ -172,7 +174,7 @@ def _cache_files(archive: Path, split: str) -> tuple[Path, Path, Path]:
 
 
 def _crc32(array: np.ndarray) -> int:
-    return zlib.crc32(memoryview(np.ascontiguousarray(array)).cast("B"))
+    return zlib.crc32(np.ascontiguousarray(array).data.cast("B"))
 
 
 def read_cache(archive: Path, split: str) -> tuple[np.ndarray, np.ndarray] | None:
@@ -219,14 +221,10 @@ def write_cache(
             images_file, labels_file, sums_file = _cache_files(archive, split)
             images_file.parent.mkdir(exist_ok=True)
             # Checksums last: a reader needs all three, so a crash between is a miss.
-            atomic_write(
-                labels_file, lambda f, a=labels: np.save(f, a, allow_pickle=False)
-            )
-            atomic_write(
-                images_file, lambda f, a=pixels: np.save(f, a, allow_pickle=False)
-            )
+            atomic_write(labels_file, partial(np.save, arr=labels, allow_pickle=False))
+            atomic_write(images_file, partial(np.save, arr=pixels, allow_pickle=False))
             sums = json.dumps({"images": _crc32(pixels), "labels": _crc32(labels)})
-            atomic_write(sums_file, lambda f, text=sums: f.write(text.encode()))
+            atomic_write(sums_file, methodcaller("write", sums.encode()))
     except OSError as e:
         warnings.warn(f"could not cache {archive.name} as .npy: {e}", stacklevel=3)
 
@@ -268,7 +266,7 @@ def download(name: str, filename: str, folder: Path) -> Path:
     failures = []
     for url in published.urls:
         try:
-            atomic_write(path, lambda f, url=url: _fetch(url, f, published))
+            atomic_write(path, partial(_fetch, url, published=published))
             return path
         except (OSError, ValueError) as e:
             failures.append(f"{url}: {e}")

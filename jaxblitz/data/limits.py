@@ -17,7 +17,7 @@ import tarfile
 import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import BinaryIO
+from typing import Protocol
 
 import numpy as np
 
@@ -49,10 +49,14 @@ def mib(n: int) -> str:
     return f"{n} bytes ({n / 2**20:.1f} MiB)"
 
 
+class _Reader(Protocol):
+    def read(self, size: int = -1, /) -> bytes: ...
+
+
 class Bounded:
     """A read-only stream that refuses to give more than ``limit`` bytes in all."""
 
-    def __init__(self, raw: BinaryIO, path: Path, limit: int, what: str):
+    def __init__(self, raw: _Reader, path: Path, limit: int, what: str):
         self.raw, self.path, self.limit, self.what = raw, path, limit, what
         self.count = 0
 
@@ -175,7 +179,9 @@ def tar_members(
     seen = set()
     with decompressed(path, total, what, "a .tar.gz archive") as stream:
         try:
-            with tarfile.open(
+            # typeshed asks any fileobj for write, seek and tell; the "r|" stream
+            # mode only reads.
+            with tarfile.open(  # type: ignore[call-overload]
                 fileobj=stream, mode="r|", bufsize=1 << 20, tarinfo=headers
             ) as tar:
                 for n, member in enumerate(tar, 1):
