@@ -410,3 +410,41 @@ def test_a_lazy_conv_refuses_an_input_of_the_wrong_rank_as_torch():
         ct.nn.LazyConv2d(4, 3)(ct.ones(2, 3))
     with pytest.raises(ValueError, match="in_channels must be divisible by groups"):
         ct.nn.LazyConv2d(4, 3, groups=2)(ct.ones(1, 3, 5, 5))
+
+
+# -- CTC ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("zero_infinity", [False, True])
+def test_ctc_loss_with_concatenated_targets_matches_torch_s_values_and_grads(
+    zero_infinity,
+):
+    log_probs = np.log(rng.dirichlet(np.ones(5), (12, 3)))  # (T, N, C)
+    targets = np.array([1, 2, 2, 3, 4, 4, 4, 4])  # lengths 3, 1, 4: the last too long
+    lengths = ([12, 9, 3], [3, 1, 4])
+    t, c = both(log_probs)
+    t_out = pt.nn.CTCLoss(reduction="none", zero_infinity=zero_infinity)(
+        t, pt.tensor(targets), *lengths
+    )
+    c_out = ct.nn.CTCLoss(reduction="none", zero_infinity=zero_infinity)(
+        c, ct.tensor(targets), *lengths
+    )
+    np.testing.assert_allclose(c_out.detach().numpy(), t_out.detach().numpy())
+    t_out.sum().backward()
+    c_out.sum().backward()
+    np.testing.assert_allclose(c.grad.numpy(), t.grad.numpy(), atol=1e-12)
+
+
+def test_ctc_loss_unbatched_and_errors_as_torch():
+    log_probs = np.log(rng.dirichlet(np.ones(4), 6))  # (T, C)
+    t_out = pt.nn.functional.ctc_loss(
+        pt.tensor(log_probs), pt.tensor([1, 3]), pt.tensor(6), pt.tensor(2)
+    )
+    c_out = ct.nn.functional.ctc_loss(
+        ct.tensor(log_probs), ct.tensor([1, 3]), ct.tensor(6), ct.tensor(2)
+    )
+    close(c_out, t_out)
+    with pytest.raises(RuntimeError, match="blank must be in label range"):
+        ct.nn.functional.ctc_loss(ct.tensor(log_probs), ct.tensor([1]), [6], [1], 4)
+    with pytest.raises(RuntimeError, match="input_lengths to have value at most 6"):
+        ct.nn.functional.ctc_loss(ct.tensor(log_probs), ct.tensor([1]), [7], [1])

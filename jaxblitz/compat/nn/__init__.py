@@ -60,6 +60,7 @@ from jaxblitz.compat.nn.instancenorm import (
     InstanceNorm2d,
     InstanceNorm3d,
 )
+from jaxblitz.compat.nn.ctc import CTCLoss
 from jaxblitz.compat.nn.distance import CosineSimilarity, PairwiseDistance
 from jaxblitz.compat.nn.layers import (
     Conv1d,
@@ -204,6 +205,7 @@ __all__ = [
     "BatchNorm3d",
     "Bilinear",
     "CELU",
+    "CTCLoss",
     "ChannelShuffle",
     "CircularPad1d",
     "CircularPad2d",

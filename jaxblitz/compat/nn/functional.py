@@ -60,6 +60,7 @@ from jaxblitz.compat.nn.losses_margin import (  # noqa: F401
     triplet_margin_with_distance_loss,
 )
 from jaxblitz.compat.nn.bilinear import bilinear  # noqa: F401
+from jaxblitz.compat.nn.ctc import ctc_loss  # noqa: F401
 from jaxblitz.compat.tensor import Tensor
 
 # -- pure JAX functions --------------------------------------------------------
