@@ -189,9 +189,19 @@ def _abs_jvp(primals, tangents):  # torch: the slope is sign(x), 0 at 0
     return jnp.abs(x), t * _sign(x)
 
 
+@jax.custom_jvp
 def _relu(x):
-    # torch: max(x, 0) keeps -0.0 and NaN, and the gradient is 0 at 0
-    return jnp.where(x > 0, x, lax.stop_gradient(jnp.where(x < 0, 0, x)))
+    # torch: max(x, 0) keeps -0.0 and NaN
+    return jnp.where(x > 0, x, jnp.where(x < 0, 0, x))
+
+
+@_relu.defjvp
+def _relu_jvp(primals, tangents):
+    # torch's threshold_backward on the result: the gradient passes where the
+    # result is not <= 0, so through a NaN, and is 0 at 0
+    (x,), (t,) = primals, tangents
+    y = _relu(x)
+    return y, jnp.where(y <= 0, jnp.zeros_like(t), t)
 
 
 def _frac(x):

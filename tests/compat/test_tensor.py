@@ -245,3 +245,16 @@ def test_a_new_alpha_does_not_compile_a_new_program(op, caplog):
     assert compiles == []
     sign = 1 if op == "add" else -1
     assert outs[1] == [1 + sign * 2.5 * v for v in (1.0, 2.0, 3.0)]
+
+
+@pytest.mark.parametrize(
+    "relu", [torch.relu, torch.nn.functional.relu, lambda t: t.clone().relu_()]
+)
+def test_relu_passes_the_gradient_through_a_nan_as_torch(relu):
+    """torch's relu backward is threshold_backward on the result: the gradient
+    is dropped where the result is <= 0, so a NaN lets it through."""
+    x = torch.tensor([-0.0, float("nan"), 0.0, 1.5, -1.0], requires_grad=True)
+    y = relu(x)
+    y.backward(torch.ones(5))
+    assert x.grad.tolist() == [0.0, 1.0, 0.0, 1.0, 0.0]
+    assert np.isnan(y.tolist()[1])

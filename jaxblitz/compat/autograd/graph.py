@@ -378,7 +378,7 @@ _RESULT_VJPS = {
     "SigmoidBackward0": lambda r, g: g * r * (1 - r),
     "SqrtBackward0": lambda r, g: g / (2 * r),
     "RsqrtBackward0": lambda r, g: -0.5 * g * r**3,
-    "ReluBackward0": lambda r, g: g * (r > 0),
+    "ReluBackward0": lambda r, g: jax.numpy.where(r <= 0, jax.numpy.zeros_like(g), g),
 }
 
 

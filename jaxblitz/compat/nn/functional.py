@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxblitz import kernels, models
-from jaxblitz.compat import _dtype, ops
+from jaxblitz.compat import _dtype, _funnel, ops
 from jaxblitz.compat._funnel import _check_arguments
 from jaxblitz.compat._tensor_base import _as_int, wrap_dim
 from jaxblitz.compat.autograd.graph import apply, apply_saving
@@ -220,7 +220,7 @@ def _pool_index_fn(choice, *, size, **how):
 
 
 def _relu_fn(x):
-    return models.relu(x)
+    return _funnel._relu(x)
 
 
 def _softmax_fn(x, *, axis, log):
