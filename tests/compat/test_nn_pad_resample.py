@@ -410,3 +410,89 @@ def test_channel_shuffle_gradient_and_the_native_ops_missing_derivative():
         lambda: TF.native_channel_shuffle(t, 2).sum().backward(),
         lambda: F.native_channel_shuffle(c, 2).sum().backward(),
     )
+
+
+# -- affine_grid / grid_sample --------------------------------------------------------
+
+GRID_CASES = [
+    # (input shape, grid shape, mode, padding_mode, align_corners)
+    ((2, 3, 4, 5), (2, 3, 2, 2), "bilinear", "reflection", False),
+    ((2, 3, 4, 5), (2, 3, 2, 2), "bicubic", "border", True),
+    ((2, 3, 4, 5), (2, 3, 2, 2), "nearest", "zeros", False),
+    ((1, 2, 3, 4, 5), (1, 2, 3, 2, 3), "bilinear", "zeros", True),
+    ((1, 2, 3, 4, 5), (1, 2, 3, 2, 3), "nearest", "reflection", True),
+]
+
+
+@pytest.mark.parametrize("shape, grid_shape, mode, padding, corners", GRID_CASES)
+def test_grid_sample_values_and_both_gradients_match_torch(
+    shape, grid_shape, mode, padding, corners
+):
+    t, c = _pair(shape)
+    g = np.random.default_rng(2).uniform(-1.5, 1.5, grid_shape).astype("float32")
+    tg, cg = torch.tensor(g), compat.tensor(g)
+    for v in (t, c, tg, cg):
+        v.requires_grad_(True)
+    ref = TF.grid_sample(t, tg, mode, padding, corners)
+    got = F.grid_sample(c, cg, mode, padding, corners)
+    assert got.grad_fn.name() == ref.grad_fn.name()
+    _same(ref, got)
+    cot = np.random.default_rng(1).standard_normal(tuple(ref.shape)).astype("float32")
+    ref.backward(torch.tensor(cot))
+    got.backward(compat.tensor(cot))
+    _same(t.grad, c.grad, rtol=1e-4, atol=1e-5)
+    _same(tg.grad, cg.grad, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("size", [[2, 3, 4, 5], [2, 1, 2, 3, 4]])
+def test_affine_grid_feeds_grid_sample_as_torch(size):
+    k = len(size) - 2
+    theta = np.random.default_rng(0).standard_normal((2, k, k + 1)).astype("float32")
+    tt, ct = torch.tensor(theta, requires_grad=True), compat.tensor(theta)
+    ct.requires_grad_(True)
+    ref, got = TF.affine_grid(tt, size, False), F.affine_grid(ct, size, False)
+    assert got.grad_fn.name() == "AffineGridGeneratorBackward0"
+    _same(ref, got)
+    t, c = _pair(tuple(size))
+    TF.grid_sample(t, ref, align_corners=False).sum().backward()
+    F.grid_sample(c, got, align_corners=False).sum().backward()
+    _same(tt.grad, ct.grad, rtol=1e-4, atol=1e-4)
+
+
+GRID_ERRORS = [
+    ("grid_sample", ((1, 1, 3, 3), (1, 2, 2, 2)), dict(mode="bogus")),
+    ("grid_sample", ((1, 1, 3, 3), (1, 2, 2, 2)), dict(padding_mode="bogus")),
+    ("grid_sample", ((1, 1, 3, 3), (2, 2, 2, 2)), dict(align_corners=False)),
+    ("grid_sample", ((1, 1, 3, 3), (1, 2, 2, 3)), dict(align_corners=False)),
+    ("grid_sample", ((1, 1, 3), (1, 2, 2)), dict(align_corners=False)),
+    (
+        "grid_sample",
+        ((1, 1, 2, 3, 3), (1, 2, 2, 2, 3)),
+        dict(mode="bicubic", align_corners=False),
+    ),
+    ("affine_grid", ((2, 2, 3), [2, 3, 4]), dict(align_corners=False)),
+    ("affine_grid", ((2, 2, 3), [2, 3, 4, 5, 6]), dict(align_corners=False)),
+    ("affine_grid", ((2, 2, 3), [3, 3, 4, 5]), dict(align_corners=False)),
+    ("affine_grid", ((2, 2, 3), [2, 0, 4, 5]), dict(align_corners=False)),
+]
+
+
+@pytest.mark.parametrize("name, shapes, kwargs", GRID_ERRORS)
+def test_grid_errors_match_torch(name, shapes, kwargs):
+    t, c = _pair(shapes[0])
+    if name == "grid_sample":
+        tg, cg = _pair(shapes[1])
+    else:
+        tg = cg = shapes[1]
+    _same_outcome(
+        lambda: getattr(TF, name)(t, tg, **kwargs),
+        lambda: getattr(F, name)(c, cg, **kwargs),
+    )
+
+
+def test_grid_functions_warn_without_align_corners():
+    t, c = _pair((1, 2, 3))
+    with pytest.warns(UserWarning, match="align_corners=False since 1.3.0"):
+        grid = F.affine_grid(c, [1, 1, 2, 2])
+    with pytest.warns(UserWarning, match="align_corners=False since 1.3.0"):
+        F.grid_sample(compat.ones(1, 1, 2, 2), grid)

@@ -833,6 +833,10 @@ from jaxblitz.compat.nn.functional_activation import (  # noqa: E402, F401
     threshold,
     threshold_,
 )
+from jaxblitz.compat.nn.grid import (  # noqa: E402, F401
+    affine_grid,
+    grid_sample,
+)
 from jaxblitz.compat.nn.instancenorm import instance_norm  # noqa: E402, F401
 from jaxblitz.compat.nn.local_response import local_response_norm  # noqa: E402, F401
 from jaxblitz.compat.nn.max_pooling import (  # noqa: E402, F401
