@@ -327,7 +327,55 @@ from jaxblitz.compat.backends._precision import (  # noqa: E402
 )
 from jaxblitz.compat.bridge import functional  # noqa: E402
 from jaxblitz.compat.compile import compile  # noqa: E402 -- torch.compile
-from jaxblitz.compat.nn.distance import cdist  # noqa: E402 -- torch.cdist
 from jaxblitz.compat.lazy import sync  # noqa: E402 -- run pending work (lazy mode)
+from jaxblitz.compat.nn.distance import cdist  # noqa: E402 -- torch.cdist
+
+# torch.* names of torch.nn.functional's ops that take the same arguments there
+# (the losses are left out: torch's own take reduction as an enum number)
+_SAME_AS_F = (
+    "adaptive_avg_pool1d",
+    "avg_pool1d",
+    "bilinear",
+    "celu",
+    "celu_",
+    "channel_shuffle",
+    "conv1d",
+    "conv2d",
+    "conv3d",
+    "conv_transpose1d",
+    "conv_transpose2d",
+    "conv_transpose3d",
+    "cosine_similarity",
+    "group_norm",
+    "hardshrink",
+    "layer_norm",
+    "max_pool1d",
+    "max_pool1d_with_indices",
+    "max_pool2d",
+    "max_pool3d",
+    "native_channel_shuffle",
+    "pairwise_distance",
+    "pdist",
+    "pixel_shuffle",
+    "pixel_unshuffle",
+    "prelu",
+    "relu_",
+    "rms_norm",
+    "rrelu",
+    "rrelu_",
+    "selu",
+    "selu_",
+    "threshold",
+    "threshold_",
+)
+globals().update({name: getattr(nn.functional, name) for name in _SAME_AS_F})
+
+
+def adaptive_max_pool1d(
+    input: Tensor, output_size: int | tuple[int]
+) -> tuple[Tensor, Tensor]:
+    """``torch.adaptive_max_pool1d``: the pooled values and their indices."""
+    return nn.functional.adaptive_max_pool1d(input, output_size, return_indices=True)
+
 
 __all__ = [name for name in dir() if not name.startswith("_")]

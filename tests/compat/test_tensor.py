@@ -258,3 +258,23 @@ def test_relu_passes_the_gradient_through_a_nan_as_torch(relu):
     y.backward(torch.ones(5))
     assert x.grad.tolist() == [0.0, 1.0, 0.0, 1.0, 0.0]
     assert np.isnan(y.tolist()[1])
+
+
+def test_torch_namespace_twins_of_functional_ops_match_torch():
+    """``torch.conv2d``, ``torch.selu``, ``torch.relu_``, ...: the functional op
+    where torch's takes the same arguments; ``adaptive_max_pool1d`` returns the
+    indices too, as torch's does."""
+    real = pytest.importorskip("torch")
+    for name in torch._SAME_AS_F:
+        assert getattr(torch, name) is getattr(torch.nn.functional, name), name
+        assert hasattr(real, name), name
+    x = np.random.default_rng(0).standard_normal((2, 4, 6)).astype(np.float32)
+    w = np.random.default_rng(1).standard_normal((3, 4, 3)).astype(np.float32)
+    for name, args in (("conv1d", (x, w)), ("selu", (x,)), ("pdist", (x[0],))):
+        ours = getattr(torch, name)(*map(torch.tensor, args))
+        theirs = getattr(real, name)(*map(real.tensor, args))
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-5, atol=1e-6)
+    values, indices = torch.adaptive_max_pool1d(torch.tensor(x), 3)
+    ref = real.adaptive_max_pool1d(real.tensor(x), 3)
+    np.testing.assert_array_equal(values.numpy(), ref[0].numpy())
+    assert indices.tolist() == ref[1].tolist()
