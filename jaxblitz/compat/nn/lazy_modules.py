@@ -237,6 +237,16 @@ class _LazyConvXdMixin(LazyModuleMixin):
     _size_name = "in_channels"
     _n: int
 
+    def _lazy_conv_init(self, real: type, out_channels: int, args: dict, device, dtype):
+        """``real``'s ``__init__`` at 0 channels and no bias, then ``weight`` (and
+        ``bias``) uninitialised; ``args``: the rest of ``real``'s arguments."""
+        _quiet_init(real.__init__, self, 0, 0, **{**args, "bias": False})
+        self.out_channels = out_channels
+        names = ["weight", "bias"] if args["bias"] else ["weight"]
+        self._lazy_init(
+            {"out_channels": out_channels, **args}, names, [], device, dtype
+        )
+
     def _size_of(self, input: Tensor) -> int:
         unbatched = self._n + 1
         if input.dim() not in (unbatched, unbatched + 1):
@@ -276,12 +286,7 @@ def _lazy_conv(real: type) -> type:
                 "bias": bias,
                 "padding_mode": padding_mode,
             }
-            _quiet_init(real.__init__, self, 0, 0, **{**args, "bias": False})
-            self.out_channels = out_channels
-            names = ["weight", "bias"] if bias else ["weight"]
-            self._lazy_init(
-                {"out_channels": out_channels, **args}, names, [], device, dtype
-            )
+            self._lazy_conv_init(real, out_channels, args, device, dtype)
 
     LazyConv.__name__ = LazyConv.__qualname__ = "Lazy" + real.__name__
     return LazyConv
@@ -317,12 +322,7 @@ def _lazy_conv_transpose(real: type) -> type:
                 "dilation": dilation,
                 "padding_mode": padding_mode,
             }
-            _quiet_init(real.__init__, self, 0, 0, **{**args, "bias": False})
-            self.out_channels = out_channels
-            names = ["weight", "bias"] if bias else ["weight"]
-            self._lazy_init(
-                {"out_channels": out_channels, **args}, names, [], device, dtype
-            )
+            self._lazy_conv_init(real, out_channels, args, device, dtype)
 
     LazyConvTranspose.__name__ = "Lazy" + real.__name__
     LazyConvTranspose.__qualname__ = LazyConvTranspose.__name__
