@@ -91,6 +91,13 @@ def _dtype(d: torch.dtype):
 
 def to_compat(obj: Any, memo: dict) -> Any:
     """The compat twin of a torch value; ``memo`` maps id(torch) -> compat."""
+    if isinstance(obj, torch.nn.parameter.UninitializedTensorMixin):
+        # a lazy module's tensor before its first call: no values to carry
+        lazy = isinstance(obj, torch.nn.Parameter)
+        kind = (
+            compat.nn.UninitializedParameter if lazy else compat.nn.UninitializedBuffer
+        )
+        return kind(obj.requires_grad, dtype=_dtype(obj.dtype))
     if isinstance(obj, torch.Tensor):
         if id(obj) in memo:
             return memo[id(obj)]
@@ -123,6 +130,8 @@ def to_compat(obj: Any, memo: dict) -> Any:
         return obj
     if isinstance(obj, torch.Generator):
         return compat.Generator().manual_seed(obj.initial_seed())
+    if isinstance(obj, torch.nn.Module) and not any(True for _ in obj.parameters()):
+        return _stateless_module(obj, memo)
     name = getattr(obj, "__name__", None)
     if name and getattr(torch.nn.functional, name, None) is obj:
         # an activation passed as an argument (a Transformer layer's F.gelu)
@@ -135,6 +144,20 @@ def to_compat(obj: Any, memo: dict) -> Any:
             raise Unsupported(f"compat has no torch.{name}")
         return getattr(compat, name)
     raise Unsupported(f"no compat counterpart for {type(obj).__name__}")
+
+
+def _stateless_module(obj: torch.nn.Module, memo: dict) -> Any:
+    """compat's module of the same class and settings (one without parameters
+    or buffers passed as an argument: a loss's ``distance_function``)."""
+    cls = getattr(compat.nn, type(obj).__name__, None)
+    if cls is None or any(True for _ in obj.buffers()) or obj._modules:
+        raise Unsupported(f"no compat counterpart for {type(obj).__name__}")
+    twin = cls.__new__(cls)
+    compat.nn.Module.__init__(twin)
+    for key, value in vars(obj).items():
+        if not key.startswith("_"):
+            setattr(twin, key, to_compat(value, memo))
+    return twin
 
 
 def fresh(obj: Any) -> Any:
@@ -699,6 +722,12 @@ def _run_module_case(cls, c_cls, mi, dtype, seed, grads):
     try:
         with _quiet():
             t_module = cls(*args, **kwargs).to(dtype).train()
+            if isinstance(t_module, torch.nn.modules.lazy.LazyModuleMixin):
+                # torch draws a lazy module's weights at its first call: one call
+                # first, so that compat's copy gets them (it materialises from them)
+                with torch.no_grad():
+                    fwd = mi.forward_input
+                    t_module(*fresh(fwd.args), **fresh(fwd.kwargs))
         c_args, c_kwargs = to_compat(args, {}), to_compat(kwargs, {})
         state = to_compat(dict(t_module.state_dict()), {})
     except Unsupported as e:
