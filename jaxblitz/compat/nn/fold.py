@@ -67,8 +67,11 @@ def _two(name: str, value: Any) -> tuple[int, int]:
     return tuple(int(v) for v in value)
 
 
-def _check_args(kernel, dilation, padding, stride) -> None:
-    """torch's im2col/col2im shape checks on the block arguments."""
+def _block_args(kernel_size, dilation, padding, stride) -> tuple:
+    """(kernel, dilation, padding, stride) as pairs, with torch's im2col/col2im
+    checks on them."""
+    kernel, dilation = _two("kernel_size", kernel_size), _two("dilation", dilation)
+    padding, stride = _two("padding", padding), _two("stride", stride)
     for value, what, verb in (
         (kernel, "kernel size", "greater than zero"),
         (dilation, "dilation", "greater than zero"),
@@ -81,6 +84,7 @@ def _check_args(kernel, dilation, padding, stride) -> None:
                 f"{what} should be {verb}, but got {prefix}_height: {value[0]} "
                 f"{prefix}_width: {value[1]}"
             )
+    return kernel, dilation, padding, stride
 
 
 def _blocks(size, kernel, dilation, padding, stride) -> tuple[int, int]:
@@ -101,9 +105,9 @@ def unfold(
     stride: Any = 1,
 ) -> Tensor:
     """(N, C, H, W) -> (N, C*kh*kw, L): every sliding block as a column."""
-    kernel, dilation = _two("kernel_size", kernel_size), _two("dilation", dilation)
-    padding, stride = _two("padding", padding), _two("stride", stride)
-    _check_args(kernel, dilation, padding, stride)
+    kernel, dilation, padding, stride = _block_args(
+        kernel_size, dilation, padding, stride
+    )
     shape = list(input.shape)
     if input.dim() < 3:  # torch reads size(2) before checking the rank
         wrap_dim(2, input.dim())
@@ -147,9 +151,9 @@ def fold(
 ) -> Tensor:
     """(N, C*kh*kw, L) -> (N, C, H, W): the columns summed back into place."""
     size = _two("output_size", output_size)
-    kernel, dilation = _two("kernel_size", kernel_size), _two("dilation", dilation)
-    padding, stride = _two("padding", padding), _two("stride", stride)
-    _check_args(kernel, dilation, padding, stride)
+    kernel, dilation, padding, stride = _block_args(
+        kernel_size, dilation, padding, stride
+    )
     shape = list(input.shape)
     if input.dim() not in (2, 3) or not all(shape[input.dim() - 2 :]):
         raise RuntimeError(

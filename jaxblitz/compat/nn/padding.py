@@ -249,7 +249,9 @@ class ConstantPad3d(_ConstantPadNd):
     dims = 3
 
 
-class ZeroPad1d(ConstantPad1d):
+class _Zero:
+    """ZeroPad{n}d: a ConstantPad{n}d of 0.0, whose repr shows the padding only."""
+
     def __init__(self, padding: Any) -> None:
         super().__init__(padding, 0.0)
 
@@ -257,20 +259,16 @@ class ZeroPad1d(ConstantPad1d):
         return f"{self.padding}"
 
 
-class ZeroPad2d(ConstantPad2d):
-    def __init__(self, padding: Any) -> None:
-        super().__init__(padding, 0.0)
-
-    def extra_repr(self) -> str:
-        return f"{self.padding}"
+class ZeroPad1d(_Zero, ConstantPad1d):
+    pass
 
 
-class ZeroPad3d(ConstantPad3d):
-    def __init__(self, padding: Any) -> None:
-        super().__init__(padding, 0.0)
+class ZeroPad2d(_Zero, ConstantPad2d):
+    pass
 
-    def extra_repr(self) -> str:
-        return f"{self.padding}"
+
+class ZeroPad3d(_Zero, ConstantPad3d):
+    pass
 
 
 class ReflectionPad1d(_PadNd):

@@ -394,6 +394,14 @@ def _check_dtype(input: Tensor, mode: str, antialias: bool) -> None:
     raise NotImplementedError(f"\"{name}\" not implemented for '{kind}'")
 
 
+def _deprecated(name: str) -> None:
+    warnings.warn(
+        f"`nn.functional.{name}` is deprecated. Use `nn.functional.interpolate` "
+        "instead.",
+        stacklevel=3,
+    )
+
+
 def upsample(
     input: Tensor,
     size: Any = None,
@@ -401,29 +409,17 @@ def upsample(
     mode: str = "nearest",
     align_corners: bool | None = None,
 ) -> Tensor:
-    warnings.warn(
-        "`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` "
-        "instead.",
-        stacklevel=2,
-    )
+    _deprecated("upsample")
     return interpolate(input, size, scale_factor, mode, align_corners)
 
 
 def upsample_nearest(input: Tensor, size: Any = None, scale_factor: Any = None):
-    warnings.warn(
-        "`nn.functional.upsample_nearest` is deprecated. Use "
-        "`nn.functional.interpolate` instead.",
-        stacklevel=2,
-    )
+    _deprecated("upsample_nearest")
     return interpolate(input, size, scale_factor, mode="nearest")
 
 
 def upsample_bilinear(input: Tensor, size: Any = None, scale_factor: Any = None):
-    warnings.warn(
-        "`nn.functional.upsample_bilinear` is deprecated. Use "
-        "`nn.functional.interpolate` instead.",
-        stacklevel=2,
-    )
+    _deprecated("upsample_bilinear")
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 
