@@ -187,15 +187,15 @@ class LazyModuleMixin:
                     out[prefix + name] = value
         return out
 
-    def load_state_dict(self, state_dict: dict, strict: bool = True):
+    def _load_pre(self, state_dict: dict, prefix: str) -> None:
         """torch's ``_lazy_load_hook``: an uninitialised tensor takes the shape of
-        the value loaded into it (an uninitialised value leaves it as it is)."""
+        the value loaded into it (an uninitialised value leaves it as it is),
+        also inside a container."""
         for store in (self._parameters, self._buffers):
             for name, value in store.items():
-                given = state_dict.get(name)
+                given = state_dict.get(prefix + name)
                 if is_lazy(value) and given is not None and not is_lazy(given):
                     value.materialize(tuple(given.shape))
-        return super().load_state_dict(state_dict, strict)
 
 
 def _quiet_init(init: Any, module: Any, *args: Any, **kwargs: Any) -> None:

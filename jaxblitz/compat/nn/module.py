@@ -251,7 +251,13 @@ class Module:
                 module.state_dict(out, prefix + name + ".", keep_vars)
         return out
 
+    def _load_pre(self, state_dict: dict, prefix: str) -> None:
+        """Before ``load_state_dict`` reads this module's entries (``prefix``
+        included): a lazy module sizes its tensors here (torch's load hook)."""
+
     def load_state_dict(self, state_dict: dict, strict: bool = True):
+        for name, module in self.named_modules():
+            module._load_pre(state_dict, f"{name}." if name else "")
         own = self.state_dict(keep_vars=True)
         missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own]
