@@ -6,6 +6,7 @@
 """
 
 from jaxblitz.compat.optim import lr_scheduler
+from jaxblitz.compat.optim.adafactor import Adafactor
 from jaxblitz.compat.optim.adam import Adam, AdamW
 from jaxblitz.compat.optim.adam_variants import Adamax, NAdam, RAdam
 from jaxblitz.compat.optim.adaptive import Adadelta, Adagrad, RMSprop
@@ -19,6 +20,7 @@ __all__ = [
     "ASGD",
     "SGD",
     "Adadelta",
+    "Adafactor",
     "Adagrad",
     "Adam",
     "AdamW",
