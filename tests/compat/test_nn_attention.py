@@ -432,3 +432,35 @@ def test_encoder_layers_are_independent_copies():
         encoder.layers[0].linear1.weight.fill_(0.0)
     assert encoder.layers[1].linear1.weight.abs().sum().item() > 0
     assert layer.linear1.weight.abs().sum().item() > 0
+
+
+def test_the_fastpath_switch_gives_the_unfused_values_as_torch():
+    """``torch.backends.mha.set_fastpath_enabled(False)``: an encoder's padded
+    positions hold the unfused path's values, not the fused path's zeros."""
+    real = pytest.importorskip("torch")
+    real.manual_seed(0)
+    kw = {"dim_feedforward": 8, "dropout": 0.0, "batch_first": True}
+    t = real.nn.TransformerEncoder(real.nn.TransformerEncoderLayer(4, 2, **kw), 1)
+    c = compat.nn.TransformerEncoder(compat.nn.TransformerEncoderLayer(4, 2, **kw), 1)
+    t.eval(), c.eval()
+    c.load_state_dict({k: compat.tensor(v.numpy()) for k, v in t.state_dict().items()})
+    x = real.randn(2, 3, 4)
+    pad = real.tensor([[False, False, True], [False, False, False]])
+    outs = {}
+    for enabled in (True, False):
+        real.backends.mha.set_fastpath_enabled(enabled)
+        compat.backends.mha.set_fastpath_enabled(enabled)
+        try:
+            with real.no_grad(), compat.no_grad(), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                ref = t(x, src_key_padding_mask=pad).numpy()
+                got = c(
+                    compat.tensor(x.numpy()),
+                    src_key_padding_mask=compat.tensor(pad.numpy()),
+                ).numpy()
+        finally:
+            real.backends.mha.set_fastpath_enabled(True)
+            compat.backends.mha.set_fastpath_enabled(True)
+        np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-6)
+        outs[enabled] = got
+    assert not outs[True][0, 2].any() and outs[False][0, 2].any()

@@ -3,6 +3,6 @@
 (``backends.mps.is_available()``). The float32 precision flags decide each matmul's
 and convolution's ``jax.lax.Precision`` on a GPU or TPU: :mod:`._precision`."""
 
-from jaxblitz.compat.backends import cuda, cudnn, mps
+from jaxblitz.compat.backends import cuda, cudnn, mha, mps
 
-__all__ = ["cuda", "cudnn", "mps"]
+__all__ = ["cuda", "cudnn", "mha", "mps"]

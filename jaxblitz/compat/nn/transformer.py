@@ -23,6 +23,7 @@ from typing import Any
 
 from jaxblitz.compat import creation, ops
 from jaxblitz.compat.autograd.grad_mode import is_grad_enabled
+from jaxblitz.compat.backends import mha
 from jaxblitz.compat.nn import functional as F
 from jaxblitz.compat.nn import init
 from jaxblitz.compat.nn.activation import GELU
@@ -127,7 +128,8 @@ class MultiheadAttention(Module):
         weights = (self.in_proj_weight, self.in_proj_bias)
         tensors = (query, *weights, self.out_proj.weight, self.out_proj.bias)
         return (
-            query.dim() == 3
+            mha.get_fastpath_enabled()
+            and query.dim() == 3
             and query is key is value
             and all(w is not None and w.dtype is query.dtype for w in weights)
             and not self.training
@@ -371,7 +373,8 @@ class TransformerEncoderLayer(Module):
         """Would torch run its fused encoder-layer kernel here?"""
         attn = self.self_attn
         return (
-            src.dim() == 3
+            mha.get_fastpath_enabled()
+            and src.dim() == 3
             and not self.training
             and attn.batch_first
             and attn.in_proj_bias is not None
@@ -618,7 +621,9 @@ class TransformerEncoder(Module):
         """Would torch run the layers on a nested tensor (padding dropped, zeros
         put back at the end)?"""
         first = self.layers[0]
-        if not self.use_nested_tensor or first.training or src.dim() != 3:
+        if not (self.use_nested_tensor and mha.get_fastpath_enabled()):
+            return False
+        if first.training or src.dim() != 3:
             return False
         if padding is None or mask is not None:
             return False
