@@ -1,7 +1,7 @@
 """Blitz 4, "Training a classifier": ``torch.nn.utils`` -- gradient clipping,
 parameters as one vector, BatchNorm fusion, ``skip_init``."""
 
-from jaxblitz.compat.nn.utils import rnn
+from jaxblitz.compat.nn.utils import parametrizations, parametrize, rnn
 from jaxblitz.compat.nn.utils.clip_grad import (
     clip_grad_norm_,
     clip_grad_value_,
@@ -20,6 +20,8 @@ from jaxblitz.compat.nn.utils.fusion import (
     fuse_linear_bn_weights,
 )
 from jaxblitz.compat.nn.utils.init import skip_init
+from jaxblitz.compat.nn.utils.spectral_norm import remove_spectral_norm, spectral_norm
+from jaxblitz.compat.nn.utils.weight_norm import remove_weight_norm, weight_norm
 
 __all__ = [
     "clip_grad_norm",
@@ -32,7 +34,13 @@ __all__ = [
     "fuse_linear_bn_weights",
     "get_total_norm",
     "parameters_to_vector",
+    "parametrizations",
+    "parametrize",
+    "remove_spectral_norm",
+    "remove_weight_norm",
     "rnn",
     "skip_init",
+    "spectral_norm",
     "vector_to_parameters",
+    "weight_norm",
 ]
