@@ -22,29 +22,6 @@ from jaxblitz import tensors as _tensors
 # Loaded first, so that `torch.tensor` is the function imported below, not this
 # module (importing a submodule sets the package's attribute of its name).
 from jaxblitz.compat import tensor as _tensor_module  # noqa: F401
-from jaxblitz.compat._decompositions import (
-    cholesky,
-    cholesky_inverse,
-    cholesky_solve,
-    cross,
-    det,
-    diag_embed,
-    diagflat,
-    dist,
-    inner,
-    inverse,
-    kron,
-    logdet,
-    matrix_exp,
-    matrix_power,
-    pinverse,
-    qr,
-    rot90,
-    slogdet,
-    svd,
-    trace,
-    vdot,
-)
 from jaxblitz.compat._dtype import (
     bfloat16,
     bool,
@@ -70,19 +47,6 @@ from jaxblitz.compat._dtype import (
     set_default_dtype,
     short,
     uint8,
-)
-from jaxblitz.compat._stats import (
-    aminmax,
-    corrcoef,
-    cov,
-    cummax,
-    cummin,
-    logcumsumexp,
-    msort,
-    nanmean,
-    nanmedian,
-    nanquantile,
-    quantile,
 )
 from jaxblitz.compat.autograd.grad_mode import (
     enable_grad,
@@ -359,7 +323,6 @@ from jaxblitz.compat import (  # noqa: E402
     cuda,
     distributed,
     lazy,
-    linalg,
     nn,
     onnx,
     optim,
@@ -379,47 +342,6 @@ from jaxblitz.compat.bridge import functional  # noqa: E402
 from jaxblitz.compat.compile import compile  # noqa: E402 -- torch.compile
 from jaxblitz.compat.lazy import sync  # noqa: E402 -- run pending work (lazy mode)
 from jaxblitz.compat.nn.distance import cdist  # noqa: E402 -- torch.cdist
-from jaxblitz.compat.ops import (  # noqa: E402 -- special and two-argument math
-    acosh,
-    arccosh,
-    arcsinh,
-    arctan2,
-    arctanh,
-    asinh,
-    atan2,
-    atanh,
-    copysign,
-    deg2rad,
-    digamma,
-    erfc,
-    erfinv,
-    float_power,
-    fmax,
-    fmin,
-    frexp,
-    gcd,
-    heaviside,
-    hypot,
-    i0,
-    igamma,
-    igammac,
-    isreal,
-    lcm,
-    ldexp,
-    lgamma,
-    logaddexp,
-    logaddexp2,
-    logit,
-    mvlgamma,
-    nan_to_num,
-    nextafter,
-    polygamma,
-    rad2deg,
-    sgn,
-    signbit,
-    sinc,
-    xlogy,
-)
 
 # torch.* names of torch.nn.functional's ops that take the same arguments there
 # (the losses are left out: torch's own take reduction as an enum number)
