@@ -200,7 +200,7 @@ def _deepcopy(self: Module, memo: dict) -> Module:
         return obj
     replica = self.__new__(self.__class__)
     memo[id(self)] = replica
-    replica.__dict__ = deepcopy(self.__dict__, memo)
+    object.__setattr__(replica, "__dict__", deepcopy(self.__dict__, memo))
     for slot in copyreg._slotnames(self.__class__):
         if hasattr(self, slot):
             setattr(replica, slot, deepcopy(getattr(self, slot), memo))
