@@ -18,10 +18,11 @@ from jaxblitz.compat import _dtype, _host_random, creation
 from jaxblitz.compat._dtype import x64
 from jaxblitz.compat._tensor_base import from_host
 from jaxblitz.compat.nn import functional as F
-from jaxblitz.compat.nn._convnd import _ntuple, conv_extra_repr, mode_pad, mode_pads
+from jaxblitz.compat.nn._convnd import _ntuple, conv_extra_repr, mode_pads
 from jaxblitz.compat.nn.container import Sequential  # noqa: F401
 from jaxblitz.compat.nn.losses import CrossEntropyLoss, MSELoss  # noqa: F401
 from jaxblitz.compat.nn.module import Module, Parameter
+from jaxblitz.compat.nn.padding import pad
 from jaxblitz.compat.tensor import Tensor
 
 
@@ -174,7 +175,8 @@ class _ConvNd(Module):
         if self.padding_mode != "zeros":
             # torch's _conv_forward: F.pad in that mode, then an unpadded conv
             pads = mode_pads(padding, self.kernel_size, self.dilation)
-            input, padding = mode_pad(input, pads, self.padding_mode), 0
+            widths = [w for lo_hi in reversed(pads) for w in lo_hi]
+            input, padding = pad(input, widths, mode=self.padding_mode), 0
         return type(self)._conv(
             input,
             self.weight,
