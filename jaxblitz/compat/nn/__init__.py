@@ -45,9 +45,13 @@ from jaxblitz.compat.nn.conv_transpose import (
     ConvTranspose2d,
     ConvTranspose3d,
 )
+from jaxblitz.compat.nn.ctc import CTCLoss
+from jaxblitz.compat.nn.distance import CosineSimilarity, PairwiseDistance
 from jaxblitz.compat.nn.dropout import (
     AlphaDropout,
+    Dropout,
     Dropout1d,
+    Dropout2d,
     Dropout3d,
     FeatureAlphaDropout,
 )
@@ -60,14 +64,10 @@ from jaxblitz.compat.nn.instancenorm import (
     InstanceNorm2d,
     InstanceNorm3d,
 )
-from jaxblitz.compat.nn.ctc import CTCLoss
-from jaxblitz.compat.nn.distance import CosineSimilarity, PairwiseDistance
 from jaxblitz.compat.nn.layers import (
     Conv1d,
     Conv2d,
     Conv3d,
-    Dropout,
-    Dropout2d,
     Flatten,
     Identity,
     Linear,
@@ -76,6 +76,23 @@ from jaxblitz.compat.nn.layers import (
     MaxPool3d,
     ReLU,
     Softmax,
+)
+from jaxblitz.compat.nn.lazy_modules import (
+    LazyBatchNorm1d,
+    LazyBatchNorm2d,
+    LazyBatchNorm3d,
+    LazyConv1d,
+    LazyConv2d,
+    LazyConv3d,
+    LazyConvTranspose1d,
+    LazyConvTranspose2d,
+    LazyConvTranspose3d,
+    LazyInstanceNorm1d,
+    LazyInstanceNorm2d,
+    LazyInstanceNorm3d,
+    LazyLinear,
+    UninitializedBuffer,
+    UninitializedParameter,
 )
 from jaxblitz.compat.nn.local_response import CrossMapLRN2d, LocalResponseNorm
 from jaxblitz.compat.nn.losses import (
@@ -105,22 +122,13 @@ from jaxblitz.compat.nn.losses_margin import (
     TripletMarginLoss,
     TripletMarginWithDistanceLoss,
 )
-from jaxblitz.compat.nn.lazy_modules import (
-    LazyBatchNorm1d,
-    LazyBatchNorm2d,
-    LazyBatchNorm3d,
-    LazyConv1d,
-    LazyConv2d,
-    LazyConv3d,
-    LazyConvTranspose1d,
-    LazyConvTranspose2d,
-    LazyConvTranspose3d,
-    LazyInstanceNorm1d,
-    LazyInstanceNorm2d,
-    LazyInstanceNorm3d,
-    LazyLinear,
-    UninitializedBuffer,
-    UninitializedParameter,
+from jaxblitz.compat.nn.max_pooling import (
+    LPPool1d,
+    LPPool2d,
+    LPPool3d,
+    MaxUnpool1d,
+    MaxUnpool2d,
+    MaxUnpool3d,
 )
 from jaxblitz.compat.nn.module import Module, Parameter
 from jaxblitz.compat.nn.normalization import (
@@ -150,14 +158,6 @@ from jaxblitz.compat.nn.padding import (
 )
 from jaxblitz.compat.nn.parallel import DataParallel
 from jaxblitz.compat.nn.pixel_shuffle import PixelShuffle, PixelUnshuffle
-from jaxblitz.compat.nn.max_pooling import (
-    LPPool1d,
-    LPPool2d,
-    LPPool3d,
-    MaxUnpool1d,
-    MaxUnpool2d,
-    MaxUnpool3d,
-)
 from jaxblitz.compat.nn.pooling import (
     AdaptiveAvgPool1d,
     AdaptiveAvgPool2d,

@@ -195,6 +195,16 @@ class _DropoutNd(Module):
         return f"p={self.p}, inplace={self.inplace}"
 
 
+class Dropout(_DropoutNd):
+    def forward(self, input: Tensor) -> Tensor:
+        return dropout(input, self.p, self.training, self.inplace)
+
+
+class Dropout2d(_DropoutNd):
+    def forward(self, input: Tensor) -> Tensor:
+        return dropout2d(input, self.p, self.training, self.inplace)
+
+
 class Dropout1d(_DropoutNd):
     def forward(self, input: Tensor) -> Tensor:
         return dropout1d(input, self.p, self.training, self.inplace)

@@ -278,27 +278,6 @@ class Flatten(Module):
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
 
 
-class Dropout(Module):
-    def __init__(self, p: float = 0.5, inplace: bool = False):
-        super().__init__()
-        if p < 0 or p > 1:
-            raise ValueError(
-                f"dropout probability has to be between 0 and 1, but got {p}"
-            )
-        self.p, self.inplace = p, inplace
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.dropout(input, self.p, self.training, self.inplace)
-
-    def extra_repr(self) -> str:
-        return f"p={self.p}, inplace={self.inplace}"
-
-
-class Dropout2d(Dropout):
-    def forward(self, input: Tensor) -> Tensor:
-        return F.dropout2d(input, self.p, self.training, self.inplace)
-
-
 class Softmax(Module):
     def __init__(self, dim: int | None = None):
         super().__init__()

@@ -34,7 +34,8 @@ from jaxblitz.compat.nn.attention import (
     multi_head_attention_forward,
 )
 from jaxblitz.compat.nn.container import ModuleList
-from jaxblitz.compat.nn.layers import Dropout, Linear, ReLU
+from jaxblitz.compat.nn.dropout import Dropout
+from jaxblitz.compat.nn.layers import Linear, ReLU
 from jaxblitz.compat.nn.module import Module, Parameter
 from jaxblitz.compat.nn.normalization import LayerNorm
 from jaxblitz.compat.tensor import Tensor
