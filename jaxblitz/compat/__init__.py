@@ -290,6 +290,17 @@ from jaxblitz.compat.shape_ops import (  # noqa: E402 -- views, as torch.* funct
     unflatten,
     unsqueeze,
 )
+from jaxblitz.compat.shape_ops import (  # noqa: E402 -- splits and copies
+    dsplit,
+    hsplit,
+    narrow_copy,
+    ravel,
+    split_with_sizes,
+    unsafe_chunk,
+    unsafe_split,
+    unsafe_split_with_sizes,
+    vsplit,
+)
 from jaxblitz.compat.tensor import Size, Tensor
 
 

@@ -545,6 +545,123 @@ def chunk(self: Tensor, chunks: int, dim: int = 0) -> tuple:
     return split(self, step, dim)
 
 
+def split_with_sizes(self: Tensor, split_sizes: Any, dim: int = 0) -> tuple:
+    return split(self, list(split_sizes), dim)
+
+
+def _unsafe(pieces: tuple, self: Tensor, dim: int, name: str) -> tuple:
+    """``pieces`` of ``self`` again, under torch's ``unsafe_*`` node ``name``."""
+    dim = wrap_dim(dim, self.dim())
+    return _pieces(self, dim, [p.shape[dim] if p.dim() else 1 for p in pieces], name)
+
+
+def unsafe_split(self: Tensor, split_size: Any, dim: int = 0) -> tuple:
+    """``torch.unsafe_split``: ``split`` (torch's pieces share no version counter
+    with ``self``; compat's are views as ``split``'s)."""
+    return _unsafe(split(self, split_size, dim), self, dim, "UnsafeSplitBackward0")
+
+
+def unsafe_split_with_sizes(self: Tensor, split_sizes: Any, dim: int = 0) -> tuple:
+    return _unsafe(
+        split(self, list(split_sizes), dim), self, dim, "UnsafeSplitWithSizesBackward0"
+    )
+
+
+def unsafe_chunk(self: Tensor, chunks: int, dim: int = 0) -> tuple:
+    return _unsafe(chunk(self, chunks, dim), self, dim, "UnsafeSplitBackward0")
+
+
+def _split_along(name: str, dim: int, least: int):
+    """``torch.hsplit``/``vsplit``/``dsplit``: ``tensor_split`` along ``dim``, an
+    int being a count of equal pieces."""
+
+    def fn(self: Tensor, indices_or_sections: Any) -> tuple:
+        if self.dim() < least:
+            raise RuntimeError(
+                f"torch.{name} requires a tensor with at least {least} dimension, "
+                f"but got a tensor with {self.dim()} dimensions!"
+            )
+        if not isinstance(indices_or_sections, int | list | tuple | TensorBase):
+            got = type(indices_or_sections).__name__
+            raise TypeError(
+                f"{name}() received an invalid combination of arguments - got "
+                f"(Tensor, {got}), but expected one of:\n * (Tensor input, int "
+                "sections)\n      didn't match because some of the arguments have "
+                f"invalid types: (Tensor, !{got}!)\n * (Tensor input, tuple of ints "
+                "indices)\n      didn't match because some of the arguments have "
+                f"invalid types: (Tensor, !{got}!)\n"
+            )
+        axis = 0 if name == "hsplit" and self.dim() == 1 else dim
+        sections = _as_int(indices_or_sections)
+        if sections is not None and not isinstance(indices_or_sections, TensorBase):
+            size = self.shape[axis]
+            if sections == 0 or size % sections:
+                raise RuntimeError(
+                    f"torch.{name} attempted to split along dimension {axis}, but "
+                    f"the size of the dimension {size} is not divisible by the "
+                    f"split_size {sections}!"
+                )
+        return tensor_split(self, indices_or_sections, axis)
+
+    fn.__name__ = fn.__qualname__ = name
+    return fn
+
+
+hsplit = _split_along("hsplit", 1, 1)
+vsplit = _split_along("vsplit", 0, 2)
+dsplit = _split_along("dsplit", 2, 3)
+
+
+def ravel(self: Tensor) -> Tensor:
+    return reshape(self, -1)
+
+
+def narrow_copy(self: Tensor, dim: int, start: Any, length: int) -> Tensor:
+    """``torch.narrow_copy``: ``narrow``'s elements as a new tensor."""
+    if _as_int(dim) is not None and dim >= self.dim():
+        raise RuntimeError(
+            "Expected dim < static_cast<int64_t>(self_sizes.size()) to be true, but "
+            "got false.  (Could this error message be improved?  If so, please "
+            "report an enhancement request to PyTorch.)"
+        )
+    narrow(self, dim, start, length)  # torch's checks and wording
+    dim = wrap_dim(dim, self.dim())
+    begin = _as_int(start)
+    begin = begin + self.shape[dim] if begin < 0 else begin
+    return apply(
+        "NarrowCopyBackward0",
+        _slice_fn,
+        self,
+        dim=dim,
+        start=begin,
+        stop=begin + length,
+        step=1,
+    )
+
+
+def sum_to_size(self: Tensor, *size: Any) -> Tensor:
+    """``x.sum_to_size(*size)``: summed down to ``size``, which ``x`` must expand
+    from."""
+    target = sizes("sum_to_size", size)
+    if not target:  # torch: the sum of every element
+        return self.sum()
+    shape = tuple(self.shape)
+    lead = len(shape) - len(target)
+    if lead < 0 or any(
+        t not in (1, n) for t, n in zip(target, shape[lead:], strict=True)
+    ):
+        raise RuntimeError(
+            f"size {{{list(target)}}} is not expandable to size {{{list(shape)}}}."
+        )
+    dims = tuple(range(lead)) + tuple(
+        lead + i for i, t in enumerate(target) if t == 1 and shape[lead + i] != 1
+    )
+    if not dims:
+        return self
+    out = self.sum(dims, keepdim=True)
+    return out.view(target) if lead else out
+
+
 def tensor_split(self: Tensor, indices_or_sections: Any, dim: int = 0) -> tuple:
     dim = wrap_dim(dim, self.dim())
     size = self.shape[dim]
@@ -1356,6 +1473,14 @@ class ShapeMixin(AutogradMixin):
         narrow,
     )
     split, chunk, tensor_split, unbind = split, chunk, tensor_split, unbind
+    split_with_sizes, unsafe_split, unsafe_chunk = (
+        split_with_sizes,
+        unsafe_split,
+        unsafe_chunk,
+    )
+    unsafe_split_with_sizes = unsafe_split_with_sizes
+    hsplit, vsplit, dsplit, ravel = hsplit, vsplit, dsplit, ravel
+    narrow_copy, sum_to_size = narrow_copy, sum_to_size
     diagonal, unfold, as_strided = diagonal, unfold, as_strided
     expand_as, broadcast_to, movedim, moveaxis = (
         expand_as,
