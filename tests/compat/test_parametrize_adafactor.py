@@ -350,3 +350,55 @@ def test_a_parametrized_module_trains_in_lazy_mode_as_in_eager_mode():
     assert eager[1].keys() == lazy_out[1].keys()
     for k in eager[1]:
         np.testing.assert_allclose(lazy_out[1][k], eager[1][k], rtol=1e-5, atol=1e-6)
+
+
+# -- orthogonal -----------------------------------------------------------------------
+
+ORTHOGONAL = {
+    "tall_default": ((4, 3), None),
+    "square_cayley": ((3, 3), "cayley"),
+    "wide_matrix_exp": ((3, 4), "matrix_exp"),
+}
+
+
+@pytest.mark.parametrize("case", ORTHOGONAL)
+def test_orthogonal_trains_as_torchs(case):
+    pytest.importorskip("jaxblitz.compat.linalg")
+    shape, orthogonal_map = ORTHOGONAL[case]
+    w = RNG.standard_normal(shape).astype(np.float32)
+    x = RNG.standard_normal((2, shape[1])).astype(np.float32)
+
+    def fn(m):
+        layer = m.nn.Linear(shape[1], shape[0], bias=False)
+        layer.load_state_dict({"weight": m.tensor(w)})
+        m.nn.utils.parametrizations.orthogonal(layer, orthogonal_map=orthogonal_map)
+        first = layer.weight
+        y = layer(m.tensor(x))
+        (y * y).sum().backward()
+        orthogonality = first.mT @ first if shape[0] > shape[1] else first @ first.mT
+        return first, y, layer.parametrizations.weight.original.grad, orthogonality
+
+    check(fn)
+
+
+def test_orthogonal_assignment_and_errors_read_as_torchs():
+    pytest.importorskip("jaxblitz.compat.linalg")
+    q = np.linalg.qr(RNG.standard_normal((3, 3)))[0].astype(np.float32)
+
+    def fn(m):
+        orthogonal = m.nn.utils.parametrizations.orthogonal
+        layer = orthogonal(m.nn.Linear(3, 3))
+        layer.weight = m.tensor(q)  # orthogonal already: kept as it is
+        out = [layer.weight, layer.parametrizations.weight.original]
+        for bad in (
+            lambda: orthogonal(m.nn.Linear(3, 3), "bias"),
+            lambda: orthogonal(m.nn.Linear(3, 3), orthogonal_map="qr"),
+            lambda: setattr(layer, "weight", m.zeros(2, 3)),
+        ):
+            try:
+                bad()
+            except ValueError as error:
+                out.append(str(error))
+        return out
+
+    check(fn)
