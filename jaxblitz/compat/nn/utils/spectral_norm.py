@@ -21,6 +21,7 @@ from jaxblitz.compat.nn.conv_transpose import (
 from jaxblitz.compat.nn.lazy_modules import UninitializedParameter
 from jaxblitz.compat.nn.module import Module, Parameter
 from jaxblitz.compat.nn.normalization import normalize
+from jaxblitz.compat.nn.utils.weight_norm import check_no_hook, remove_hook
 from jaxblitz.compat.tensor import Tensor
 
 __all__ = ["SpectralNorm", "remove_spectral_norm", "spectral_norm"]
@@ -106,12 +107,7 @@ class SpectralNorm:
     def apply(
         module: Module, name: str, n_power_iterations: int, dim: int, eps: float
     ) -> SpectralNorm:
-        for hook in module.__dict__.get("_forward_pre_hooks", {}).values():
-            if isinstance(hook, SpectralNorm) and hook.name == name:
-                raise RuntimeError(
-                    "Cannot register two spectral_norm hooks on the same parameter "
-                    f"{name}"
-                )
+        check_no_hook(module, SpectralNorm, name, "spectral_norm")
         fn = SpectralNorm(name, n_power_iterations, dim, eps)
         weight = module._parameters[name]
         if weight is None:
@@ -152,10 +148,4 @@ def spectral_norm(
 
 def remove_spectral_norm(module: Module, name: str = "weight") -> Module:
     """``torch.nn.utils.remove_spectral_norm``: ``name`` a plain parameter again."""
-    hooks = module.__dict__.get("_forward_pre_hooks", {})
-    for k, hook in hooks.items():
-        if isinstance(hook, SpectralNorm) and hook.name == name:
-            hook.remove(module)
-            del hooks[k]
-            return module
-    raise ValueError(f"spectral_norm of '{name}' not found in {module}")
+    return remove_hook(module, SpectralNorm, name, "spectral_norm")

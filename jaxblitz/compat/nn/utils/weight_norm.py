@@ -56,12 +56,7 @@ class WeightNorm:
 
     @staticmethod
     def apply(module: Module, name: str, dim: int) -> WeightNorm:
-        for hook in module.__dict__.get("_forward_pre_hooks", {}).values():
-            if isinstance(hook, WeightNorm) and hook.name == name:
-                raise RuntimeError(
-                    "Cannot register two weight_norm hooks on the same parameter "
-                    f"{name}"
-                )
+        check_no_hook(module, WeightNorm, name, "weight_norm")
         fn = WeightNorm(name, dim)
         weight = getattr(module, name)
         if isinstance(weight, UninitializedParameter):
@@ -104,10 +99,32 @@ def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Mo
 
 def remove_weight_norm(module: Module, name: str = "weight") -> Module:
     """``torch.nn.utils.remove_weight_norm``: ``name`` a plain parameter again."""
+    return remove_hook(module, WeightNorm, name, "weight_norm")
+
+
+def find_hook(module: Module, kind: type, name: str) -> Any:
+    """The key of ``module``'s forward pre-hook of ``kind`` on ``name``, or None."""
     hooks = module.__dict__.get("_forward_pre_hooks", {})
     for k, hook in hooks.items():
-        if isinstance(hook, WeightNorm) and hook.name == name:
-            hook.remove(module)
-            del hooks[k]
-            return module
-    raise ValueError(f"weight_norm of '{name}' not found in {module}")
+        if isinstance(hook, kind) and hook.name == name:
+            return k
+    return None
+
+
+def check_no_hook(module: Module, kind: type, name: str, what: str) -> None:
+    """torch's refusal of a second ``what`` hook on the same parameter."""
+    if find_hook(module, kind, name) is not None:
+        raise RuntimeError(
+            f"Cannot register two {what} hooks on the same parameter {name}"
+        )
+
+
+def remove_hook(module: Module, kind: type, name: str, what: str) -> Module:
+    """Undo the ``what`` hook of ``kind`` on ``name`` (torch's words if none)."""
+    k = find_hook(module, kind, name)
+    if k is None:
+        raise ValueError(f"{what} of '{name}' not found in {module}")
+    hooks = module.__dict__["_forward_pre_hooks"]
+    hooks[k].remove(module)
+    del hooks[k]
+    return module
