@@ -353,6 +353,47 @@ from jaxblitz.compat.bridge import functional  # noqa: E402
 from jaxblitz.compat.compile import compile  # noqa: E402 -- torch.compile
 from jaxblitz.compat.lazy import sync  # noqa: E402 -- run pending work (lazy mode)
 from jaxblitz.compat.nn.distance import cdist  # noqa: E402 -- torch.cdist
+from jaxblitz.compat.ops import (  # noqa: E402 -- special and two-argument math
+    acosh,
+    arccosh,
+    arcsinh,
+    arctan2,
+    arctanh,
+    asinh,
+    atan2,
+    atanh,
+    copysign,
+    deg2rad,
+    digamma,
+    erfc,
+    erfinv,
+    float_power,
+    fmax,
+    fmin,
+    frexp,
+    gcd,
+    heaviside,
+    hypot,
+    i0,
+    igamma,
+    igammac,
+    isreal,
+    lcm,
+    ldexp,
+    lgamma,
+    logaddexp,
+    logaddexp2,
+    logit,
+    mvlgamma,
+    nan_to_num,
+    nextafter,
+    polygamma,
+    rad2deg,
+    sgn,
+    signbit,
+    sinc,
+    xlogy,
+)
 
 # torch.* names of torch.nn.functional's ops that take the same arguments there
 # (the losses are left out: torch's own take reduction as an enum number)

@@ -124,6 +124,36 @@ ELEMENTWISE = [
     "greater_equal",
     "cumsum",
     "cumprod",
+    "acosh",
+    "arccosh",
+    "asinh",
+    "arcsinh",
+    "atanh",
+    "arctanh",
+    "atan2",
+    "arctan2",
+    "copysign",
+    "deg2rad",
+    "rad2deg",
+    "erfc",
+    "erfinv",
+    "digamma",
+    "lgamma",
+    "mvlgamma",
+    "i0",
+    "igamma",
+    "igammac",
+    "hypot",
+    "logit",
+    "nextafter",
+    "sinc",
+    "sgn",
+    "xlogy",
+    "gcd",
+    "lcm",
+    "heaviside",
+    "ldexp",
+    "nan_to_num",
 ]
 
 
@@ -210,6 +240,10 @@ for _name in ELEMENTWISE + [
     "triu",
 ]:
     setattr(InplaceMixin, f"{_name}_", _in_place(getattr(ops, _name), _name))
+# x.polygamma_(n) is torch.polygamma(n, x) written into x; x.float_power_(y) needs
+# a float64 x (torch refuses to cast its double result back).
+InplaceMixin.polygamma_ = _in_place(ops._special_math.polygamma_method, "polygamma")
+InplaceMixin.float_power_ = _in_place(ops._special_math.float_power_base, "float_power")
 for _op, _name in {
     "iadd": "add",
     "isub": "sub",

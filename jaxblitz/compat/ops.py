@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 import jax
 import numpy as np
 
-from jaxblitz.compat import _dtype
+from jaxblitz.compat import _dtype, _special_math
 from jaxblitz.compat._tensor_base import TensorBase, from_host
 from jaxblitz.compat.autograd.graph import AutogradMixin
 from jaxblitz.compat.creation import LEGACY_DTYPES
@@ -319,6 +319,123 @@ from jaxblitz.compat._reduce import (
 )
 from jaxblitz.compat._reduce import (
     var_mean as var_mean,
+)
+from jaxblitz.compat._special_math import (
+    acosh as acosh,
+)
+from jaxblitz.compat._special_math import (
+    arccosh as arccosh,
+)
+from jaxblitz.compat._special_math import (
+    arcsinh as arcsinh,
+)
+from jaxblitz.compat._special_math import (
+    arctan2 as arctan2,
+)
+from jaxblitz.compat._special_math import (
+    arctanh as arctanh,
+)
+from jaxblitz.compat._special_math import (
+    asinh as asinh,
+)
+from jaxblitz.compat._special_math import (
+    atan2 as atan2,
+)
+from jaxblitz.compat._special_math import (
+    atanh as atanh,
+)
+from jaxblitz.compat._special_math import (
+    copysign as copysign,
+)
+from jaxblitz.compat._special_math import (
+    deg2rad as deg2rad,
+)
+from jaxblitz.compat._special_math import (
+    digamma as digamma,
+)
+from jaxblitz.compat._special_math import (
+    erfc as erfc,
+)
+from jaxblitz.compat._special_math import (
+    erfinv as erfinv,
+)
+from jaxblitz.compat._special_math import (
+    float_power as float_power,
+)
+from jaxblitz.compat._special_math import (
+    fmax as fmax,
+)
+from jaxblitz.compat._special_math import (
+    fmin as fmin,
+)
+from jaxblitz.compat._special_math import (
+    frexp as frexp,
+)
+from jaxblitz.compat._special_math import (
+    gcd as gcd,
+)
+from jaxblitz.compat._special_math import (
+    heaviside as heaviside,
+)
+from jaxblitz.compat._special_math import (
+    hypot as hypot,
+)
+from jaxblitz.compat._special_math import (
+    i0 as i0,
+)
+from jaxblitz.compat._special_math import (
+    igamma as igamma,
+)
+from jaxblitz.compat._special_math import (
+    igammac as igammac,
+)
+from jaxblitz.compat._special_math import (
+    isreal as isreal,
+)
+from jaxblitz.compat._special_math import (
+    lcm as lcm,
+)
+from jaxblitz.compat._special_math import (
+    ldexp as ldexp,
+)
+from jaxblitz.compat._special_math import (
+    lgamma as lgamma,
+)
+from jaxblitz.compat._special_math import (
+    logaddexp as logaddexp,
+)
+from jaxblitz.compat._special_math import (
+    logaddexp2 as logaddexp2,
+)
+from jaxblitz.compat._special_math import (
+    logit as logit,
+)
+from jaxblitz.compat._special_math import (
+    mvlgamma as mvlgamma,
+)
+from jaxblitz.compat._special_math import (
+    nan_to_num as nan_to_num,
+)
+from jaxblitz.compat._special_math import (
+    nextafter as nextafter,
+)
+from jaxblitz.compat._special_math import (
+    polygamma as polygamma,
+)
+from jaxblitz.compat._special_math import (
+    rad2deg as rad2deg,
+)
+from jaxblitz.compat._special_math import (
+    sgn as sgn,
+)
+from jaxblitz.compat._special_math import (
+    signbit as signbit,
+)
+from jaxblitz.compat._special_math import (
+    sinc as sinc,
+)
+from jaxblitz.compat._special_math import (
+    xlogy as xlogy,
 )
 from jaxblitz.compat._unary import (
     abs,
@@ -618,6 +735,11 @@ _METHODS = """
     logical_and logical_or logical_xor logical_not
     bitwise_and bitwise_or bitwise_xor bitwise_not
     bitwise_left_shift bitwise_right_shift
+    acosh arccosh asinh arcsinh atanh arctanh atan2 arctan2 copysign deg2rad rad2deg
+    erfc erfinv digamma lgamma mvlgamma i0 igamma igammac hypot logaddexp logaddexp2
+    logit nextafter sinc sgn signbit xlogy float_power fmax fmin gcd lcm heaviside
+    ldexp frexp nan_to_num isreal
 """.split()  # noqa: SIM905 -- a word per method reads better than 120 quoted names
 for _name in _METHODS:
     setattr(MathMixin, _name, globals()[_name])
+MathMixin.polygamma = _special_math.polygamma_method  # x.polygamma(n)
