@@ -291,6 +291,43 @@ _SAVES: dict[str, tuple] = {
     "ScatterAddBackward0": ((1, None),),
     "ScatterReduceBackward0": ((0, None), (1, None), (2, None), ("result", None)),
     "MedianBackward0": ((0, None), ("result", None)),
+    # the special and two-argument math ops (compat/_special_math.py)
+    "SgnBackward0": ((0, None), ("result", None)),
+    "HypotBackward0": ((0, 0), (1, 1), ("result", None)),
+    "CopysignBackward0": ((0, 0), ("result", None)),
+    "LdexpBackward0": ((1, 0), ("result", None)),
+    "NextafterBackward0": ((0, 0), (1, 0)),
+    **dict.fromkeys(
+        (
+            "Atan2Backward0",
+            "LogaddexpBackward0",
+            "Logaddexp2Backward0",
+            "XlogyBackward0",
+            "FmaxBackward0",
+            "FminBackward0",
+            "IgammaBackward0",
+            "IgammacBackward0",
+        ),
+        ((0, None), (1, None)),
+    ),
+    **dict.fromkeys(
+        (
+            "AcoshBackward0",
+            "AsinhBackward0",
+            "AtanhBackward0",
+            "ErfcBackward0",
+            "ErfinvBackward0",
+            "LgammaBackward0",
+            "DigammaBackward0",
+            "PolygammaBackward0",
+            "MvlgammaBackward0",
+            "LogitBackward0",
+            "I0Backward0",
+            "SincBackward0",
+            "NanToNumBackward0",
+        ),
+        ((0, None),),
+    ),
     **dict.fromkeys(
         (
             "LogBackward0",
