@@ -301,7 +301,22 @@ from jaxblitz.compat.shape_ops import (  # noqa: E402 -- splits and copies
     unsafe_split_with_sizes,
     vsplit,
 )
+from jaxblitz.compat._tensor_base import layout, strided  # noqa: E402
 from jaxblitz.compat.tensor import Size, Tensor
+from jaxblitz.compat.tensor import (  # noqa: E402 -- a real tensor's complex parts
+    conj,
+    imag,
+    is_complex,
+    is_conj,
+    is_neg,
+    is_nonzero,
+    is_same_size,
+    is_signed,
+    real,
+    resize_as_,
+    resolve_conj,
+    resolve_neg,
+)
 
 
 def is_tensor(obj: object) -> bool:

@@ -247,6 +247,23 @@ _PRINTING = ("printing a tensor", "return the tensor and print it after the call
 _CONVERT = "return the tensor and convert it after the call"
 
 
+class layout:  # noqa: N801 -- torch's name
+    """``torch.layout``: how a tensor's elements are kept; compat's are
+    :data:`strided`."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __repr__(self) -> str:
+        return f"torch.{self._name}"
+
+    def __reduce__(self) -> str:
+        return self._name
+
+
+strided = layout("strided")
+
+
 class TensorBase:
     """The handle under every ``torch.Tensor``: see the module doc."""
 
@@ -474,6 +491,62 @@ class TensorBase:
 
     def is_floating_point(self) -> bool:
         return self.dtype.is_floating_point
+
+    # -- torch's predicates and memory facts ----------------------------------
+    ndimension = dim
+
+    @property
+    def nbytes(self) -> int:
+        return self.numel() * self.dtype.itemsize
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def layout(self) -> layout:
+        return strided
+
+    @property
+    def is_cpu(self) -> bool:
+        return self.device.type == "cpu"
+
+    @property
+    def is_meta(self) -> bool:
+        return self.device.type == "meta"
+
+    # compat has dense tensors only: no sparse, quantized, MKL-DNN or nested ones
+    is_sparse = is_quantized = is_mkldnn = is_nested = property(lambda self: False)
+
+    def is_complex(self) -> bool:
+        return False  # compat has no complex dtypes
+
+    def is_conj(self) -> bool:
+        return False
+
+    def is_neg(self) -> bool:
+        return False
+
+    def is_pinned(self, device: Any = None) -> bool:
+        return False
+
+    def is_shared(self) -> bool:
+        return False
+
+    def is_signed(self) -> bool:
+        return self.dtype.is_signed
+
+    def is_same_size(self, other: TensorBase) -> bool:
+        return self._shape() == other._shape()
+
+    def is_nonzero(self) -> bool:
+        n = self.numel()
+        if n != 1:
+            raise RuntimeError(
+                "Boolean value of Tensor with "
+                f"{'no values' if not n else 'more than one value'} is ambiguous"
+            )
+        return bool(self)
 
     def __len__(self) -> int:
         if not self.shape:
