@@ -22,6 +22,29 @@ from jaxblitz import tensors as _tensors
 # Loaded first, so that `torch.tensor` is the function imported below, not this
 # module (importing a submodule sets the package's attribute of its name).
 from jaxblitz.compat import tensor as _tensor_module  # noqa: F401
+from jaxblitz.compat._decompositions import (
+    cholesky,
+    cholesky_inverse,
+    cholesky_solve,
+    cross,
+    det,
+    diag_embed,
+    diagflat,
+    dist,
+    inner,
+    inverse,
+    kron,
+    logdet,
+    matrix_exp,
+    matrix_power,
+    pinverse,
+    qr,
+    rot90,
+    slogdet,
+    svd,
+    trace,
+    vdot,
+)
 from jaxblitz.compat._dtype import (
     bfloat16,
     bool,
@@ -47,6 +70,19 @@ from jaxblitz.compat._dtype import (
     set_default_dtype,
     short,
     uint8,
+)
+from jaxblitz.compat._stats import (
+    aminmax,
+    corrcoef,
+    cov,
+    cummax,
+    cummin,
+    logcumsumexp,
+    msort,
+    nanmean,
+    nanmedian,
+    nanquantile,
+    quantile,
 )
 from jaxblitz.compat.autograd.grad_mode import (
     enable_grad,
@@ -349,6 +385,7 @@ from jaxblitz.compat import (  # noqa: E402
     cuda,
     distributed,
     lazy,
+    linalg,
     nn,
     onnx,
     optim,

@@ -40,6 +40,7 @@ from jaxblitz.compat.creation import LEGACY_DTYPES
 if TYPE_CHECKING:
     from jaxblitz.compat.tensor import Tensor
 
+from jaxblitz.compat import shape_ops as _shape_ops
 from jaxblitz.compat._arith import (
     add,
     bitwise_and,
@@ -166,6 +167,69 @@ from jaxblitz.compat._arrange import (
 )
 from jaxblitz.compat._arrange import (
     triu as triu,
+)
+from jaxblitz.compat._decompositions import (
+    cholesky as cholesky,
+)
+from jaxblitz.compat._decompositions import (
+    cholesky_inverse as cholesky_inverse,
+)
+from jaxblitz.compat._decompositions import (
+    cholesky_solve as cholesky_solve,
+)
+from jaxblitz.compat._decompositions import (
+    cross as cross,
+)
+from jaxblitz.compat._decompositions import (
+    det as det,
+)
+from jaxblitz.compat._decompositions import (
+    diag_embed as diag_embed,
+)
+from jaxblitz.compat._decompositions import (
+    diagflat as diagflat,
+)
+from jaxblitz.compat._decompositions import (
+    dist as dist,
+)
+from jaxblitz.compat._decompositions import (
+    inner as inner,
+)
+from jaxblitz.compat._decompositions import (
+    inverse as inverse,
+)
+from jaxblitz.compat._decompositions import (
+    kron as kron,
+)
+from jaxblitz.compat._decompositions import (
+    logdet as logdet,
+)
+from jaxblitz.compat._decompositions import (
+    matrix_exp as matrix_exp,
+)
+from jaxblitz.compat._decompositions import (
+    matrix_power as matrix_power,
+)
+from jaxblitz.compat._decompositions import (
+    pinverse as pinverse,
+)
+from jaxblitz.compat._decompositions import (
+    qr as qr,
+)
+from jaxblitz.compat._decompositions import (
+    rot90 as rot90,
+)
+from jaxblitz.compat._decompositions import (
+    slogdet as slogdet,
+)
+from jaxblitz.compat._decompositions import (
+    svd as svd,
+)
+from jaxblitz.compat._decompositions import (  # linear algebra
+    trace as trace,
+)
+from jaxblitz.compat._decompositions import (
+    vdot as vdot,
 )
 from jaxblitz.compat._funnel import (
     _check_broadcast as _check_broadcast,
@@ -436,6 +500,39 @@ from jaxblitz.compat._special_math import (
 )
 from jaxblitz.compat._special_math import (
     xlogy as xlogy,
+)
+from jaxblitz.compat._stats import (  # more reductions and scans
+    aminmax as aminmax,
+)
+from jaxblitz.compat._stats import (
+    corrcoef as corrcoef,
+)
+from jaxblitz.compat._stats import (
+    cov as cov,
+)
+from jaxblitz.compat._stats import (
+    cummax as cummax,
+)
+from jaxblitz.compat._stats import (
+    cummin as cummin,
+)
+from jaxblitz.compat._stats import (
+    logcumsumexp as logcumsumexp,
+)
+from jaxblitz.compat._stats import (
+    msort as msort,
+)
+from jaxblitz.compat._stats import (
+    nanmean as nanmean,
+)
+from jaxblitz.compat._stats import (
+    nanmedian as nanmedian,
+)
+from jaxblitz.compat._stats import (
+    nanquantile as nanquantile,
+)
+from jaxblitz.compat._stats import (
+    quantile as quantile,
 )
 from jaxblitz.compat._unary import (
     abs,
@@ -739,7 +836,13 @@ _METHODS = """
     erfc erfinv digamma lgamma mvlgamma i0 igamma igammac hypot logaddexp logaddexp2
     logit nextafter sinc sgn signbit xlogy float_power fmax fmin gcd lcm heaviside
     ldexp frexp nan_to_num isreal
+    aminmax nanmean nanmedian quantile nanquantile logcumsumexp cummax cummin msort
+    corrcoef cov
+    trace kron inner vdot cross dist diag_embed diagflat rot90
+    matrix_power matrix_exp
+    det logdet slogdet inverse pinverse cholesky cholesky_solve cholesky_inverse qr svd
 """.split()  # noqa: SIM905 -- a word per method reads better than 120 quoted names
 for _name in _METHODS:
     setattr(MathMixin, _name, globals()[_name])
+MathMixin.diag = _shape_ops.diag  # x.diag(k): torch.diag (compat/shape_ops.py)
 MathMixin.polygamma = _special_math.polygamma_method  # x.polygamma(n)

@@ -1,0 +1,241 @@
+"""``torch.linalg``: decompositions, inverses, solves and norms."""
+
+from __future__ import annotations
+
+import builtins
+import math
+from typing import TYPE_CHECKING, Any
+
+import jax.numpy as jnp
+import numpy as np
+
+from jaxblitz.compat import _dtype
+from jaxblitz.compat._decompositions import (
+    LinAlgError,
+    _check_invertible,
+    _cholesky,
+    _cross,
+    _floating,
+    _LinalgQr,
+    _LinalgSlogdet,
+    _LinalgSvd,
+    _lstsq_fn,
+    _matrices,
+    _pinv,
+    _qr,
+    _return_type,
+    _slogdet,
+    _solve_fn,
+    _svd,
+    det,
+    matrix_exp,
+    matrix_power,
+    svdvals,
+)
+from jaxblitz.compat._decompositions import inverse as inv
+from jaxblitz.compat._funnel import _abs, _norm_fn, _require_tensors
+from jaxblitz.compat._reduce import _dim
+from jaxblitz.compat._tensor_base import wrap_dim
+from jaxblitz.compat.autograd.graph import apply
+
+if TYPE_CHECKING:
+    from jaxblitz.compat.tensor import Tensor
+
+__all__ = [
+    "LinAlgError",
+    "cholesky",
+    "cross",
+    "det",
+    "inv",
+    "lstsq",
+    "matrix_exp",
+    "matrix_norm",
+    "matrix_power",
+    "norm",
+    "pinv",
+    "qr",
+    "slogdet",
+    "solve",
+    "svd",
+    "svdvals",
+    "vector_norm",
+]
+
+_Lstsq = _return_type(
+    "linalg_lstsq", ("solution", "residuals", "rank", "singular_values")
+)
+
+
+def slogdet(A: Tensor):
+    return _slogdet(A, _LinalgSlogdet)
+
+
+def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
+    return _cholesky("linalg.cholesky", "LinalgCholeskyExBackward0", A, upper)
+
+
+def qr(A: Tensor, mode: str = "reduced"):
+    return _qr(A, mode, _LinalgQr)
+
+
+def svd(A: Tensor, full_matrices: bool = True, *, driver: Any = None):
+    return _LinalgSvd(*_svd(A, full_matrices))
+
+
+def pinv(
+    A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: bool = False
+) -> Tensor:
+    if atol is not None:
+        raise NotImplementedError(
+            "linalg.pinv: atol is not supported by jaxblitz.compat"
+        )
+    if rtol is None:  # torch: eps * max(m, n) without atol
+        rtol = (
+            float(np.finfo(A.dtype.np).eps) * builtins.max(A.shape[-2:])
+            if A.dim() >= 2
+            else 0.0
+        )
+    return _pinv(A, float(rtol), hermitian)
+
+
+def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
+    return _cross("linalg.cross", input, other, dim)
+
+
+def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
+    if not left:
+        raise NotImplementedError(
+            "linalg.solve: left=False is not supported by jaxblitz.compat"
+        )
+    _matrices("linalg.solve", A)
+    _floating("linalg.solve", A)
+    if A.dtype is not B.dtype:
+        raise RuntimeError(
+            "linalg.solve: Expected A and B to have the same dtype, but found A of "
+            f"type {A.dtype.scalar_type} and B of type {B.dtype.scalar_type} instead"
+        )
+    # torch: B is a batch of vectors when it has one dimension less than A
+    vector = B.dim() == 1 or (
+        B.dim() == A.dim() - 1 and tuple(B.shape) == tuple(A.shape[:-1])
+    )
+    _check_invertible(
+        "torch.linalg.solve",
+        A,
+        "The solver failed because the input matrix is singular.",
+    )
+    return apply("LinalgSolveExBackward0", _solve_fn, A, B, vector=vector)
+
+
+def lstsq(A: Tensor, B: Tensor, rcond: Any = None, *, driver: Any = None):
+    """``torch.linalg.lstsq``: the solution, from the pseudo-inverse; the
+    residuals, rank and singular values empty (as torch's default CPU driver
+    ``gelsy`` leaves the residuals and singular values)."""
+    if rcond is not None:
+        raise NotImplementedError(
+            "linalg.lstsq: rcond is not supported by jaxblitz.compat"
+        )
+    _matrices("linalg.lstsq", A, square=False)
+    _floating("linalg.lstsq", A)
+    vector = B.dim() == A.dim() - 1
+    X = apply("LinalgLstsqBackward0", _lstsq_fn, A, B, vector=vector)
+    from jaxblitz.compat.creation import zeros
+
+    empty = zeros(0, dtype=A.dtype)
+    return _Lstsq(X, empty, zeros(0, dtype=_dtype.int64), empty)
+
+
+def vector_norm(
+    x: Tensor, ord: Any = 2, dim: Any = None, keepdim: bool = False, *, dtype=None
+) -> Tensor:
+    _require_tensors("linalg.vector_norm", x)
+    if dtype is not None:
+        x = x.to(dtype)
+    if not x.dtype.is_floating_point:
+        raise RuntimeError(
+            "linalg.vector_norm: Expected a floating point or complex tensor as "
+            f"input. Got {x.dtype.scalar_type}"
+        )
+    return apply(
+        "LinalgVectorNormBackward0",
+        _norm_fn,
+        x,
+        p=float(ord),
+        axis=_dim(dim, x.dim()),
+        keepdims=keepdim,
+    )
+
+
+def _matrix_norm_fn(x, *, ord, axis, keepdims):
+    m = jnp.moveaxis(x, axis, (-2, -1))
+    if ord == "fro":
+        out = jnp.sqrt(jnp.sum(m * m, axis=(-2, -1)))
+    elif ord in ("nuc", 2, -2):
+        s = jnp.linalg.svd(m, compute_uv=False)
+        out = {"nuc": jnp.sum, 2: jnp.max, -2: jnp.min}[ord](s, axis=-1)
+    else:
+        along = -2 if ord in (1, -1) else -1  # 1: column sums, inf: row sums
+        sums = jnp.sum(_abs(m), axis=along)
+        out = (jnp.max if ord > 0 else jnp.min)(sums, axis=-1)
+    if keepdims:
+        out = jnp.expand_dims(out, tuple(sorted(axis)))
+    return out
+
+
+_MATRIX_ORDS = ("fro", "nuc", 1, -1, 2, -2, math.inf, -math.inf)
+
+
+def matrix_norm(
+    A: Tensor,
+    ord: Any = "fro",
+    dim: Any = (-2, -1),
+    keepdim: bool = False,
+    *,
+    dtype=None,
+) -> Tensor:
+    _require_tensors("linalg.matrix_norm", A)
+    if dtype is not None:
+        A = A.to(dtype)
+    if A.dim() < 2:
+        raise RuntimeError(
+            "linalg.matrix_norm: The input tensor A must have at least 2 dimensions."
+        )
+    _floating("linalg.matrix_norm", A)
+    if ord not in _MATRIX_ORDS:
+        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+    axis = tuple(wrap_dim(d, A.dim()) for d in dim)
+    if ord == "fro":
+        return vector_norm(A, 2, axis, keepdim)
+    name = (
+        "SumBackward1"
+        if ord == "nuc"
+        else "AmaxBackward0"
+        if ord > 0
+        else "AminBackward0"
+    )
+    return apply(name, _matrix_norm_fn, A, ord=ord, axis=axis, keepdims=keepdim)
+
+
+def norm(
+    A: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False, *, dtype=None
+) -> Tensor:
+    """``torch.linalg.norm``: a matrix norm for a 2-D ``dim`` (or a 2-D input
+    with an ``ord`` and no ``dim``), else a vector norm."""
+    if isinstance(dim, int):
+        dim = (dim,)
+    if ord is not None and (
+        (dim is not None and len(dim) == 2) or (dim is None and A.dim() == 2)
+    ):
+        return matrix_norm(
+            A, ord, (-2, -1) if dim is None else dim, keepdim, dtype=dtype
+        )
+    if isinstance(ord, str):
+        raise RuntimeError(
+            "linalg.norm: If dim is specified, it must be of length 2. Got "
+            f"{list(dim or ())}"
+        )
+    if ord is not None and dim is None and A.dim() != 1:
+        raise RuntimeError(
+            "linalg.norm: If dim is not specified but ord is, the input must be 1D "
+            f"or 2D. Got {A.dim()}D."
+        )
+    return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
