@@ -280,6 +280,7 @@ from jaxblitz.compat.ops import (
     var_mean,
     where,
 )
+from jaxblitz.compat._random_inplace import bernoulli  # noqa: E402
 from jaxblitz.compat._scatter import (  # noqa: E402 -- index and mask writes
     as_strided_scatter,
     diagonal_scatter,

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from jaxblitz.compat import _dtype, _layout, _tensor_base, creation
+from jaxblitz.compat._random_inplace import RandomMixin
 from jaxblitz.compat._scatter import ScatterMixin
 from jaxblitz.compat._tensor_base import Size, _as_int, _type_name, sizes
 from jaxblitz.compat.autograd import backward as _backward
@@ -38,7 +39,9 @@ from jaxblitz.compat.shape_ops import ShapeMixin
 __all__ = ["Size", "Tensor"]
 
 
-class Tensor(InplaceMixin, MathMixin, ShapeMixin, ScatterMixin, CreationMixin):
+class Tensor(
+    InplaceMixin, MathMixin, ShapeMixin, ScatterMixin, RandomMixin, CreationMixin
+):
     """``torch.Tensor``. Build with ``torch.tensor``/``zeros``/...; see module doc."""
 
     __slots__ = ()
