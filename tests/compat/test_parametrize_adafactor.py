@@ -367,11 +367,15 @@ def test_orthogonal_trains_as_torchs(case):
     shape, orthogonal_map = ORTHOGONAL[case]
     w = RNG.standard_normal(shape).astype(np.float32)
     x = RNG.standard_normal((2, shape[1])).astype(np.float32)
+    n = max(shape)
+    base = np.linalg.qr(RNG.standard_normal((n, n)))[0].astype(np.float32)
 
     def fn(m):
         layer = m.nn.Linear(shape[1], shape[0], bias=False)
         layer.load_state_dict({"weight": m.tensor(w)})
         m.nn.utils.parametrizations.orthogonal(layer, orthogonal_map=orthogonal_map)
+        with m.no_grad():  # the base's extra columns come from a random draw
+            layer.parametrizations.weight[0].base.copy_(m.tensor(base))
         first = layer.weight
         y = layer(m.tensor(x))
         (y * y).sum().backward()
@@ -383,7 +387,8 @@ def test_orthogonal_trains_as_torchs(case):
 
 def test_orthogonal_assignment_and_errors_read_as_torchs():
     pytest.importorskip("jaxblitz.compat.linalg")
-    q = np.linalg.qr(RNG.standard_normal((3, 3)))[0].astype(np.float32)
+    q, r = np.linalg.qr(RNG.standard_normal((3, 3)))
+    q = (q * np.sign(np.diag(r))).astype(np.float32)  # kept or remade: the same
 
     def fn(m):
         orthogonal = m.nn.utils.parametrizations.orthogonal
