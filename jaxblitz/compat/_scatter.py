@@ -27,10 +27,11 @@ from jaxblitz.compat._gather import (
     where,
 )
 from jaxblitz.compat._linalg import _CPP
+from jaxblitz.compat._order import _numpy
 from jaxblitz.compat._tensor_base import TensorBase, wrap_dim
-from jaxblitz.compat.autograd.grad_mode import is_grad_enabled
+from jaxblitz.compat.autograd.grad_mode import is_grad_enabled, no_grad
 from jaxblitz.compat.autograd.graph import AutogradMixin, apply
-from jaxblitz.compat.creation import arange
+from jaxblitz.compat.creation import arange, full, tensor
 from jaxblitz.compat.inplace import _in_place
 from jaxblitz.compat.shape_ops import (
     _build,
@@ -482,6 +483,58 @@ def as_strided_scatter(
     )
 
 
+def unique_consecutive(
+    input: Tensor,
+    return_inverse: bool = False,
+    return_counts: bool = False,
+    dim: int | None = None,
+) -> Any:
+    """``torch.unique_consecutive``: each run of equal elements (or, with ``dim``,
+    of equal slices) kept once."""
+    _require_tensors("unique_consecutive", input)
+    a = _numpy(input, "unique_consecutive")
+    if dim is None:
+        work = a.reshape(-1, 1)
+    else:
+        axis = wrap_dim(dim, input.dim())
+        work = np.moveaxis(a, axis, 0)
+        work = work.reshape(work.shape[0], int(np.prod(work.shape[1:])))
+    n = work.shape[0]
+    starts = np.ones(n, bool)
+    if n > 1:
+        starts[1:] = (work[1:] != work[:-1]).any(axis=1)
+    picked = np.flatnonzero(starts)
+    values = a.reshape(-1)[picked] if dim is None else np.take(a, picked, axis=axis)
+    out = [tensor(values, dtype=input.dtype)]
+    if return_inverse:
+        inverse = np.cumsum(starts) - 1
+        out.append(
+            tensor(
+                inverse.reshape(a.shape if dim is None else (n,)), dtype=_dtype.int64
+            )
+        )
+    if return_counts:
+        out.append(tensor(np.diff(np.append(picked, n)), dtype=_dtype.int64))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def _diagonal_positions(self: Tensor, wrap: bool) -> np.ndarray:
+    """Flat positions of ``fill_diagonal_``'s main diagonal (torch's rule: every
+    size equal beyond 2-D; a tall matrix restarts below with ``wrap``)."""
+    shape = tuple(self.shape)
+    if len(shape) < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    if len(shape) > 2 and len(set(shape)) != 1:
+        raise RuntimeError("all dimensions of input must be of equal length")
+    if len(shape) == 2:
+        rows, cols = shape
+        end = rows * cols if wrap and rows > cols + 1 else min(rows, cols) * cols
+        return np.arange(0, end, cols + 1)
+    n = shape[0]
+    step = sum(n**k for k in range(len(shape)))
+    return np.arange(n) * step
+
+
 # ---------------------------------------------------------------------------
 # As Tensor methods
 # ---------------------------------------------------------------------------
@@ -498,6 +551,7 @@ _OPS = [
     "slice_scatter",
     "diagonal_scatter",
     "as_strided_scatter",
+    "unique_consecutive",
 ]
 # torch has ``x.name_(...)`` for these, writing into ``x``.
 _INPLACE = [
@@ -525,6 +579,13 @@ class ScatterMixin(AutogradMixin):
             )
         self._check_inplace()
         return self._inplace(masked_scatter(self, mask, source))
+
+    def fill_diagonal_(self, fill_value: Any, wrap: bool = False) -> Tensor:
+        """The main diagonal set to ``fill_value``."""
+        positions = _diagonal_positions(self, wrap)
+        with no_grad():
+            values = full((len(positions),), fill_value, dtype=self.dtype)
+        return self.put_(tensor(positions, dtype=_dtype.int64), values)
 
 
 for _name in _OPS:
