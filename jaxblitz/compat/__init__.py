@@ -293,6 +293,7 @@ from jaxblitz.compat._scatter import (  # noqa: E402 -- index and mask writes
     select_scatter,
     slice_scatter,
     take_along_dim,
+    unique_consecutive,
 )
 from jaxblitz.compat.serialization import load, save
 from jaxblitz.compat.shape_ops import (  # noqa: E402 -- views, as torch.* functions
