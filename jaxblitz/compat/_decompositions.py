@@ -42,6 +42,7 @@ class LinAlgError(RuntimeError):
 
 
 LinAlgError.__module__ = "torch._C"
+LinAlgError.__name__ = LinAlgError.__qualname__ = "_LinAlgError"  # as torch's
 
 
 def _return_type(name: str, fields: tuple[str, ...]) -> type:
@@ -259,7 +260,8 @@ def _cholesky_inverse_fn(L, *, upper):
 
 
 def _qr_fn(x, *, mode, which):
-    return jnp.linalg.qr(x, mode=mode)[which]
+    out = jnp.linalg.qr(x, mode=mode)
+    return out if mode == "r" else out[which]
 
 
 def _svd_fn(x, *, full, which):

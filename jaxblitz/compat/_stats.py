@@ -333,7 +333,7 @@ def _quantile(name: str, ignore_nan: bool):
             "SqueezeBackward4",
             _quantile_fn,
             input,
-            qs.detach(),
+            qs,
             axis=axis,
             keepdims=keepdim,
             interpolation=interpolation,
