@@ -901,6 +901,7 @@ def _run_optimizer_errors(info, row, cls, c_cls) -> list[Outcome]:
 
         try:
             c_kwargs = to_compat(oi.kwargs, {})
+            to_compat(fresh(params), {})  # (complex parameters: compat has none)
         except Unsupported as err:
             out.append(Outcome(row, name, UNSUPPORTED, f"argument: {err}"))
             continue
