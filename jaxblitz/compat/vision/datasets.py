@@ -1,5 +1,6 @@
 """Blitz 4, Training a classifier: ``torchvision.datasets`` -- ``CIFAR10``,
-``MNIST``, ``FashionMNIST`` (in :mod:`.mnist`) and ``Digits``, a bundled offline
+``MNIST``, ``FashionMNIST`` (in :mod:`.mnist`), ``ImageFolder`` and
+``DatasetFolder`` (in :mod:`.folder`) and ``Digits``, a bundled offline
 stand-in shaped like CIFAR-10.
 
 ``CIFAR10(root, train, transform, target_transform, download)`` reads what
@@ -29,15 +30,18 @@ from jaxblitz.compat.vision._base import (
     VisionDataset,
     not_found,
 )
+from jaxblitz.compat.vision.folder import DatasetFolder, ImageFolder
 from jaxblitz.compat.vision.mnist import MNIST, FashionMNIST, host_index
 from jaxblitz.data import archives, fetch
 from jaxblitz.data.limits import broken, decompressed, tar_members
 
 __all__ = [
     "CIFAR10",
+    "DatasetFolder",
     "Digits",
     "FakeData",
     "FashionMNIST",
+    "ImageFolder",
     "MNIST",
     "StandardTransform",
     "VisionDataset",

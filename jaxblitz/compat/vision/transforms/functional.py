@@ -10,6 +10,7 @@ nearest and nearest-exact), padding ``jnp.pad``, cropping a slice.
 
 from __future__ import annotations
 
+import math
 import numbers
 import warnings
 from collections.abc import Sequence
@@ -402,3 +403,652 @@ def to_grayscale(img: Any, num_output_channels: int = 1) -> Any:
         gray = np.array(img.convert("L"), dtype=np.uint8)
         return Image.fromarray(np.dstack([gray, gray, gray]))  # mode "RGB"
     raise ValueError("num_output_channels should be either 1 or 3")
+
+
+def _pil_only(img: Any, name: str) -> None:
+    """PIL images only: the tensor paths of ``name`` (grid sampling) are refused."""
+    if isinstance(img, Tensor):
+        raise NotImplementedError(
+            f"{name}: a tensor image is not supported by jaxblitz.compat.vision; "
+            "pass a PIL image"
+        )
+    if not _is_pil(img):
+        raise TypeError(f"img should be PIL Image. Got {type(img)}")
+
+
+def vflip(img: Any) -> Any:
+    if not isinstance(img, Tensor):
+        if not _is_pil(img):
+            raise TypeError(f"img should be PIL Image. Got {type(img)}")
+        return img.transpose(Image.Transpose.FLIP_TOP_BOTTOM)
+    _assert_image_tensor(img)
+    return img.flip((-2,))
+
+
+def resized_crop(
+    img: Any,
+    top: int,
+    left: int,
+    height: int,
+    width: int,
+    size: list[int],
+    interpolation: InterpolationMode = InterpolationMode.BILINEAR,
+    antialias: bool | None = True,
+) -> Any:
+    img = crop(img, top, left, height, width)
+    return resize(img, size, interpolation, antialias=antialias)
+
+
+def five_crop(img: Any, size: Any) -> tuple[Any, Any, Any, Any, Any]:
+    """The four corner crops and the centre crop of ``size``."""
+    if isinstance(size, numbers.Number):
+        size = (int(size), int(size))
+    elif isinstance(size, tuple | list) and len(size) == 1:
+        size = (size[0], size[0])
+    if len(size) != 2:
+        raise ValueError("Please provide only two dimensions (h, w) for size.")
+    _, image_height, image_width = get_dimensions(img)
+    crop_height, crop_width = size
+    if crop_width > image_width or crop_height > image_height:
+        msg = "Requested crop size {} is bigger than input size {}"
+        raise ValueError(msg.format(size, (image_height, image_width)))
+    tl = crop(img, 0, 0, crop_height, crop_width)
+    tr = crop(img, 0, image_width - crop_width, crop_height, crop_width)
+    bl = crop(img, image_height - crop_height, 0, crop_height, crop_width)
+    br = crop(
+        img,
+        image_height - crop_height,
+        image_width - crop_width,
+        crop_height,
+        crop_width,
+    )
+    center = center_crop(img, [crop_height, crop_width])
+    return tl, tr, bl, br, center
+
+
+def ten_crop(img: Any, size: Any, vertical_flip: bool = False) -> list[Any]:
+    """``five_crop`` of the image and of its (horizontal or vertical) flip."""
+    if isinstance(size, numbers.Number):
+        size = (int(size), int(size))
+    elif isinstance(size, tuple | list) and len(size) == 1:
+        size = (size[0], size[0])
+    if len(size) != 2:
+        raise ValueError("Please provide only two dimensions (h, w) for size.")
+    first_five = five_crop(img, size)
+    img = vflip(img) if vertical_flip else hflip(img)
+    return list(first_five) + list(five_crop(img, size))
+
+
+# colour: torchvision's _functional_tensor on tensors, ImageEnhance/ImageOps on PIL
+
+
+_UINT8_ONLY = "Only torch.uint8 image tensors are supported, but found {}"
+
+
+def _tensor_bound(img: Tensor) -> float | int:
+    return 1.0 if img.is_floating_point() else _max_value(img.dtype)
+
+
+def _channels(img: Tensor, permitted: list[int]) -> int:
+    _assert_image_tensor(img)
+    c = get_dimensions(img)[0]
+    if c not in permitted:
+        raise TypeError(
+            f"Input image tensor permitted channel values are {permitted}, but found "
+            f"{c}"
+        )
+    return c
+
+
+def _blend(img1: Tensor, img2: Tensor, ratio: float) -> Tensor:
+    ratio = float(ratio)
+    bound = _tensor_bound(img1)
+    return (ratio * img1 + (1.0 - ratio) * img2).clamp(0, bound).to(img1.dtype)
+
+
+def _check_factor(value: float, name: str) -> None:
+    if value < 0:
+        raise ValueError(f"{name} ({value}) is not non-negative.")
+
+
+def adjust_brightness(img: Any, brightness_factor: float) -> Any:
+    _check_factor(brightness_factor, "brightness_factor")
+    if not isinstance(img, Tensor):
+        return _enhance(img, "Brightness", brightness_factor)
+    _channels(img, [1, 3])
+    from jaxblitz.compat.creation import zeros_like
+
+    return _blend(img, zeros_like(img), brightness_factor)
+
+
+def adjust_contrast(img: Any, contrast_factor: float) -> Any:
+    _check_factor(contrast_factor, "contrast_factor")
+    if not isinstance(img, Tensor):
+        return _enhance(img, "Contrast", contrast_factor)
+    c = _channels(img, [3, 1])
+    dtype = img.dtype if img.is_floating_point() else _dtype.float32
+    gray = rgb_to_grayscale(img) if c == 3 else img
+    mean = gray.to(dtype).mean(dim=(-3, -2, -1), keepdim=True)
+    return _blend(img, mean, contrast_factor)
+
+
+def adjust_saturation(img: Any, saturation_factor: float) -> Any:
+    _check_factor(saturation_factor, "saturation_factor")
+    if not isinstance(img, Tensor):
+        return _enhance(img, "Color", saturation_factor)
+    if _channels(img, [1, 3]) == 1:
+        return img
+    return _blend(img, rgb_to_grayscale(img), saturation_factor)
+
+
+def adjust_sharpness(img: Any, sharpness_factor: float) -> Any:
+    _check_factor(sharpness_factor, "sharpness_factor")
+    if not isinstance(img, Tensor):
+        return _enhance(img, "Sharpness", sharpness_factor)
+    _channels(img, [1, 3])
+    if img.size(-1) <= 2 or img.size(-2) <= 2:
+        return img
+    return _blend(img, _blurred_degenerate_image(img), sharpness_factor)
+
+
+def _enhance(img: Any, name: str, factor: float) -> Any:
+    from PIL import ImageEnhance
+
+    if not _is_pil(img):
+        raise TypeError(f"img should be PIL Image. Got {type(img)}")
+    return getattr(ImageEnhance, name)(img).enhance(factor)
+
+
+def _conv_depthwise(img: Tensor, kernel: np.ndarray) -> Tensor:
+    """``conv2d`` of every channel of a float ``(..., C, H, W)`` image with
+    ``kernel`` (no padding), as torchvision's ``groups=C`` convolution."""
+    from jaxblitz.compat.nn.functional import conv2d
+
+    shape = img.shape
+    c = shape[-3]
+    x = img.reshape(-1, c, shape[-2], shape[-1])
+    k = as_tensor(np.broadcast_to(kernel, (c, 1) + kernel.shape).copy(), x.dtype)
+    y = conv2d(x, k, groups=c)
+    return y.reshape(*shape[:-2], y.shape[-2], y.shape[-1])
+
+
+def _blurred_degenerate_image(img: Tensor) -> Tensor:
+    dtype = img.dtype if img.is_floating_point() else _dtype.float32
+    kernel = np.ones((3, 3), dtype.np)
+    kernel[1, 1] = 5.0
+    kernel /= kernel.sum()
+    blurred = _conv_depthwise(img.to(dtype), kernel)
+    if not img.is_floating_point():
+        blurred = blurred.round()
+    blurred = blurred.to(img.dtype)
+    result = img.clone()
+    result[..., 1:-1, 1:-1] = blurred
+    return result
+
+
+def adjust_gamma(img: Any, gamma: float, gain: float = 1) -> Any:
+    if gamma < 0:
+        raise ValueError("Gamma should be a non-negative real number")
+    if not isinstance(img, Tensor):
+        if not _is_pil(img):
+            raise TypeError(f"img should be PIL Image. Got {type(img)}")
+        input_mode = img.mode
+        img = img.convert("RGB")
+        gamma_map = [
+            int((255 + 1 - 1e-3) * gain * pow(ele / 255.0, gamma)) for ele in range(256)
+        ] * 3
+        return img.point(gamma_map).convert(input_mode)
+    _channels(img, [1, 3])
+    result = img
+    if not img.is_floating_point():
+        result = convert_image_dtype(result, _dtype.float32)
+    result = (gain * result**gamma).clamp(0, 1)
+    return convert_image_dtype(result, img.dtype)
+
+
+def _rgb2hsv(img: Tensor) -> Tensor:
+    from jaxblitz import compat as torch
+
+    r, g, b = img.unbind(dim=-3)
+    maxc = img.amax(dim=-3)
+    minc = img.amin(dim=-3)
+    eqc = maxc == minc
+    cr = maxc - minc
+    ones = torch.ones_like(maxc)
+    s = cr / torch.where(eqc, ones, maxc)
+    cr_divisor = torch.where(eqc, ones, cr)
+    rc = (maxc - r) / cr_divisor
+    gc = (maxc - g) / cr_divisor
+    bc = (maxc - b) / cr_divisor
+    hr = (maxc == r) * (bc - gc)
+    hg = ((maxc == g) & (maxc != r)) * (2.0 + rc - bc)
+    hb = ((maxc != g) & (maxc != r)) * (4.0 + gc - rc)
+    h = torch.fmod((hr + hg + hb) / 6.0 + 1.0, 1.0)
+    return torch.stack((h, s, maxc), dim=-3)
+
+
+def _hsv2rgb(img: Tensor) -> Tensor:
+    from jaxblitz import compat as torch
+
+    h, s, v = img.unbind(dim=-3)
+    i = torch.floor(h * 6.0)
+    f = (h * 6.0) - i
+    i = i.to(_dtype.int32)
+    p = torch.clamp(v * (1.0 - s), 0.0, 1.0)
+    q = torch.clamp(v * (1.0 - s * f), 0.0, 1.0)
+    t = torch.clamp(v * (1.0 - s * (1.0 - f)), 0.0, 1.0)
+    i = i % 6
+    mask = i.unsqueeze(dim=-3) == torch.arange(6).view(-1, 1, 1)
+    a1 = torch.stack((v, q, p, p, t, v), dim=-3)
+    a2 = torch.stack((t, v, v, q, p, p), dim=-3)
+    a3 = torch.stack((p, p, t, v, v, q), dim=-3)
+    a4 = torch.stack((a1, a2, a3), dim=-4)
+    # torch: einsum("...ijk, ...xijk -> ...xjk", mask, a4), one-hot over i
+    return (mask.to(img.dtype).unsqueeze(-4) * a4).sum(-3)
+
+
+def adjust_hue(img: Any, hue_factor: float) -> Any:
+    if not (-0.5 <= hue_factor <= 0.5):
+        raise ValueError(f"hue_factor ({hue_factor}) is not in [-0.5, 0.5].")
+    if not isinstance(img, Tensor):
+        if not _is_pil(img):
+            raise TypeError(f"img should be PIL Image. Got {type(img)}")
+        input_mode = img.mode
+        if input_mode in {"L", "1", "I", "F"}:
+            return img
+        h, s, v = img.convert("HSV").split()
+        np_h = np.array(h, dtype=np.uint8)
+        with np.errstate(over="ignore"):  # uint8 addition wraps around
+            np_h += np.int32(hue_factor * 255).astype(np.uint8)
+        h = Image.fromarray(np_h, "L")
+        return Image.merge("HSV", (h, s, v)).convert(input_mode)
+    if _channels(img, [1, 3]) == 1:
+        return img
+    from jaxblitz import compat as torch
+
+    orig_dtype = img.dtype
+    hsv = _rgb2hsv(convert_image_dtype(img, _dtype.float32))
+    h, s, v = hsv.unbind(dim=-3)
+    h = (h + hue_factor) % 1.0
+    rgb = _hsv2rgb(torch.stack((h, s, v), dim=-3))
+    return convert_image_dtype(rgb, orig_dtype)
+
+
+def invert(img: Any) -> Any:
+    if not isinstance(img, Tensor):
+        if not _is_pil(img):
+            raise TypeError(f"img should be PIL Image. Got {type(img)}")
+        return ImageOps.invert(img)
+    _channels(img, [1, 3])
+    return _tensor_bound(img) - img
+
+
+def posterize(img: Any, bits: int) -> Any:
+    if not (0 <= bits <= 8):
+        raise ValueError(f"The number if bits should be between 0 and 8. Got {bits}")
+    if not isinstance(img, Tensor):
+        if not _is_pil(img):
+            raise TypeError(f"img should be PIL Image. Got {type(img)}")
+        return ImageOps.posterize(img, bits)
+    _channels(img, [1, 3])
+    if img.dtype != _dtype.uint8:
+        raise TypeError(_UINT8_ONLY.format(img.dtype))
+    mask = -int(2 ** (8 - bits))  # torch: img & mask, on uint8's two's complement
+    return img & (mask & 0xFF)
+
+
+def solarize(img: Any, threshold: float) -> Any:
+    if not isinstance(img, Tensor):
+        if not _is_pil(img):
+            raise TypeError(f"img should be PIL Image. Got {type(img)}")
+        return ImageOps.solarize(img, threshold)
+    from jaxblitz import compat as torch
+
+    _channels(img, [1, 3])
+    if threshold > _tensor_bound(img):
+        raise TypeError("Threshold should be less than bound of img.")
+    return torch.where(img >= threshold, invert(img), img)
+
+
+def autocontrast(img: Any) -> Any:
+    if not isinstance(img, Tensor):
+        if not _is_pil(img):
+            raise TypeError(f"img should be PIL Image. Got {type(img)}")
+        return ImageOps.autocontrast(img)
+    from jaxblitz import compat as torch
+
+    _channels(img, [1, 3])
+    bound = _tensor_bound(img)
+    dtype = img.dtype if img.is_floating_point() else _dtype.float32
+    minimum = img.amin(dim=(-2, -1), keepdim=True).to(dtype)
+    maximum = img.amax(dim=(-2, -1), keepdim=True).to(dtype)
+    scale = bound / (maximum - minimum)
+    eq_idxs = torch.isfinite(scale).logical_not()
+    minimum = torch.where(eq_idxs, torch.zeros_like(minimum), minimum)
+    scale = torch.where(eq_idxs, torch.ones_like(scale), scale)
+    return ((img - minimum) * scale).clamp(0, bound).to(img.dtype)
+
+
+def _equalize_channel(channel: np.ndarray) -> np.ndarray:
+    """torch: ``_scale_channel``, one uint8 ``(H, W)`` channel."""
+    hist = np.bincount(channel.reshape(-1), minlength=256)
+    nonzero_hist = hist[hist != 0]
+    step = int(nonzero_hist[:-1].sum()) // 255 if nonzero_hist.size else 0
+    if step == 0:
+        return channel
+    lut = (np.cumsum(hist) + step // 2) // step
+    lut = np.concatenate([[0], lut[:-1]]).clip(0, 255)
+    return lut[channel.astype(np.int64)].astype(np.uint8)
+
+
+def equalize(img: Any) -> Any:
+    if not isinstance(img, Tensor):
+        if not _is_pil(img):
+            raise TypeError(f"img should be PIL Image. Got {type(img)}")
+        return ImageOps.equalize(img)
+    _channels(img, [1, 3])
+    if img.dtype != _dtype.uint8:
+        raise TypeError(_UINT8_ONLY.format(img.dtype))
+    x = img.numpy()
+    flat = x.reshape(-1, x.shape[-2], x.shape[-1])
+    out = np.stack([_equalize_channel(ch) for ch in flat]).reshape(x.shape)
+    return from_numpy(out)
+
+
+def _gaussian_kernel1d(kernel_size: int, sigma: float) -> np.ndarray:
+    ksize_half = (kernel_size - 1) * 0.5
+    x = np.linspace(-ksize_half, ksize_half, kernel_size, dtype=np.float32)
+    pdf = np.exp(-0.5 * (x / np.float32(sigma)) ** 2)
+    return pdf / pdf.sum()
+
+
+def gaussian_blur(img: Any, kernel_size: Any, sigma: Any = None) -> Any:
+    """Blur with a ``kernel_size`` Gaussian (reflect padding); PIL images go
+    through the tensor path and back, as in torchvision."""
+    if not isinstance(kernel_size, int | list | tuple):
+        raise TypeError(
+            f"kernel_size should be int or a sequence of integers. Got "
+            f"{type(kernel_size)}"
+        )
+    if isinstance(kernel_size, int):
+        kernel_size = [kernel_size, kernel_size]
+    if len(kernel_size) != 2:
+        raise ValueError(
+            "If kernel_size is a sequence its length should be 2. Got "
+            f"{len(kernel_size)}"
+        )
+    for ksize in kernel_size:
+        if ksize % 2 == 0 or ksize < 0:
+            raise ValueError(
+                f"kernel_size should have odd and positive integers. Got {kernel_size}"
+            )
+    if sigma is None:
+        sigma = [ksize * 0.15 + 0.35 for ksize in kernel_size]
+    if sigma is not None and not isinstance(sigma, int | float | list | tuple):
+        raise TypeError(
+            f"sigma should be either float or sequence of floats. Got {type(sigma)}"
+        )
+    if isinstance(sigma, int | float):
+        sigma = [float(sigma), float(sigma)]
+    if isinstance(sigma, list | tuple) and len(sigma) == 1:
+        sigma = [sigma[0], sigma[0]]
+    if len(sigma) != 2:
+        raise ValueError(
+            f"If sigma is a sequence, its length should be 2. Got {len(sigma)}"
+        )
+    for s in sigma:
+        if s <= 0.0:
+            raise ValueError(f"sigma should have positive values. Got {sigma}")
+    t_img = img
+    if not isinstance(img, Tensor):
+        if not _is_pil(img):
+            raise TypeError(f"img should be PIL Image or Tensor. Got {type(img)}")
+        t_img = pil_to_tensor(img)
+    kx = _gaussian_kernel1d(kernel_size[0], sigma[0])
+    ky = _gaussian_kernel1d(kernel_size[1], sigma[1])
+    kernel = (ky[:, None] @ kx[None, :]).astype(np.float32)
+    dtype = t_img.dtype if t_img.is_floating_point() else _dtype.float32
+    padding = [kernel_size[0] // 2, kernel_size[0] // 2]
+    padding += [kernel_size[1] // 2, kernel_size[1] // 2]
+    x = pad(
+        t_img.to(dtype), [padding[0], padding[2], padding[1], padding[3]], 0, "reflect"
+    )
+    out = _conv_depthwise(x, kernel.astype(dtype.np))
+    if not t_img.is_floating_point():
+        out = out.round()
+    out = out.to(t_img.dtype)
+    if not isinstance(img, Tensor):
+        return to_pil_image(out, mode=img.mode)
+    return out
+
+
+def erase(
+    img: Tensor, i: int, j: int, h: int, w: int, v: Tensor, inplace: bool = False
+) -> Tensor:
+    """``img[..., i:i+h, j:j+w] = v``."""
+    if not isinstance(img, Tensor):
+        raise TypeError(f"img should be Tensor Image. Got {type(img)}")
+    if not inplace:
+        img = img.clone()
+    img[..., i : i + h, j : j + w] = v
+    return img
+
+
+# geometry on PIL images (Pillow's transform, as torchvision's _functional_pil)
+
+
+def _interp(interpolation: Any) -> Any:
+    if isinstance(interpolation, int):
+        interpolation = _FROM_INT[interpolation]
+    if not isinstance(interpolation, InterpolationMode):
+        raise TypeError(
+            "Argument interpolation should be a InterpolationMode or a corresponding "
+            "Pillow integer constant"
+        )
+    return _PIL_MODES[interpolation]
+
+
+def rotate(
+    img: Any,
+    angle: float,
+    interpolation: Any = InterpolationMode.NEAREST,
+    expand: bool = False,
+    center: list[int] | None = None,
+    fill: Any = None,
+) -> Any:
+    """Counter-clockwise rotation by ``angle`` degrees (PIL images)."""
+    if not isinstance(angle, int | float):
+        raise TypeError("Argument angle should be int or float")
+    if center is not None and not isinstance(center, list | tuple):
+        raise TypeError("Argument center should be a sequence")
+    _pil_only(img, "rotate")
+    opts = _parse_fill(fill, img, name="fillcolor")
+    return img.rotate(angle, _interp(interpolation), expand, center, **opts)
+
+
+def _get_inverse_affine_matrix(
+    center: list[float],
+    angle: float,
+    translate: list[float],
+    scale: float,
+    shear: list[float],
+    inverted: bool = True,
+) -> list[float]:
+    """torchvision's: the (inverse) affine matrix of rotation, scale, shear and
+    translation about ``center``."""
+    rot = math.radians(angle)
+    sx, sy = math.radians(shear[0]), math.radians(shear[1])
+    cx, cy = center
+    tx, ty = translate
+    a = math.cos(rot - sy) / math.cos(sy)
+    b = -math.cos(rot - sy) * math.tan(sx) / math.cos(sy) - math.sin(rot)
+    c = math.sin(rot - sy) / math.cos(sy)
+    d = -math.sin(rot - sy) * math.tan(sx) / math.cos(sy) + math.cos(rot)
+    if inverted:
+        matrix = [d, -b, 0.0, -c, a, 0.0]
+        matrix = [x / scale for x in matrix]
+        matrix[2] += matrix[0] * (-cx - tx) + matrix[1] * (-cy - ty)
+        matrix[5] += matrix[3] * (-cx - tx) + matrix[4] * (-cy - ty)
+        matrix[2] += cx
+        matrix[5] += cy
+    else:
+        matrix = [a, b, 0.0, c, d, 0.0]
+        matrix = [x * scale for x in matrix]
+        matrix[2] += matrix[0] * (-cx) + matrix[1] * (-cy)
+        matrix[5] += matrix[3] * (-cx) + matrix[4] * (-cy)
+        matrix[2] += cx + tx
+        matrix[5] += cy + ty
+    return matrix
+
+
+def affine(
+    img: Any,
+    angle: float,
+    translate: list[int],
+    scale: float,
+    shear: Any,
+    interpolation: Any = InterpolationMode.NEAREST,
+    fill: Any = None,
+    center: list[int] | None = None,
+) -> Any:
+    """Rotation, translation, scale and shear about the centre (PIL images)."""
+    if not isinstance(angle, int | float):
+        raise TypeError("Argument angle should be int or float")
+    if not isinstance(translate, list | tuple):
+        raise TypeError("Argument translate should be a sequence")
+    if len(translate) != 2:
+        raise ValueError("Argument translate should be a sequence of length 2")
+    if scale <= 0.0:
+        raise ValueError("Argument scale should be positive")
+    if not isinstance(shear, numbers.Number | list | tuple):
+        raise TypeError(
+            "Shear should be either a single value or a sequence of two values"
+        )
+    if isinstance(shear, numbers.Number):
+        shear = [shear, 0.0]
+    shear = list(shear)
+    if len(shear) == 1:
+        shear = [shear[0], shear[0]]
+    if len(shear) != 2:
+        raise ValueError(
+            f"Shear should be a sequence containing two values. Got {shear}"
+        )
+    _pil_only(img, "affine")
+    _, height, width = get_dimensions(img)
+    if center is None:
+        center = [width * 0.5, height * 0.5]
+    matrix = _get_inverse_affine_matrix(
+        center, float(angle), list(translate), scale, shear
+    )
+    opts = _parse_fill(fill, img, name="fillcolor")
+    return img.transform(img.size, Image.AFFINE, matrix, _interp(interpolation), **opts)
+
+
+def _get_perspective_coeffs(startpoints: Any, endpoints: Any) -> list[float]:
+    """The 8 coefficients mapping ``endpoints`` back to ``startpoints``."""
+    if len(startpoints) != 4 or len(endpoints) != 4:
+        raise ValueError(
+            "Please provide exactly four corners, got "
+            f"{len(startpoints)} startpoints and {len(endpoints)} endpoints."
+        )
+    a = np.zeros((8, 8), np.float64)
+    for i, (p1, p2) in enumerate(zip(endpoints, startpoints, strict=True)):
+        a[2 * i] = [p1[0], p1[1], 1, 0, 0, 0, -p2[0] * p1[0], -p2[0] * p1[1]]
+        a[2 * i + 1] = [0, 0, 0, p1[0], p1[1], 1, -p2[1] * p1[0], -p2[1] * p1[1]]
+    b = np.asarray(startpoints, np.float64).reshape(8)
+    res = np.linalg.lstsq(a, b, rcond=None)[0].astype(np.float32)
+    return [float(v) for v in res]
+
+
+def perspective(
+    img: Any,
+    startpoints: list[list[int]],
+    endpoints: list[list[int]],
+    interpolation: Any = InterpolationMode.BILINEAR,
+    fill: Any = None,
+) -> Any:
+    """Moves the four corners ``startpoints`` to ``endpoints`` (PIL images)."""
+    _pil_only(img, "perspective")
+    coeffs = _get_perspective_coeffs(startpoints, endpoints)
+    opts = _parse_fill(fill, img, name="fillcolor")
+    return img.transform(
+        img.size, Image.PERSPECTIVE, coeffs, _interp(interpolation), **opts
+    )
+
+
+def to_pil_image(pic: Any, mode: str | None = None) -> Any:
+    """CHW tensor or HWC ndarray -> PIL image (floats scaled by 255 to uint8)."""
+    if not isinstance(pic, Tensor | np.ndarray):
+        raise TypeError(f"pic should be Tensor or ndarray. Got {type(pic)}.")
+    if isinstance(pic, Tensor):
+        if pic.ndim not in {2, 3}:
+            raise ValueError(
+                f"pic should be 2/3 dimensional. Got {pic.ndim} dimensions."
+            )
+        if pic.ndim == 2:
+            pic = pic.unsqueeze(0)
+        if pic.shape[-3] > 4:
+            raise ValueError(
+                f"pic should not have > 4 channels. Got {pic.shape[-3]} channels."
+            )
+        is_float = pic.is_floating_point()
+        npimg = np.transpose(pic.detach().numpy(), (1, 2, 0))
+        if is_float and mode != "F":
+            npimg = (npimg * 255).astype(np.uint8)  # torch: pic.mul(255).byte()
+    else:
+        if pic.ndim not in {2, 3}:
+            raise ValueError(
+                f"pic should be 2/3 dimensional. Got {pic.ndim} dimensions."
+            )
+        if pic.ndim == 2:
+            pic = np.expand_dims(pic, 2)
+        if pic.shape[-1] > 4:
+            raise ValueError(
+                f"pic should not have > 4 channels. Got {pic.shape[-1]} channels."
+            )
+        npimg = pic
+    if np.issubdtype(npimg.dtype, np.floating) and mode != "F":
+        npimg = (npimg * 255).astype(np.uint8)
+    if npimg.shape[2] == 1:
+        expected_mode = None
+        npimg = npimg[:, :, 0]
+        if npimg.dtype == np.uint8:
+            expected_mode = "L"
+        elif npimg.dtype == np.int16:
+            expected_mode = "I;16"
+        elif npimg.dtype == np.int32:
+            expected_mode = "I"
+        elif npimg.dtype == np.float32:
+            expected_mode = "F"
+        if mode is not None and mode != expected_mode:
+            raise ValueError(
+                f"Incorrect mode ({mode}) supplied for input type {np.dtype}. "
+                f"Should be {expected_mode}"
+            )
+        mode = expected_mode
+    elif npimg.shape[2] == 2:
+        permitted = ["LA"]
+        if mode is not None and mode not in permitted:
+            raise ValueError(f"Only modes {permitted} are supported for 2D inputs")
+        if mode is None and npimg.dtype == np.uint8:
+            mode = "LA"
+    elif npimg.shape[2] == 4:
+        permitted = ["RGBA", "CMYK", "RGBX"]
+        if mode is not None and mode not in permitted:
+            raise ValueError(f"Only modes {permitted} are supported for 4D inputs")
+        if mode is None and npimg.dtype == np.uint8:
+            mode = "RGBA"
+    else:
+        permitted = ["RGB", "YCbCr", "HSV"]
+        if mode is not None and mode not in permitted:
+            raise ValueError(f"Only modes {permitted} are supported for 3D inputs")
+        if mode is None and npimg.dtype == np.uint8:
+            mode = "RGB"
+    if mode is None:
+        raise TypeError(f"Input type {npimg.dtype} is not supported")
+    arr = np.ascontiguousarray(npimg)
+    img = Image.fromarray(arr)
+    if img.mode != mode:
+        size = (arr.shape[1], arr.shape[0])
+        img = Image.frombuffer(mode, size, arr.tobytes(), "raw", mode, 0, 1)
+    return img
