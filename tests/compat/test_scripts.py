@@ -127,12 +127,28 @@ LANDMARKS = {
         "forward hook saw [(10, 6)]", "dy 6.75 d2y 9.0"],
     "text_classification.py": ["batch [1, 2, 3, 0] torch.Size([20]) [0, 5, 10, 15]",
                                "epoch 3 acc", "max bag"],
+    "char_rnn.py": ["lstm packed batch_sizes [8, 8, 8, 7, 6, 4, 1]",
+                    "gru state (4, 8, 12)", "lstm loss went down True",
+                    "gru unpacked (8, 7, 24) [6, 5, 6, 3, 7, 4, 6, 5]",
+                    "lstm keys ['rnn.weight_ih_l0', 'rnn.weight_hh_l0', "
+                    "'rnn.bias_ih_l0', 'rnn.bias_hh_l0', 'rnn.weight_ih_l0_reverse'",
+                    "backward start matches hn True"],
+    "transformer_lm.py": ["mask rows [[0.0, -inf, -inf, -inf], "
+                          "[0.0, 0.0, -inf, -inf]", "params 4811",
+                          "causal prefix unchanged True", "loss went down True",
+                          "sdpa head (2, 5, 16) True",
+                          "padded keys get no weight True", "padding ignored True"],
+    "samplers_data.py": ["weighted 30 [2, 4, 9]", "batch_sampler sizes [3, 3, 3, 1]",
+                         "iterable workers 2 [3, 4, 5, 6, 7, 8, 9] 42",
+                         "chain [0, 1, 2, 10, 11]", "stack 3 [[2, 3], 1] 10",
+                         "split is a partition True", "fraction split [5, 3, 2]"],
 }  # fmt: skip
 ON_TORCH = ["blitz_tensors.py", "blitz_nn.py", "blitz_data_parallel.py",
             "basics_tensors.py", "basics_autograd_model.py",
             "regression_example.py", "examples_polynomial.py", "nn_tutorial.py",
             "recipes_saveload.py", "recipes_modules.py",
-            "text_classification.py"]  # fmt: skip
+            "text_classification.py", "char_rnn.py", "transformer_lm.py",
+            "samplers_data.py"]  # fmt: skip
 
 RUNS = {name: _compat_run(SCRIPTS / name) for name in sorted(LANDMARKS)}
 TORCH_RUNS = (
