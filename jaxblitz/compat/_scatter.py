@@ -26,7 +26,6 @@ from jaxblitz.compat._gather import (
     gather,
     where,
 )
-from jaxblitz.compat._linalg import _CPP
 from jaxblitz.compat._order import _numpy
 from jaxblitz.compat._tensor_base import TensorBase, wrap_dim
 from jaxblitz.compat.autograd.grad_mode import is_grad_enabled, no_grad
@@ -164,6 +163,7 @@ def _same_slices(name: str, input: Tensor, dim: int, index: Tensor, source: Tens
     ):
         for d, (a, b) in enumerate(zip(shape_in, shape_src, strict=False)):
             if d != dim and a != b:
+                d = d if d < dim else d - 1  # torch counts the slice's dimensions
                 raise RuntimeError(
                     f"{name}_(): Source/destination tensor must have same slice "
                     f"shapes. Destination slice shape: {a} at dimension {d} and "
@@ -269,7 +269,7 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     if not _is_bool_mask(mask):
         raise RuntimeError(
             "masked_scatter_ only supports boolean masks, but got mask with dtype "
-            f"{_CPP[mask.dtype.np.name]}"
+            f"{mask.dtype.scalar_type}"
         )
     if source.dtype is not input.dtype:
         raise RuntimeError(
