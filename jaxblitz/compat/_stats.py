@@ -62,9 +62,17 @@ def _logcumsumexp_fn(x, *, axis):
     return _logcumsumexp(x, axis)
 
 
+def _cumulative_logsumexp(x, axis, reverse=False):
+    """torch's CPU scan, accumulated in double as its kernel does for float."""
+    wide = x.astype(jnp.float64) if x.dtype == jnp.float32 else x
+    return lax.cumlogsumexp(wide, axis=axis, reverse=reverse).astype(x.dtype)
+
+
 @functools.partial(jax.custom_vjp, nondiff_argnums=(1,))
 def _logcumsumexp(x, axis):
-    return lax.cumlogsumexp(x, axis=axis)
+    if not x.shape[axis]:
+        return x
+    return _cumulative_logsumexp(x, axis)
 
 
 def _logcumsumexp_fwd(x, axis):
@@ -76,11 +84,13 @@ def _logcumsumexp_bwd(axis, saved, g):
     # torch's formula (logcumsumexp_backward): the positive and negative parts of
     # the cotangent each summed in log space, from the end
     x, out = saved
+    if not x.shape[axis]:
+        return (g,)
     lowest = jnp.finfo(g.dtype).min
     log_abs = jnp.log(jnp.abs(g))
 
     def part(log_g):
-        rev = lax.cumlogsumexp(log_g - out, axis=axis, reverse=True)
+        rev = _cumulative_logsumexp(log_g - out, axis, reverse=True)
         return jnp.exp(rev + x)
 
     pos = part(jnp.where(g > 0, log_abs, lowest))
@@ -408,6 +418,22 @@ def cov(
             "cov(): expected aweights to have floating point dtype but got "
             f"aweights with {aweights.dtype.scalar_type} dtype"
         )
+    observations = input.shape[-1] if input.dim() else 1
+    for name, w in (("fweights", fweights), ("aweights", aweights)):
+        if w is None:
+            continue
+        if w.dim() > 1:
+            raise RuntimeError(
+                f"cov(): expected {name} to have one or fewer dimensions but got "
+                f"{name} with {w.dim()} dimensions"
+            )
+        if w.numel() != observations:
+            raise RuntimeError(
+                f"cov(): expected {name} to have the same numel as there are "
+                f"observations in the input but got {w.numel()} != {observations}"
+            )
+        if not isinstance(w._s.pending, jax.core.Tracer) and bool((w < 0).any()):
+            raise RuntimeError(f"cov(): {name} cannot be negative")
     if not input.dtype.is_floating_point:
         input = input.to(_dtype.get_default_dtype())
     return apply(
