@@ -397,15 +397,18 @@ def take(input: Tensor, index: Tensor) -> Tensor:
             "take(): Expected a long tensor for index, but got "
             f"{index.dtype.scalar_type}"
         )
-    n = input.numel()
-    values = _values(index, "take")
+    _check_flat(_values(index, "take"), input.numel())
+    return apply("TakeBackward0", _take_fn, input, index)
+
+
+def _check_flat(values: np.ndarray, n: int) -> None:
+    """torch's bounds check of flat indices into ``n`` elements (take, put)."""
     bad = values[(values < -n) | (values >= n)]
     if bad.size:
         raise IndexError(
             f"out of range: tried to access index {bad.flat[0]} on a tensor of {n} "
             "elements."
         )
-    return apply("TakeBackward0", _take_fn, input, index)
 
 
 def _is_bool_mask(mask: Any) -> bool:

@@ -94,6 +94,16 @@ def _random_ints(shape: tuple, low: int, high: int, generator: Any) -> jax.Array
         return (bits + jnp.uint64(low % 2**64)).astype(jnp.int64)
 
 
+def _check_probabilities(p: Tensor) -> None:
+    values = np.asarray(p._data)
+    if ((values < 0) | (values > 1)).any():
+        raise RuntimeError(
+            "Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could "
+            "this error message be improved?  If so, please report an enhancement "
+            "request to PyTorch.)"
+        )
+
+
 class RandomMixin(AutogradMixin):
     """``bernoulli``/``bernoulli_``, ``random_``, ``exponential_``, ``cauchy_``,
     ``geometric_`` and ``log_normal_``."""
@@ -106,13 +116,7 @@ class RandomMixin(AutogradMixin):
     def bernoulli_(self, p: Any = 0.5, *, generator: Any = None) -> Tensor:
         self._check_inplace()
         if isinstance(p, TensorBase):
-            probabilities = np.asarray(p._data)
-            if ((probabilities < 0) | (probabilities > 1)).any():
-                raise RuntimeError(
-                    "Expected p_in >= 0 && p_in <= 1 to be true, but got false.  "
-                    "(Could this error message be improved?  If so, please report "
-                    "an enhancement request to PyTorch.)"
-                )
+            _check_probabilities(p)
             u = _uniforms(tuple(self.shape), generator)
             with x64(True):
                 p_array = jnp.broadcast_to(p._data, tuple(self.shape))
@@ -205,13 +209,7 @@ def bernoulli(
         return empty_like(input).bernoulli_(p, generator=generator)
     if not input.dtype.is_floating_point:
         raise _not_implemented("bernoulli_tensor_cpu_p_", input.dtype)
-    values = np.asarray(input._data)
-    if ((values < 0) | (values > 1)).any():
-        raise RuntimeError(
-            "Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could "
-            "this error message be improved?  If so, please report an enhancement "
-            "request to PyTorch.)"
-        )
+    _check_probabilities(input)
     u = _uniforms(tuple(input.shape), generator)
     with x64(True):
         u = TensorBase._wrap(u.astype(input.dtype.np))

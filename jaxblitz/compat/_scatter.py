@@ -20,6 +20,7 @@ import numpy as np
 from jaxblitz.compat import _dtype
 from jaxblitz.compat._funnel import _require_tensors, _value
 from jaxblitz.compat._gather import (
+    _check_flat,
     _is_bool_mask,
     _scatter_reduce_fn,
     _values,
@@ -187,20 +188,28 @@ def _same_slices(name: str, input: Tensor, dim: int, index: Tensor, source: Tens
 # ---------------------------------------------------------------------------
 
 
+def _index_source_args(
+    name: str, input: Tensor, dim: int, index: Tensor, source: Tensor, wording: str
+) -> int:
+    """torch's checks of index_copy/index_reduce's index and source; the dim."""
+    dim = wrap_dim(dim, input.dim())
+    size = input.shape[dim] if input.dim() else 1
+    _index_vector(name, index, size, dim, wording)
+    _same_slices(name, input, dim, index, source)
+    if source.dtype is not input.dtype:
+        raise RuntimeError(
+            f"{name}_(): self and source expected to have the same dtype, but "
+            f"got (self) {input.dtype.scalar_type} and (source) "
+            f"{source.dtype.scalar_type}"
+        )
+    return dim
+
+
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     """``torch.index_copy``: ``source``'s slices written at ``index`` along ``dim``."""
     _require_tensors("index_copy", input)
     _require_tensors("index_copy", source)
-    dim = wrap_dim(dim, input.dim())
-    size = input.shape[dim] if input.dim() else 1
-    _index_vector("index_copy", index, size, dim, "copy")
-    _same_slices("index_copy", input, dim, index, source)
-    if source.dtype is not input.dtype:
-        raise RuntimeError(
-            "index_copy_(): self and source expected to have the same dtype, but "
-            f"got (self) {input.dtype.scalar_type} and (source) "
-            f"{source.dtype.scalar_type}"
-        )
+    dim = _index_source_args("index_copy", input, dim, index, source, "copy")
     return apply("IndexCopyBackward0", _index_copy_fn, input, index, source, dim=dim)
 
 
@@ -309,14 +318,7 @@ def put(
             f"elements, but got source.numel() = {source.numel()}, index.numel() = "
             f"{index.numel()}"
         )
-    n = input.numel()
-    values = _values(index, "put")
-    bad = values[(values < -n) | (values >= n)]
-    if bad.size:
-        raise IndexError(
-            f"out of range: tried to access index {bad.flat[0]} on a tensor of {n} "
-            "elements."
-        )
+    _check_flat(_values(index, "put"), input.numel())
     return apply(
         "PutBackward0", _put_fn, input, index, source, accumulate=bool(accumulate)
     )
@@ -340,16 +342,7 @@ def index_reduce(
             "index_reduce(): Expected reduce to be one of prod, mean, amax or amin "
             f"but got {reduce}."
         )
-    dim = wrap_dim(dim, input.dim())
-    size = input.shape[dim] if input.dim() else 1
-    _index_vector("index_reduce", index, size, dim, "reduce")
-    _same_slices("index_reduce", input, dim, index, source)
-    if source.dtype is not input.dtype:
-        raise RuntimeError(
-            "index_reduce_(): self and source expected to have the same dtype, but "
-            f"got (self) {input.dtype.scalar_type} and (source) "
-            f"{source.dtype.scalar_type}"
-        )
+    dim = _index_source_args("index_reduce", input, dim, index, source, "reduce")
     if reduce != "mean" and (input.requires_grad or source.requires_grad):
         raise NotImplementedError(
             f"index_reduce(reduce={reduce!r}) with autograd is not supported by "
@@ -553,15 +546,8 @@ _OPS = [
     "as_strided_scatter",
     "unique_consecutive",
 ]
-# torch has ``x.name_(...)`` for these, writing into ``x``.
-_INPLACE = [
-    "index_copy",
-    "index_fill",
-    "index_put",
-    "index_reduce",
-    "masked_scatter",
-    "put",
-]
+# torch has ``x.name_(...)`` for the first six (index_copy ... put), writing into x.
+_INPLACE = _OPS[:6]
 
 
 class ScatterMixin(AutogradMixin):
