@@ -197,3 +197,23 @@ def test_sampler_statistics():
     view.exponential_()
     a = x.numpy()
     assert a[0] == a[3] == 0.0 and (a[1:3] > 0).all()
+
+
+def test_post_accumulate_grad_hook():
+    def run(T):
+        x = T.ones(2, requires_grad=True)
+        seen = []
+        handle = x.register_post_accumulate_grad_hook(
+            lambda p: seen.append(p.grad.tolist())
+        )
+        (x * 3).sum().backward()
+        (x * 3).sum().backward()
+        handle.remove()
+        (x * 3).sum().backward()
+        x.register_post_accumulate_grad_hook(lambda p: p.grad.zero_())
+        (x * 3).sum().backward()
+        return seen, x.grad.tolist()
+
+    assert run(torch) == run(c)
+    with pytest.raises(RuntimeError, match="non-leaf"):
+        (c.ones(2, requires_grad=True) * 2).register_post_accumulate_grad_hook(print)

@@ -931,6 +931,28 @@ class AutogradMixin(TensorBase):
     def _accumulate(self, g: Any) -> None:
         if self._base is not None and not self.requires_grad_flag:
             return  # a view without history (see _view_requires): torch drops it
+        self._add_to_grad(g)
+        for hook in list(self.__dict__.get("_post_accumulate_hooks", ())):
+            if hook(self) is not None:
+                raise RuntimeError(
+                    "Tensor post accumulate grad hooks should return None."
+                )
+
+    def register_post_accumulate_grad_hook(self, hook: Callable) -> RemovableHandle:
+        """Call ``hook(tensor)`` after this leaf's gradient is added to ``.grad``."""
+        if not self.requires_grad:
+            raise RuntimeError(
+                "cannot register a hook on a tensor that doesn't require gradient"
+            )
+        if self._grad_fn is not None:
+            raise RuntimeError(
+                "post accumulate grad hooks cannot be registered on non-leaf tensors"
+            )
+        hooks = self.__dict__.setdefault("_post_accumulate_hooks", [])
+        hooks.append(hook)
+        return RemovableHandle(hooks, hook)
+
+    def _add_to_grad(self, g: Any) -> None:
         if self._hooks:
             g = _run_hooks(self._hooks, g)
         if isinstance(g, TensorBase):  # create_graph: .grad keeps its history
