@@ -52,6 +52,11 @@ def _is_pil(img: Any) -> bool:
     return isinstance(img, Image.Image)
 
 
+def _check_pil(img: Any) -> None:
+    if not _is_pil(img):
+        raise TypeError(f"img should be PIL Image. Got {type(img)}")
+
+
 def _assert_image_tensor(img: Tensor) -> None:
     if not img.ndim >= 2:
         raise TypeError("Tensor is not a torch image.")
@@ -312,8 +317,7 @@ def pad(img: Any, padding: Any, fill: Any = 0, padding_mode: str = "constant") -
 
 def _pad_pil(img: Any, padding: Any, fill: Any, padding_mode: str) -> Any:
     """torch: ``_functional_pil.pad``: ``ImageOps.expand`` or ``np.pad``."""
-    if not _is_pil(img):
-        raise TypeError(f"img should be PIL Image. Got {type(img)}")
+    _check_pil(img)
     if fill is not None and not isinstance(fill, numbers.Number | tuple | list):
         raise TypeError("Got inappropriate fill arg")
     p = _check_pad(padding, padding_mode)
@@ -359,8 +363,7 @@ def _parse_fill(fill: Any, img: Any, name: str = "fill") -> dict[str, Any]:
 
 def hflip(img: Any) -> Any:
     if not isinstance(img, Tensor):
-        if not _is_pil(img):
-            raise TypeError(f"img should be PIL Image. Got {type(img)}")
+        _check_pil(img)
         return img.transpose(Image.Transpose.FLIP_LEFT_RIGHT)
     _assert_image_tensor(img)
     return _kernels.flip_last(img)
@@ -395,8 +398,7 @@ def rgb_to_grayscale(img: Any, num_output_channels: int = 1) -> Any:
 
 def to_grayscale(img: Any, num_output_channels: int = 1) -> Any:
     """PIL image -> mode 'L' (or 'L' repeated as 'RGB')."""
-    if not _is_pil(img):
-        raise TypeError(f"img should be PIL Image. Got {type(img)}")
+    _check_pil(img)
     if num_output_channels == 1:
         return img.convert("L")
     if num_output_channels == 3:
@@ -412,14 +414,12 @@ def _pil_only(img: Any, name: str) -> None:
             f"{name}: a tensor image is not supported by jaxblitz.compat.vision; "
             "pass a PIL image"
         )
-    if not _is_pil(img):
-        raise TypeError(f"img should be PIL Image. Got {type(img)}")
+    _check_pil(img)
 
 
 def vflip(img: Any) -> Any:
     if not isinstance(img, Tensor):
-        if not _is_pil(img):
-            raise TypeError(f"img should be PIL Image. Got {type(img)}")
+        _check_pil(img)
         return img.transpose(Image.Transpose.FLIP_TOP_BOTTOM)
     _assert_image_tensor(img)
     return img.flip((-2,))
@@ -439,14 +439,19 @@ def resized_crop(
     return resize(img, size, interpolation, antialias=antialias)
 
 
-def five_crop(img: Any, size: Any) -> tuple[Any, Any, Any, Any, Any]:
-    """The four corner crops and the centre crop of ``size``."""
+def _crop_size(size: Any) -> tuple[int, int]:
     if isinstance(size, numbers.Number):
         size = (int(size), int(size))
     elif isinstance(size, tuple | list) and len(size) == 1:
         size = (size[0], size[0])
     if len(size) != 2:
         raise ValueError("Please provide only two dimensions (h, w) for size.")
+    return size
+
+
+def five_crop(img: Any, size: Any) -> tuple[Any, Any, Any, Any, Any]:
+    """The four corner crops and the centre crop of ``size``."""
+    size = _crop_size(size)
     _, image_height, image_width = get_dimensions(img)
     crop_height, crop_width = size
     if crop_width > image_width or crop_height > image_height:
@@ -468,12 +473,7 @@ def five_crop(img: Any, size: Any) -> tuple[Any, Any, Any, Any, Any]:
 
 def ten_crop(img: Any, size: Any, vertical_flip: bool = False) -> list[Any]:
     """``five_crop`` of the image and of its (horizontal or vertical) flip."""
-    if isinstance(size, numbers.Number):
-        size = (int(size), int(size))
-    elif isinstance(size, tuple | list) and len(size) == 1:
-        size = (size[0], size[0])
-    if len(size) != 2:
-        raise ValueError("Please provide only two dimensions (h, w) for size.")
+    size = _crop_size(size)
     first_five = five_crop(img, size)
     img = vflip(img) if vertical_flip else hflip(img)
     return list(first_five) + list(five_crop(img, size))
@@ -554,8 +554,7 @@ def adjust_sharpness(img: Any, sharpness_factor: float) -> Any:
 def _enhance(img: Any, name: str, factor: float) -> Any:
     from PIL import ImageEnhance
 
-    if not _is_pil(img):
-        raise TypeError(f"img should be PIL Image. Got {type(img)}")
+    _check_pil(img)
     return getattr(ImageEnhance, name)(img).enhance(factor)
 
 
@@ -590,8 +589,7 @@ def adjust_gamma(img: Any, gamma: float, gain: float = 1) -> Any:
     if gamma < 0:
         raise ValueError("Gamma should be a non-negative real number")
     if not isinstance(img, Tensor):
-        if not _is_pil(img):
-            raise TypeError(f"img should be PIL Image. Got {type(img)}")
+        _check_pil(img)
         input_mode = img.mode
         img = img.convert("RGB")
         gamma_map = [
@@ -651,8 +649,7 @@ def adjust_hue(img: Any, hue_factor: float) -> Any:
     if not (-0.5 <= hue_factor <= 0.5):
         raise ValueError(f"hue_factor ({hue_factor}) is not in [-0.5, 0.5].")
     if not isinstance(img, Tensor):
-        if not _is_pil(img):
-            raise TypeError(f"img should be PIL Image. Got {type(img)}")
+        _check_pil(img)
         input_mode = img.mode
         if input_mode in {"L", "1", "I", "F"}:
             return img
@@ -676,8 +673,7 @@ def adjust_hue(img: Any, hue_factor: float) -> Any:
 
 def invert(img: Any) -> Any:
     if not isinstance(img, Tensor):
-        if not _is_pil(img):
-            raise TypeError(f"img should be PIL Image. Got {type(img)}")
+        _check_pil(img)
         return ImageOps.invert(img)
     _channels(img, [1, 3])
     return _tensor_bound(img) - img
@@ -687,8 +683,7 @@ def posterize(img: Any, bits: int) -> Any:
     if not (0 <= bits <= 8):
         raise ValueError(f"The number if bits should be between 0 and 8. Got {bits}")
     if not isinstance(img, Tensor):
-        if not _is_pil(img):
-            raise TypeError(f"img should be PIL Image. Got {type(img)}")
+        _check_pil(img)
         return ImageOps.posterize(img, bits)
     _channels(img, [1, 3])
     if img.dtype != _dtype.uint8:
@@ -699,8 +694,7 @@ def posterize(img: Any, bits: int) -> Any:
 
 def solarize(img: Any, threshold: float) -> Any:
     if not isinstance(img, Tensor):
-        if not _is_pil(img):
-            raise TypeError(f"img should be PIL Image. Got {type(img)}")
+        _check_pil(img)
         return ImageOps.solarize(img, threshold)
     from jaxblitz import compat as torch
 
@@ -712,8 +706,7 @@ def solarize(img: Any, threshold: float) -> Any:
 
 def autocontrast(img: Any) -> Any:
     if not isinstance(img, Tensor):
-        if not _is_pil(img):
-            raise TypeError(f"img should be PIL Image. Got {type(img)}")
+        _check_pil(img)
         return ImageOps.autocontrast(img)
     from jaxblitz import compat as torch
 
@@ -743,8 +736,7 @@ def _equalize_channel(channel: np.ndarray) -> np.ndarray:
 
 def equalize(img: Any) -> Any:
     if not isinstance(img, Tensor):
-        if not _is_pil(img):
-            raise TypeError(f"img should be PIL Image. Got {type(img)}")
+        _check_pil(img)
         return ImageOps.equalize(img)
     _channels(img, [1, 3])
     if img.dtype != _dtype.uint8:
