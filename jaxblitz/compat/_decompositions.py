@@ -245,7 +245,7 @@ def _lower(L, upper):
     return jnp.swapaxes(L, -1, -2).conj() if upper else L
 
 
-def _cholesky_solve_fn(b, L, *, upper):
+def _triangular_solve_fn(b, L, *, upper):
     L = _lower(L, upper)
     y = lax.linalg.triangular_solve(L, b, left_side=True, lower=True)
     return lax.linalg.triangular_solve(
@@ -253,10 +253,25 @@ def _cholesky_solve_fn(b, L, *, upper):
     )
 
 
+def _as_gram(L, upper):
+    """``L L^H`` (``U^H U``) from every entry, for torch's gradients: its
+    backward treats the factor as a full matrix, though the forward reads one
+    triangle."""
+    Lh = jnp.swapaxes(L, -1, -2).conj()
+    return Lh @ L if upper else L @ Lh
+
+
+def _cholesky_solve_fn(b, L, *, upper):
+    exact = _triangular_solve_fn(b, L, upper=upper)
+    dense = jnp.linalg.solve(_as_gram(L, upper), b)
+    return dense + lax.stop_gradient(exact - dense)
+
+
 def _cholesky_inverse_fn(L, *, upper):
-    L = _lower(L, upper)
     eye = jnp.broadcast_to(jnp.eye(L.shape[-1], dtype=L.dtype), L.shape)
-    return _cholesky_solve_fn(eye, L, upper=False)
+    exact = _triangular_solve_fn(eye, L, upper=upper)
+    dense = jnp.linalg.inv(_as_gram(L, upper))
+    return dense + lax.stop_gradient(exact - dense)
 
 
 def _qr_fn(x, *, mode, which):
