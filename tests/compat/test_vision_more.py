@@ -330,7 +330,6 @@ def test_reprs_errors_and_refused_names():
         "TrivialAugmentWide",
         "AugMix",
         "ElasticTransform",
-        "LinearTransformation",
     ):
         with pytest.raises(NotImplementedError, match=name):
             getattr(T, name)()
@@ -398,3 +397,20 @@ def test_image_folder(tmp_path):
         str(tmp_path), is_valid_file=lambda p: p.endswith("1.png"), allow_empty=True
     )
     assert len(only_one) == 1
+
+
+def test_linear_transformation_against_torch():
+    m = RNG.standard_normal((12, 12)).astype(np.float32)
+    mean = RNG.standard_normal(12).astype(np.float32)
+    x = RNG.standard_normal((2, 3, 2, 2)).astype(np.float32)
+    want = (torch.from_numpy(x).view(-1, 12) - torch.from_numpy(mean)).mm(
+        torch.from_numpy(m)
+    )
+    lt = T.LinearTransformation(jtorch.from_numpy(m), jtorch.from_numpy(mean))
+    got = lt(jtorch.from_numpy(x))
+    assert got.shape == (2, 3, 2, 2)
+    np.testing.assert_allclose(got.numpy().reshape(2, 12), want.numpy(), rtol=1e-5)
+    with pytest.raises(ValueError, match="should be square"):
+        T.LinearTransformation(jtorch.zeros(2, 3), jtorch.zeros(2))
+    with pytest.raises(ValueError, match="incompatible shape"):
+        lt(jtorch.zeros(1, 2, 2))

@@ -1,6 +1,7 @@
 """Blitz 4, Training a classifier: ``torchvision`` stand-ins -- ``datasets``
-(CIFAR10, MNIST, FashionMNIST, Digits), ``transforms``, ``utils.make_grid`` and
-``models.resnet18``, read from torchvision's on-disk layouts, never downloaded.
+(CIFAR10, MNIST, FashionMNIST, Digits, ImageFolder), ``io``, ``transforms``,
+``utils.make_grid`` and ``models.resnet18``, read from torchvision's on-disk
+layouts, never downloaded.
 
     import jaxblitz.compat.vision as torchvision
     import jaxblitz.compat.vision.transforms as transforms

@@ -1,12 +1,23 @@
 """Blitz 4, Training a classifier: ``torchvision.transforms`` (v1 semantics).
 
-``Compose``, ``ToTensor``, ``PILToTensor``, ``Normalize``, ``Lambda``, ``Resize``,
-``CenterCrop``, ``Pad``, ``RandomCrop``, ``RandomHorizontalFlip``, ``Grayscale``,
-``ConvertImageDtype``, on PIL images (Pillow does the work, as in torchvision)
-and on tensors ``(..., C, H, W)`` (see :mod:`.functional`). As in torchvision,
-the ones that are ``torch.nn.Module`` there are compat ``nn.Module`` here, and
-the random ones draw from compat's global generator, so ``torch.manual_seed``
-makes them reproducible (the draws differ from PyTorch's, as all of compat's do).
+``Compose``, ``ToTensor``, ``PILToTensor``, ``ToPILImage``, ``Normalize``,
+``Lambda``, ``Resize``, ``CenterCrop``, ``Pad``, ``RandomCrop``,
+``RandomResizedCrop``, ``FiveCrop``/``TenCrop``, ``RandomHorizontalFlip``/
+``RandomVerticalFlip``, ``Grayscale``/``RandomGrayscale``, ``ColorJitter``,
+``GaussianBlur``, ``RandomErasing``,
+``RandomInvert``/``Posterize``/``Solarize``/
+``AdjustSharpness``/``Autocontrast``/``Equalize``, ``RandomApply``/``Choice``/
+``Order``, ``LinearTransformation``, ``ConvertImageDtype``, on PIL images
+(Pillow does the work, as in torchvision) and on tensors ``(..., C, H, W)`` (see
+:mod:`.functional`). As in torchvision, the ones that are ``torch.nn.Module``
+there are compat ``nn.Module`` here, and the random ones draw from compat's
+global generator, so ``torch.manual_seed`` makes them reproducible (the draws
+differ from PyTorch's, as all of compat's do; ``RandomOrder`` and
+``RandomChoice`` use Python's ``random``, as torchvision's). ``RandomRotation``,
+``RandomAffine`` and ``RandomPerspective`` take PIL images only (torchvision's
+tensor paths grid-sample); ``AutoAugment``, ``RandAugment``,
+``TrivialAugmentWide``, ``AugMix`` and ``ElasticTransform`` raise
+NotImplementedError.
 """
 
 from __future__ import annotations
@@ -1016,8 +1027,50 @@ class _Refused:
         )
 
 
-class LinearTransformation(_Refused):
-    pass
+class LinearTransformation(Module):
+    """``(x.view(-1, C*H*W) - mean_vector) @ transformation_matrix`` (a whitening,
+    say), reshaped back."""
+
+    def __init__(self, transformation_matrix: Tensor, mean_vector: Tensor) -> None:
+        super().__init__()
+        size = tuple(transformation_matrix.size())
+        if transformation_matrix.size(0) != transformation_matrix.size(1):
+            raise ValueError(
+                f"transformation_matrix should be square. Got {size} rectangular "
+                "matrix."
+            )
+        if mean_vector.size(0) != transformation_matrix.size(0):
+            raise ValueError(
+                f"mean_vector should have the same length {mean_vector.size(0)} as "
+                f"any one of the dimensions of the transformation_matrix [{size}]"
+            )
+        if transformation_matrix.dtype != mean_vector.dtype:
+            raise ValueError(
+                "Input tensors should have the same dtype. Got "
+                f"{transformation_matrix.dtype} and {mean_vector.dtype}"
+            )
+        self.transformation_matrix = transformation_matrix
+        self.mean_vector = mean_vector
+
+    def forward(self, tensor: Tensor) -> Tensor:
+        shape = tensor.shape
+        n = shape[-3] * shape[-2] * shape[-1]
+        if n != self.transformation_matrix.shape[0]:
+            raise ValueError(
+                "Input tensor and transformation matrix have incompatible shape."
+                f"[{shape[-3]} x {shape[-2]} x {shape[-1]}] != "
+                f"{self.transformation_matrix.shape[0]}"
+            )
+        flat_tensor = tensor.view(-1, n) - self.mean_vector
+        matrix = self.transformation_matrix.to(flat_tensor.dtype)
+        return flat_tensor.mm(matrix).view(shape)
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__name__}(transformation_matrix="
+            f"{self.transformation_matrix.tolist()}, "
+            f"mean_vector={self.mean_vector.tolist()})"
+        )
 
 
 class ElasticTransform(_Refused):
