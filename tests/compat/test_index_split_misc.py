@@ -210,8 +210,12 @@ def test_post_accumulate_grad_hook():
         (x * 3).sum().backward()
         handle.remove()
         (x * 3).sum().backward()
-        x.register_post_accumulate_grad_hook(lambda p: p.grad.zero_())
+        x.register_post_accumulate_grad_hook(lambda p: p.grad.mul_(0).tolist().clear())
         (x * 3).sum().backward()
+        y = T.ones(1, requires_grad=True)
+        y.register_post_accumulate_grad_hook(lambda p: p.grad)
+        with pytest.raises(RuntimeError, match="should return None"):
+            y.sum().backward()
         return seen, x.grad.tolist()
 
     assert run(torch) == run(c)

@@ -933,10 +933,14 @@ class AutogradMixin(TensorBase):
             return  # a view without history (see _view_requires): torch drops it
         self._add_to_grad(g)
         for hook in list(self.__dict__.get("_post_accumulate_hooks", ())):
-            if hook(self) is not None:
-                raise RuntimeError(
-                    "Tensor post accumulate grad hooks should return None."
+            result = hook(self)
+            if result is None or result is self:  # torch lets the tensor back
+                continue
+            if not isinstance(result, TensorBase):
+                raise TypeError(
+                    f"expected Variable, but hook returned '{type(result).__name__}'"
                 )
+            raise RuntimeError("Tensor post accumulate grad hooks should return None.")
 
     def register_post_accumulate_grad_hook(self, hook: Callable) -> RemovableHandle:
         """Call ``hook(tensor)`` after this leaf's gradient is added to ``.grad``."""
