@@ -33,10 +33,11 @@ from jaxblitz.compat._decompositions import (
     svdvals,
 )
 from jaxblitz.compat._decompositions import inverse as inv
-from jaxblitz.compat._funnel import _abs, _norm_fn, _require_tensors
+from jaxblitz.compat._funnel import _abs, _no_grad, _norm_fn, _require_tensors
 from jaxblitz.compat._reduce import _dim
 from jaxblitz.compat._tensor_base import wrap_dim
 from jaxblitz.compat.autograd.graph import apply
+from jaxblitz.compat.creation import zeros
 
 if TYPE_CHECKING:
     from jaxblitz.compat.tensor import Tensor
@@ -126,22 +127,52 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
     return apply("LinalgSolveExBackward0", _solve_fn, A, B, vector=vector)
 
 
+_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
+
+
+def _residuals_fn(a, b, *, vector):
+    x = _lstsq_fn(a, b, vector=vector)
+    r = (a @ x[..., None])[..., 0] - b if vector else a @ x - b
+    return jnp.sum(r * r, axis=-1 if vector else -2)
+
+
+def _nothing_fn(a, b):
+    return jnp.zeros((0,), a.dtype) + 0 * jnp.sum(a) + 0 * jnp.sum(b)
+
+
+def _rank_fn(a, *, rcond):
+    s = jnp.linalg.svd(a, compute_uv=False)
+    top = jnp.max(s, axis=-1, keepdims=True) if s.shape[-1] else s
+    return jnp.sum(s > rcond * top, axis=-1).astype(jnp.int64)
+
+
 def lstsq(A: Tensor, B: Tensor, rcond: Any = None, *, driver: Any = None):
-    """``torch.linalg.lstsq``: the solution, from the pseudo-inverse; the
-    residuals, rank and singular values empty (as torch's default CPU driver
-    ``gelsy`` leaves the residuals and singular values)."""
-    if rcond is not None:
-        raise NotImplementedError(
-            "linalg.lstsq: rcond is not supported by jaxblitz.compat"
-        )
+    """``torch.linalg.lstsq``: the least-squares solution (the minimum-norm one,
+    from the pseudo-inverse), and what torch's CPU ``driver`` reports besides:
+    the rank (all but ``gels``), the singular values (``gelsd``, ``gelss``) and
+    the residuals (all but ``gelsy``, for tall full-rank matrices)."""
     _matrices("linalg.lstsq", A, square=False)
     _floating("linalg.lstsq", A)
+    driver = "gelsy" if driver is None else driver
+    if driver not in _DRIVERS:
+        raise RuntimeError(
+            f"torch.linalg.lstsq: parameter `driver` should be one of {_DRIVERS}"
+        )
+    m, n = A.shape[-2:]
+    if rcond is None:
+        rcond = float(np.finfo(A.dtype.np).eps) * builtins.max(m, n)
     vector = B.dim() == A.dim() - 1
     X = apply("LinalgLstsqBackward0", _lstsq_fn, A, B, vector=vector)
-    from jaxblitz.compat.creation import zeros
-
     empty = zeros(0, dtype=A.dtype)
-    return _Lstsq(X, empty, zeros(0, dtype=_dtype.int64), empty)
+    rank = zeros(0, dtype=_dtype.int64)
+    if driver != "gels":
+        rank = _no_grad(_rank_fn, A, rcond=float(rcond))
+    values = svdvals(A).detach() if driver in ("gelsd", "gelss") else empty
+    residuals = apply("LinalgLstsqBackward0", _nothing_fn, A, B)
+    full = driver == "gels" or bool((rank == builtins.min(m, n)).all())
+    if driver != "gelsy" and m > n and full:
+        residuals = apply("LinalgLstsqBackward0", _residuals_fn, A, B, vector=vector)
+    return _Lstsq(X, residuals, rank, values)
 
 
 def vector_norm(
