@@ -115,7 +115,14 @@ def _key(generator: Generator | None) -> jax.Array:
     return (generator or default_generator).next_key()
 
 
-def draw(sample: Any, key: jax.Array, shape: tuple, dtype: Any, *static: Any):
+def draw(
+    sample: Any,
+    key: jax.Array,
+    shape: tuple,
+    dtype: Any,
+    *static: Any,
+    operands: tuple = (),
+):
     """``sample(key, shape, dtype, *static)`` -- ``jax.random.uniform``, ``normal``
     or ``randint`` -- with the same values, compiled once per size class.
 
@@ -125,17 +132,21 @@ def draw(sample: Any, key: jax.Array, shape: tuple, dtype: Any, *static: Any):
     (:func:`_size_class`) and cut to ``shape``: the random program, slow to
     compile (BENCHMARKS.md), is shared by every shape of a class, and a new shape
     compiles only a slice. Under tracing (``torch.compile``), or with another
-    random implementation, it draws exactly n, the same values.
+    random implementation, it draws exactly n, the same values. ``operands``
+    (``randint``'s bounds) are arguments of the program, not part of it: a new
+    value compiles nothing.
     """
     n = int(np.prod(shape, dtype=np.int64))
     if isinstance(key, jax.core.Tracer) or not n:
-        return sample(key, (n,), dtype, *static).reshape(shape)
+        return sample(key, (n,), dtype, *operands, *static).reshape(shape)
     prefix = jax.config.jax_threefry_partitionable and (
         isinstance(key, np.ndarray)  # host key data: threefry (see Generator)
         or str(jax.random.key_impl(key)) == "threefry2x32"
     )
     size = _size_class(n) if prefix else n
-    flat = _draw_flat(key, size=size, dtype=dtype, sample=sample, static=static)
+    flat = _draw_flat(
+        key, *operands, size=size, dtype=dtype, sample=sample, static=static
+    )
     return _cut(flat, n=n, shape=tuple(shape))
 
 
@@ -149,8 +160,8 @@ def _size_class(n: int) -> int:
 
 
 @functools.partial(jax.jit, static_argnames=("size", "dtype", "sample", "static"))
-def _draw_flat(key, *, size, dtype, sample, static):
-    return sample(key, (size,), dtype, *static)
+def _draw_flat(key, *operands, size, dtype, sample, static):
+    return sample(key, (size,), dtype, *operands, *static)
 
 
 def _cut(flat: jax.Array, *, n: int, shape: tuple) -> jax.Array:
@@ -659,7 +670,7 @@ def randint(
         )
     dt = _dtype.to_dtype(dtype or _dtype.int64).np
     with x64(True):  # drawn as int64; torch allows any dtype (floats hold ints)
-        array = draw(_randint, _key(generator), shape, np.int64, low, high)
+        array = draw(_randint, _key(generator), shape, np.int64, operands=(low, high))
         array = array.astype(dt)
     return _finish(array, None, device, False)
 

@@ -278,3 +278,13 @@ def test_torch_namespace_twins_of_functional_ops_match_torch():
     ref = real.adaptive_max_pool1d(real.tensor(x), 3)
     np.testing.assert_array_equal(values.numpy(), ref[0].numpy())
     assert indices.tolist() == ref[1].tolist()
+
+
+def test_randint_with_new_bounds_compiles_no_new_program(caplog):
+    """``randint``'s bounds are arguments of its program: a loop drawing below a
+    changing bound (a random crop's offsets) compiles once."""
+    torch.randint(0, 5, (3,))
+    with jax.log_compiles(True), caplog.at_level(logging.WARNING):
+        values = [torch.randint(-2, high, (3,)).tolist() for high in (7, 11, 1000)]
+    assert [r for r in caplog.records if "Compiling" in r.getMessage()] == []
+    assert all(-2 <= v < high for vs, high in zip(values, (7, 11, 1000)) for v in vs)
