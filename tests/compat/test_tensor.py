@@ -287,4 +287,8 @@ def test_randint_with_new_bounds_compiles_no_new_program(caplog):
     with jax.log_compiles(True), caplog.at_level(logging.WARNING):
         values = [torch.randint(-2, high, (3,)).tolist() for high in (7, 11, 1000)]
     assert [r for r in caplog.records if "Compiling" in r.getMessage()] == []
-    assert all(-2 <= v < high for vs, high in zip(values, (7, 11, 1000)) for v in vs)
+    assert all(
+        -2 <= v < high
+        for vs, high in zip(values, (7, 11, 1000), strict=True)
+        for v in vs
+    )
