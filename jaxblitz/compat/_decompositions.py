@@ -12,6 +12,7 @@ on the host once the value is known, with torch's messages.
 from __future__ import annotations
 
 import builtins
+import functools
 from typing import TYPE_CHECKING, Any
 
 import jax
@@ -233,7 +234,43 @@ def _inv_fn(x):
 
 
 def _pinv_fn(x, *, rtol, hermitian):
-    return jnp.linalg.pinv(x, rtol=rtol, hermitian=hermitian)
+    if hermitian:
+        return _hermitian_pinv(x, rtol)
+    return jnp.linalg.pinv(x, rtol=rtol)
+
+
+def _lower_hermitian(x):
+    """The Hermitian matrix of ``x``'s lower triangle (eigh's ``UPLO="L"``)."""
+    lower = jnp.tril(x, -1)
+    diagonal = jnp.tril(jnp.triu(x))
+    return lower + jnp.swapaxes(lower, -1, -2).conj() + diagonal
+
+
+@functools.partial(jax.custom_vjp, nondiff_argnums=(1,))
+def _hermitian_pinv(x, rtol):
+    return jnp.linalg.pinv(_lower_hermitian(x), rtol=rtol, hermitian=True)
+
+
+def _hermitian_pinv_fwd(x, rtol):
+    p = _hermitian_pinv(x, rtol)
+    return p, (x, p)
+
+
+def _hermitian_pinv_bwd(rtol, saved, g):
+    # torch's pinv_backward, with the input as given (every entry)
+    a, p = saved
+    ph, gh = _mh(p), _mh(g)
+    k = gh @ p
+    kph = k @ ph
+    grad = -_mh(p @ k) + kph - (a @ p) @ kph + (ph @ p) @ (gh - k @ a)
+    return (grad,)
+
+
+def _mh(x):
+    return jnp.swapaxes(x, -1, -2).conj()
+
+
+_hermitian_pinv.defvjp(_hermitian_pinv_fwd, _hermitian_pinv_bwd)
 
 
 def _cholesky_fn(x, *, upper):
