@@ -6,6 +6,7 @@ of torch's ``derivatives.yaml`` as a custom VJP."""
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import TYPE_CHECKING, Any
 
@@ -202,24 +203,94 @@ def _trigamma(x):
     return jnp.where(small, -1, 1) * (result + series / x)
 
 
+# Cephes' Euler-Maclaurin coefficients in torch's zeta
+_ZETA_A = (
+    12.0,
+    -720.0,
+    30240.0,
+    -1209600.0,
+    47900160.0,
+    -1.8924375803183791606e9,
+    7.47242496e10,
+    -2.950130727918164224e12,
+    1.1646782814350067249e14,
+    -4.5979787224074726105e15,
+    1.8152105401943546773e17,
+    -7.1661652561756670113e18,
+)
+_MACHEP = 1.11022302462515654042e-16
+
+
+def _zeta(x: float, q):
+    """torch's Hurwitz zeta(x, q) for an integer x > 1, step for step (its sum
+    runs until the term is below machine precision and past q = 9, then the
+    Euler-Maclaurin tail), in float64 as torch's CPU accumulates."""
+    q = q.astype(jnp.float64)
+
+    def small(b, s):
+        return (-_MACHEP * s < b) & (b < _MACHEP * s)
+
+    def cond(c):
+        i, a, _, _, done = c
+        return jnp.any(~done & ((i < 9) | (a <= 9)))
+
+    def body(c):
+        i, a, b, s, done = c
+        go = ~done & ((i < 9) | (a <= 9))
+        a2 = a + 1
+        b2 = a2**-x
+        s2 = s + b2
+        return (
+            i + go,
+            jnp.where(go, a2, a),
+            jnp.where(go, b2, b),
+            jnp.where(go, s2, s),
+            done | (go & small(b2, s2)),
+        )
+
+    pole = (q <= 0) & (q == jnp.floor(q))  # torch: inf at 0 and the negative ints
+    zero = jnp.zeros_like(q)
+    start = (jnp.zeros(q.shape, jnp.int32), q, zero, q**-x, pole)
+    _, a, b, s, done = jax.lax.while_loop(cond, body, start)
+    w = a
+    tail = s + b * w / (x - 1) - 0.5 * b
+    s = jnp.where(done, s, tail)
+    fac, k = jnp.ones_like(q), 0.0
+    for coefficient in _ZETA_A:
+        fac = fac * (x + k)
+        b = b / w
+        t = fac * b / coefficient
+        s = jnp.where(done, s, s + t)
+        done = done | (jnp.abs(t / s) < _MACHEP)
+        k += 1
+        fac = fac * (x + k)
+        b = b / w
+        k += 1
+    return jnp.where(pole, jnp.inf, s)
+
+
 def _polygamma(n: int, x):
     if n == 0:
         return _digamma(x)
     if n == 1:
         return _trigamma(x)
-    # torch's zeta is inf at a pole (0 and the negative integers; JAX: NaN)
-    pole = (x <= 0) & (x == jnp.floor(x))
-    return jnp.where(pole, (-1) ** (n + 1) * jnp.inf, jss.polygamma(n, x))
+    factorial = jnp.asarray(math.exp(math.lgamma(n + 1)), x.dtype)
+    sign = 1 if n % 2 else -1
+    return sign * factorial * _zeta(n + 1.0, x).astype(x.dtype)
+
+
+@functools.cache
+def _polygamma_v(n: int):
+    """polygamma(n, .) whose VJP is torch's, polygamma(n + 1, .), itself so."""
+
+    def bwd(x, out, g):
+        return (g * _polygamma_v(n + 1)(x),)
+
+    return _torch_vjp(functools.partial(_polygamma, n), bwd)
 
 
 def _polygamma_fn(x, *, n, dt):
-    def value(x):
-        return _polygamma(n, x)
-
-    def bwd(x, out, g):  # torch: grad * polygamma(n + 1, self)
-        return (g * _polygamma(n + 1, x),)
-
-    return _torch_vjp(value, bwd)(x.astype(dt))
+    return _polygamma_v(n)(x.astype(dt))
 
 
 def _lgamma_bwd(x, out, g):
@@ -235,14 +306,21 @@ def _digamma_bwd(x, out, g):
 
 
 _digamma_v = _torch_vjp(_digamma, _digamma_bwd)
-_lgamma = _torch_vjp(jss.gammaln, _lgamma_bwd)
+
+
+def _lgamma_value(x):
+    # C's lgamma is exactly 0 at 1 and 2 (JAX's approximation is off by an ulp)
+    return jnp.where((x == 1) | (x == 2), 0, jss.gammaln(x)).astype(x.dtype)
+
+
+_lgamma = _torch_vjp(_lgamma_value, _lgamma_bwd)
 _i0 = _torch_vjp(jss.i0, _i0_bwd)
 
 
 def _mvlgamma_fn(x, *, p, dt):
     x = x.astype(dt)
     js = jnp.arange(p, dtype=dt) / 2  # torch: sum over j of lgamma(x - j / 2)
-    terms = jss.gammaln(x[..., None] - js)
+    terms = _lgamma(x[..., None] - js)
     return jnp.sum(terms, axis=-1) + p * (p - 1) / 4 * math.log(math.pi)
 
 

@@ -62,6 +62,9 @@ def test_polygamma_and_its_gradient_at_poles_match_torch():
     for n in (1, 2):
         _same(lambda lib, x, n=n: lib.polygamma(n, x), EDGES)
     _same(lambda lib, x: x.polygamma(1), EDGES[:4])
+    negative = np.array([-7.3, -2.5, -0.5, 0.3, 9.7, -30.2])  # torch's zeta series
+    for n in (2, 5):
+        _same(lambda lib, x, n=n: lib.polygamma(n, x), negative)
 
 
 def test_logit_with_eps_clamps_and_zeroes_the_gradient_outside():
