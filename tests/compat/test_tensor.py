@@ -292,3 +292,11 @@ def test_randint_with_new_bounds_compiles_no_new_program(caplog):
         for vs, high in zip(values, (7, 11, 1000), strict=True)
         for v in vs
     )
+
+
+def test_the_flip_method_takes_its_dims_as_ints_too():
+    x = torch.arange(6).reshape(1, 2, 3)
+    assert x.flip(-2).tolist() == [[[3, 4, 5], [0, 1, 2]]]
+    assert x.flip(0, 1).tolist() == x.flip((0, 1)).tolist() == [[[3, 4, 5], [0, 1, 2]]]
+    with pytest.raises(TypeError, match="must be tuple of ints, not int"):
+        torch.flip(x, -2)  # torch.flip itself wants a sequence, as torch's
