@@ -845,4 +845,21 @@ _METHODS = """
 for _name in _METHODS:
     setattr(MathMixin, _name, globals()[_name])
 MathMixin.diag = _shape_ops.diag  # x.diag(k): torch.diag (compat/shape_ops.py)
+
+
+def _flip_method(self: Any, *dims: Any, **kwargs: Any) -> Any:
+    """``x.flip(0)``, ``x.flip(0, 1)``, ``x.flip((0, 1))``: the method takes its
+    dims as ints too (``torch.flip`` itself wants a sequence)."""
+    if "dims" in kwargs and not dims:  # by keyword: a sequence, as torch's
+        return flip(self, kwargs.pop("dims"), **kwargs)
+    if kwargs:
+        raise TypeError(
+            f"flip() got an unexpected keyword argument '{next(iter(kwargs))}'"
+        )
+    if len(dims) == 1 and not isinstance(dims[0], int):
+        dims = dims[0]
+    return flip(self, dims)
+
+
+MathMixin.flip = _flip_method
 MathMixin.polygamma = _special_math.polygamma_method  # x.polygamma(n)
