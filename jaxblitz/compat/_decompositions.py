@@ -504,16 +504,21 @@ def matrix_power(input: Tensor, n: int) -> Tensor:
     return result
 
 
+def _of_square(what: str, grad_fn: str, fn, input: Tensor, **static) -> Tensor:
+    """``fn`` of a batch of square floating matrices, with torch's checks."""
+    _matrices(what, input)
+    _floating(what, input)
+    return apply(grad_fn, fn, input, **static)
+
+
 def matrix_exp(input: Tensor) -> Tensor:
-    _matrices("linalg.matrix_exp", input)
-    _floating("linalg.matrix_exp", input)
-    return apply("LinalgMatrixExpBackward0", _matrix_exp_fn, input)
+    return _of_square(
+        "linalg.matrix_exp", "LinalgMatrixExpBackward0", _matrix_exp_fn, input
+    )
 
 
 def det(input: Tensor) -> Tensor:
-    _matrices("linalg.det", input)
-    _floating("linalg.det", input)
-    return apply("LinalgDetBackward0", _det_fn, input)
+    return _of_square("linalg.det", "LinalgDetBackward0", _det_fn, input)
 
 
 def _slogdet(input: Tensor, result: type, what: str = "linalg.slogdet"):
@@ -530,9 +535,7 @@ def slogdet(input: Tensor):
 
 def logdet(input: Tensor) -> Tensor:
     """``torch.logdet``: NaN for a negative determinant, -inf for a zero one."""
-    _matrices("linalg.slogdet", input)
-    _floating("linalg.slogdet", input)
-    return apply("WhereBackward0", _logdet_fn, input)
+    return _of_square("linalg.slogdet", "WhereBackward0", _logdet_fn, input)
 
 
 def inverse(input: Tensor) -> Tensor:
@@ -567,9 +570,7 @@ def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
 
 
 def _cholesky(what: str, name: str, input: Tensor, upper: bool) -> Tensor:
-    _matrices(what, input)
-    _floating(what, input)
-    L = apply(name, _cholesky_fn, input, upper=bool(upper))
+    L = _of_square(what, name, _cholesky_fn, input, upper=bool(upper))
     _check_positive_definite(what, input, L)
     return L
 
@@ -600,10 +601,12 @@ def cholesky_solve(input: Tensor, input2: Tensor, upper: bool = False) -> Tensor
 
 
 def cholesky_inverse(input: Tensor, upper: bool = False) -> Tensor:
-    _matrices("cholesky_inverse", input)
-    _floating("cholesky_inverse", input)
-    return apply(
-        "CholeskyInverseBackward0", _cholesky_inverse_fn, input, upper=bool(upper)
+    return _of_square(
+        "cholesky_inverse",
+        "CholeskyInverseBackward0",
+        _cholesky_inverse_fn,
+        input,
+        upper=bool(upper),
     )
 
 

@@ -343,7 +343,7 @@ def _quantile(name: str, ignore_nan: bool):
             "SqueezeBackward4",
             _quantile_fn,
             input,
-            qs,
+            qs if interpolation == "linear" else qs.detach(),  # torch's q path
             axis=axis,
             keepdims=keepdim,
             interpolation=interpolation,
