@@ -64,7 +64,8 @@ def _dims_tuple(name: str, dims: Any) -> tuple:
 def flip(input: Tensor, dims: Any) -> Tensor:
     """``torch.flip``: a copy with the order of ``dims`` reversed."""
     _require_tensors("flip", input)
-    axis = _dim(_dims_tuple("flip", dims), input.dim()) if dims else ()
+    dims = _dims_tuple("flip", dims)  # an int is refused, as torch's (not 0 dims)
+    axis = _dim(dims, input.dim()) if dims else ()
     axis = () if axis is None else axis
     return apply("FlipBackward0", _flip_fn, input, axis=axis)
 

@@ -55,7 +55,13 @@ PASSED, UNSUPPORTED, SILENT, SKIPPED = "passed", "not supported", "silent", "ski
 # that: float32 gets 1e-4 relative (a wrong formula is off by far more).
 TOLERANCE = {torch.float32: {"rtol": 1e-4, "atol": 1e-5}}
 # Ops whose values are undefined (uninitialised memory): shapes and dtypes only.
-UNDEFINED_VALUES = {"empty", "empty_like", "new_empty", "empty_strided"}
+UNDEFINED_VALUES = {
+    "empty",
+    "empty_like",
+    "new_empty",
+    "empty_strided",
+    "new_empty_strided",
+}
 
 
 @dataclass(frozen=True)
@@ -568,6 +574,8 @@ def _offered(op) -> bool:
     if name is not None:
         return hasattr(compat_F, name)
     if hasattr(compat, op.name) or hasattr(compat.Tensor, op.name):
+        return True
+    if "." in op.name and _resolve(compat, op.name) is not None:  # linalg.det
         return True
     return any(_resolve(compat, a.name) is not None for a in op.aliases)
 

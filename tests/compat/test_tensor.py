@@ -300,3 +300,10 @@ def test_the_flip_method_takes_its_dims_as_ints_too():
     assert x.flip(0, 1).tolist() == x.flip((0, 1)).tolist() == [[[3, 4, 5], [0, 1, 2]]]
     with pytest.raises(TypeError, match="must be tuple of ints, not int"):
         torch.flip(x, -2)  # torch.flip itself wants a sequence, as torch's
+
+
+def test_torch_flip_refuses_dim_0_as_an_int_instead_of_flipping_nothing():
+    x = torch.arange(6).reshape(2, 3)
+    with pytest.raises(TypeError, match="must be tuple of ints, not int"):
+        torch.flip(x, 0)
+    assert x.flip(0).tolist() == [[3, 4, 5], [0, 1, 2]]
