@@ -71,6 +71,21 @@ from jaxblitz.compat._dtype import (
     short,
     uint8,
 )
+from jaxblitz.compat._random_inplace import bernoulli  # noqa: E402
+from jaxblitz.compat._scatter import (  # noqa: E402 -- index and mask writes
+    as_strided_scatter,
+    diagonal_scatter,
+    index_copy,
+    index_fill,
+    index_put,
+    index_reduce,
+    masked_scatter,
+    put,
+    select_scatter,
+    slice_scatter,
+    take_along_dim,
+    unique_consecutive,
+)
 from jaxblitz.compat._stats import (
     aminmax,
     corrcoef,
@@ -84,6 +99,7 @@ from jaxblitz.compat._stats import (
     nanquantile,
     quantile,
 )
+from jaxblitz.compat._tensor_base import layout, strided  # noqa: E402
 from jaxblitz.compat.autograd.grad_mode import (
     enable_grad,
     inference_mode,
@@ -280,23 +296,8 @@ from jaxblitz.compat.ops import (
     var_mean,
     where,
 )
-from jaxblitz.compat._random_inplace import bernoulli  # noqa: E402
-from jaxblitz.compat._scatter import (  # noqa: E402 -- index and mask writes
-    as_strided_scatter,
-    diagonal_scatter,
-    index_copy,
-    index_fill,
-    index_put,
-    index_reduce,
-    masked_scatter,
-    put,
-    select_scatter,
-    slice_scatter,
-    take_along_dim,
-    unique_consecutive,
-)
 from jaxblitz.compat.serialization import load, save
-from jaxblitz.compat.shape_ops import (  # noqa: E402 -- views, as torch.* functions
+from jaxblitz.compat.shape_ops import (  # noqa: E402 -- views, as torch.* functions  # noqa: E402 -- splits and copies
     as_strided,
     broadcast_shapes,
     broadcast_tensors,
@@ -308,15 +309,20 @@ from jaxblitz.compat.shape_ops import (  # noqa: E402 -- views, as torch.* funct
     diag,
     diagonal,
     diff,
+    dsplit,
     flatten,
+    hsplit,
     index_add,
     moveaxis,
     movedim,
     narrow,
+    narrow_copy,
     permute,
+    ravel,
     reshape,
     select,
     split,
+    split_with_sizes,
     squeeze,
     stack,
     swapaxes,
@@ -326,22 +332,15 @@ from jaxblitz.compat.shape_ops import (  # noqa: E402 -- views, as torch.* funct
     transpose,
     unbind,
     unflatten,
-    unsqueeze,
-)
-from jaxblitz.compat.shape_ops import (  # noqa: E402 -- splits and copies
-    dsplit,
-    hsplit,
-    narrow_copy,
-    ravel,
-    split_with_sizes,
     unsafe_chunk,
     unsafe_split,
     unsafe_split_with_sizes,
+    unsqueeze,
     vsplit,
 )
-from jaxblitz.compat._tensor_base import layout, strided  # noqa: E402
-from jaxblitz.compat.tensor import Size, Tensor
 from jaxblitz.compat.tensor import (  # noqa: E402 -- a real tensor's complex parts
+    Size,
+    Tensor,
     conj,
     imag,
     is_complex,

@@ -28,6 +28,13 @@ from jaxblitz.compat._tensor_base import _as_int, wrap_dim
 from jaxblitz.compat.autograd.graph import apply, apply_saving
 from jaxblitz.compat.backends import _precision
 from jaxblitz.compat.nn._convnd import conv_nd_fn
+from jaxblitz.compat.nn.bilinear import bilinear  # noqa: F401
+from jaxblitz.compat.nn.ctc import ctc_loss  # noqa: F401
+from jaxblitz.compat.nn.distance import (  # noqa: F401 -- torch.nn.functional's
+    cosine_similarity,
+    pairwise_distance,
+    pdist,
+)
 from jaxblitz.compat.nn.losses import (  # noqa: F401 -- torch.nn.functional's losses
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
@@ -37,11 +44,6 @@ from jaxblitz.compat.nn.losses import (  # noqa: F401 -- torch.nn.functional's l
     mse_loss,
     nll_loss,
     smooth_l1_loss,
-)
-from jaxblitz.compat.nn.distance import (  # noqa: F401 -- torch.nn.functional's
-    cosine_similarity,
-    pairwise_distance,
-    pdist,
 )
 from jaxblitz.compat.nn.losses_likelihood import (  # noqa: F401
     gaussian_nll_loss,
@@ -59,8 +61,6 @@ from jaxblitz.compat.nn.losses_margin import (  # noqa: F401
     triplet_margin_loss,
     triplet_margin_with_distance_loss,
 )
-from jaxblitz.compat.nn.bilinear import bilinear  # noqa: F401
-from jaxblitz.compat.nn.ctc import ctc_loss  # noqa: F401
 from jaxblitz.compat.tensor import Tensor
 
 # -- pure JAX functions --------------------------------------------------------
