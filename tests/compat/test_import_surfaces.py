@@ -355,3 +355,21 @@ def test_a_distributed_sampler_feeds_a_data_loader():
         theirs.set_epoch(epoch)
         seen = [int(v) for (batch,) in loader for v in batch]
         assert seen == list(theirs) and len(loader) == 3
+
+
+@pytest.mark.parametrize(
+    ("namespace", "name"),
+    [("nn", "SyncBatchNorm"), ("nn.functional", "scaled_mm"), ("optim", "SparseAdam")],
+)
+def test_a_torch_name_compat_does_not_offer_is_refused_with_its_reason(namespace, name):
+    """``nn.SyncBatchNorm`` raises NotImplementedError naming it and why; it is
+    also an AttributeError, so ``hasattr`` answers False and ``getattr`` with a
+    default gives the default."""
+    module = ct
+    for part in namespace.split("."):
+        module = getattr(module, part)
+    with pytest.raises(NotImplementedError, match=f"torch.{namespace}.{name} is not"):
+        getattr(module, name)
+    assert not hasattr(module, name) and getattr(module, name, None) is None
+    with pytest.raises(AttributeError, match="no attribute 'Nope'"):
+        module.Nope  # noqa: B018

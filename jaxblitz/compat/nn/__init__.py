@@ -1,5 +1,6 @@
 """Blitz 3, "Neural Networks": ``torch.nn``."""
 
+from jaxblitz.compat import _not_offered
 from jaxblitz.compat.nn import functional, init, utils
 from jaxblitz.compat.nn.activation import (
     CELU,
@@ -352,3 +353,6 @@ __all__ = [
     "init",
     "utils",
 ]
+
+# torch names compat does not offer: refused by name, with the reason
+__getattr__ = _not_offered.refuser(__name__, "torch.nn")

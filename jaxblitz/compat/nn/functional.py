@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxblitz import kernels, models
-from jaxblitz.compat import _dtype, _funnel, ops
+from jaxblitz.compat import _dtype, _funnel, _not_offered, ops
 from jaxblitz.compat._funnel import _check_arguments
 from jaxblitz.compat._tensor_base import _as_int, wrap_dim
 from jaxblitz.compat.autograd.graph import apply, apply_saving
@@ -887,3 +887,6 @@ from jaxblitz.compat.nn.upsampling import (  # noqa: E402, F401
 )
 
 pad = _padding.pad  # assigned: importing it would clash with _pool_size's 'pad'
+
+# torch names compat does not offer: refused by name, with the reason
+__getattr__ = _not_offered.refuser(__name__, "torch.nn.functional")

@@ -5,6 +5,7 @@
     optimizer = optim.SGD(net.parameters(), lr=0.001, momentum=0.9)
 """
 
+from jaxblitz.compat import _not_offered
 from jaxblitz.compat.optim import lr_scheduler
 from jaxblitz.compat.optim.adafactor import Adafactor
 from jaxblitz.compat.optim.adam import Adam, AdamW
@@ -33,3 +34,6 @@ __all__ = [
     "Rprop",
     "lr_scheduler",
 ]
+
+# torch names compat does not offer: refused by name, with the reason
+__getattr__ = _not_offered.refuser(__name__, "torch.optim")
