@@ -34,6 +34,7 @@ from jaxblitz.compat._tensor_base import (
     _type_name,
     from_host,
     sizes,
+    strided,
 )
 
 if TYPE_CHECKING:
@@ -198,12 +199,24 @@ def _infer(data: Any) -> _dtype.dtype:
     return _dtype.get_default_dtype()
 
 
+def _check_layout(name: str, layout: Any) -> None:
+    """torch's ``layout=`` of a factory: compat's tensors are all strided."""
+    if layout is not None and layout is not strided:
+        raise NotImplementedError(
+            f"{name}: layout={layout} is not supported by jaxblitz.compat (its "
+            "tensors are torch.strided)"
+        )
+
+
 def _placed(fn):
     """A factory call whose tensor goes to an accelerator makes its values there
     (JAX's default device set to it meanwhile), not on the CPU and copied over."""
 
     @functools.wraps(fn)
-    def placed(*args: Any, device: Any = None, **kwargs: Any) -> Tensor:
+    def placed(
+        *args: Any, device: Any = None, layout: Any = None, **kwargs: Any
+    ) -> Tensor:
+        _check_layout(fn.__name__, layout)
         where = _dtype.factory_device(device)
         target = _dtype.placement(where)
         if target is None:
@@ -451,9 +464,14 @@ def ones(
 
 
 def empty(
-    *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
+    *size: Any,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+    layout: Any = None,
 ) -> Tensor:
     """``torch.empty``: JAX has no uninitialised memory, so zeros."""
+    _check_layout("empty", layout)
     size = _size("empty", size)
     return zeros(size, dtype=dtype, device=device, requires_grad=requires_grad)
 

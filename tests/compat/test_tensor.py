@@ -307,3 +307,12 @@ def test_torch_flip_refuses_dim_0_as_an_int_instead_of_flipping_nothing():
     with pytest.raises(TypeError, match="must be tuple of ints, not int"):
         torch.flip(x, 0)
     assert x.flip(0).tolist() == [[3, 4, 5], [0, 1, 2]]
+
+
+def test_factories_take_torch_strided_as_layout_and_refuse_others_by_name():
+    for make in (torch.zeros, torch.ones, torch.rand, torch.empty):
+        assert make(2, layout=torch.strided).shape == (2,)
+    assert torch.ones_like(torch.ones(2), layout=torch.strided).shape == (2,)
+    assert torch.normal(1.0, 2.0, (3,), layout=torch.strided).shape == (3,)
+    with pytest.raises(NotImplementedError, match="layout=sparse is not supported"):
+        torch.zeros(2, layout="sparse")
