@@ -17,6 +17,7 @@ import math
 import warnings
 from typing import Any
 
+from jaxblitz.compat import _dtype
 from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.creation import rand
 from jaxblitz.compat.nn.module import Module
@@ -70,7 +71,8 @@ def _dropout(
         noise = (*input.shape[:2], *(1,) * (input.dim() - 2))
     else:
         noise = tuple(input.shape)
-    keep = rand(*noise, dtype=input.dtype, device=input.device) >= p
+    where = _dtype.tensor_device(input)  # None inside torch.compile's trace
+    keep = rand(*noise, dtype=input.dtype, device=where) >= p
     keep = keep.to(input.dtype)
     if p == 1:  # torch: multiplied by zero (NaN stays NaN)
         out = apply("MulBackward0", _dropout_fn, input, keep, scale=0.0)
