@@ -209,7 +209,9 @@ def _attention(
         scale = 1.0 / math.sqrt(query.shape[-1])
     keep = None
     if dropout_p > 0:
-        u = creation.rand(*scores, dtype=query.dtype, device=query.device)
+        u = creation.rand(
+            *scores, dtype=query.dtype, device=_dtype.tensor_device(query)
+        )
         scale_kept = 0.0 if dropout_p == 1 else 1.0 / (1 - dropout_p)  # as F.dropout
         keep = (u >= dropout_p).to(query.dtype) * scale_kept
     return apply(
@@ -367,7 +369,9 @@ def _in_projection(q, k, v, w_q, w_k, w_v, b_q=None, b_k=None, b_v=None):
 
 def _pad_one(mask: Tensor) -> Tensor:
     """torch's ``F.pad(mask, (0, 1))``: one more key, not masked."""
-    zero = creation.zeros(*mask.shape[:-1], 1, dtype=mask.dtype, device=mask.device)
+    zero = creation.zeros(
+        *mask.shape[:-1], 1, dtype=mask.dtype, device=_dtype.tensor_device(mask)
+    )
     return cat([mask, zero], -1)
 
 
@@ -517,8 +521,12 @@ def multi_head_attention_forward(
     v = _heads(v, static_v, "static_v", bsz * num_heads, head_dim)
     if add_zero_attn:  # one more key and value of zeros
         zero = (bsz * num_heads, 1, head_dim)
-        k = cat([k, creation.zeros(zero, dtype=k.dtype, device=k.device)], 1)
-        v = cat([v, creation.zeros(zero, dtype=v.dtype, device=v.device)], 1)
+        k = cat(
+            [k, creation.zeros(zero, dtype=k.dtype, device=_dtype.tensor_device(k))], 1
+        )
+        v = cat(
+            [v, creation.zeros(zero, dtype=v.dtype, device=_dtype.tensor_device(v))], 1
+        )
         if attn_mask is not None:
             attn_mask = _pad_one(attn_mask)
         if key_padding_mask is not None:

@@ -18,6 +18,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
+from jaxblitz.compat import _dtype
 from jaxblitz.compat._tensor_base import wrap_dim
 from jaxblitz.compat._unary import _check_fits
 from jaxblitz.compat.autograd.graph import apply
@@ -360,7 +361,7 @@ def rrelu(
     if not training:
         slope = (lower + upper) / 2
         return _run(name, _leaky_relu_fn, input, inplace, slope=slope)
-    noise = rand(*input.shape, dtype=input.dtype, device=input.device)
+    noise = rand(*input.shape, dtype=input.dtype, device=_dtype.tensor_device(input))
     noise = noise * (upper - lower) + lower
     return _run(name, _rrelu_fn, input, inplace, noise)
 
@@ -407,7 +408,9 @@ def gumbel_softmax(
     if eps != 1e-10:
         warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
     # torch: -log(Exp(1)); an Exp(1) draw is -log(U), U ~ U(0, 1]
-    uniform = 1 - rand(*logits.shape, dtype=logits.dtype, device=logits.device)
+    uniform = 1 - rand(
+        *logits.shape, dtype=logits.dtype, device=_dtype.tensor_device(logits)
+    )
     gumbels = -(-uniform.log()).log()
     y_soft = ((logits + gumbels) / tau).softmax(dim)
     if not hard:

@@ -79,7 +79,7 @@ def _split(name: str, flat: Tensor, shapes: list[tuple[int, ...]]) -> list[Tenso
 
 
 def _dropout_keep(shape: tuple[int, ...], p: float, like: Tensor) -> Tensor:
-    u = creation.rand(*shape, dtype=like.dtype, device=like.device)
+    u = creation.rand(*shape, dtype=like.dtype, device=_dtype.tensor_device(like))
     scale = 0.0 if p == 1 else 1.0 / (1 - p)  # torch: p=1 multiplies by zero
     return apply("DropoutBackward0", _rnn_scan.dropout_keep_fn, u, p=p, scale=scale)
 
