@@ -1,0 +1,159 @@
+"""What ported training scripts import besides the model code -- ``torch.jit``,
+``torch.testing``, ``torch.utils.tensorboard``, ``torch.hub``, ``torch.profiler``
+-- against PyTorch: the same results and warnings, or a refusal by name at use."""
+
+from __future__ import annotations
+
+import importlib
+import warnings
+
+import numpy as np
+import pytest
+
+import jaxblitz.compat as ct
+
+pt = pytest.importorskip("torch")
+
+
+def caught(make):
+    """``make()``'s result and the (category, message) of each warning it gave."""
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        result = make()
+    return result, [(w.category.__name__, str(w.message)) for w in seen]
+
+
+@pytest.mark.parametrize("name", ["jit"])
+def test_each_surface_is_an_importable_module_and_an_attribute(name):
+    module = importlib.import_module(f"jaxblitz.compat.{name}")
+    attribute = ct
+    for part in name.split("."):
+        attribute = getattr(attribute, part)
+    assert attribute is module
+
+
+# -- torch.jit -----------------------------------------------------------------
+
+
+def _nets():
+    """A compat net and a torch net with the same weights."""
+    theirs = pt.nn.Sequential(pt.nn.Linear(3, 4), pt.nn.Dropout(0.5))
+    ours = ct.nn.Sequential(ct.nn.Linear(3, 4), ct.nn.Dropout(0.5))
+    ours.load_state_dict(
+        {k: ct.tensor(v.numpy()) for k, v in theirs.state_dict().items()}
+    )
+    return ours, theirs
+
+
+@pytest.mark.parametrize(
+    "make",
+    [lambda t, m: t.jit.script(m), lambda t, m: t.jit.trace(m, t.ones(2, 3))],
+    ids=["script", "trace"],
+)
+def test_script_and_trace_give_the_module_that_runs_and_trains_as_the_original(
+    make,
+):
+    net, torch_net = _nets()
+    ours, our_warnings = caught(lambda: make(ct, net))
+    theirs, their_warnings = caught(lambda: make(pt, torch_net))
+    assert our_warnings == their_warnings[:1]  # torch's trace warns twice more
+    assert ours is net and list(ours.state_dict()) == list(theirs.state_dict())
+    assert ours.training and not isinstance(ours, ct.jit.ScriptModule)
+    ours.eval()
+    torch_net.eval()  # (torch's traced module would keep the example's training path)
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    np.testing.assert_allclose(
+        ours(ct.tensor(x)).detach().numpy(),
+        torch_net(pt.tensor(x)).detach().numpy(),
+        rtol=1e-6,
+    )
+    assert not net.training
+
+
+def test_a_scripted_function_follows_the_values_on_every_call():
+    def sign_flip(x):
+        return x if float(x.sum()) > 0 else -x
+
+    (scripted, traced), seen = caught(
+        lambda: (ct.jit.script(sign_flip), ct.jit.trace(sign_flip, ct.ones(2)))
+    )
+    assert scripted is traced is sign_flip
+    assert [message for _, message in seen] == [
+        "`torch.jit.script` is deprecated. Please switch to `torch.compile` or "
+        "`torch.export`.",
+        "`torch.jit.trace` is deprecated. Please switch to `torch.compile` or "
+        "`torch.export`.",
+    ]
+    assert traced(ct.tensor([-1.0, -2.0])).tolist() == [1.0, 2.0]
+
+
+def test_the_decorators_and_queries_answer_as_torchs():
+    def f(x):
+        return x + 1
+
+    for torch in (ct, pt):
+        assert torch.jit.ignore(f) is f and torch.jit.unused(f) is f
+        assert torch.jit.export(f) is f
+        assert torch.jit.script_if_tracing(f)(1) == 2
+        assert torch.jit.is_scripting() is torch.jit.is_tracing() is False
+        assert torch.jit.annotate(list[int], [3]) == [3]
+        assert torch.jit.Final[int] == __import__("typing").Final[int]
+    ours, our_warnings = caught(lambda: ct.jit.ignore(drop=True)(f))
+    _, their_warnings = caught(lambda: pt.jit.ignore(drop=True)(f))
+    assert ours is f and our_warnings == their_warnings
+    with pytest.raises(RuntimeError, match="must be a bool or a function but got 3"):
+        ct.jit.ignore(3)
+
+
+def _fork_and_wait(torch):
+    future = torch.jit.fork(lambda x, y=2: x + y, 1, y=5)
+    return future, torch.jit.wait(future)
+
+
+def _boom():
+    raise ValueError("boom")
+
+
+@pytest.mark.parametrize("torch", [ct, pt], ids=["compat", "torch"])
+def test_fork_runs_at_once_and_wait_gives_its_result(torch):
+    (future, value), seen = caught(lambda: _fork_and_wait(torch))
+    assert value == 6 and future.done() and future.value() == 6
+    assert future.then(lambda fut: fut.value() * 10).wait() == 60
+    assert seen == caught(lambda: _fork_and_wait(pt))[1]
+    with pytest.raises(ValueError, match="boom"):
+        caught(lambda: torch.jit.fork(_boom))
+
+
+def test_freeze_and_optimize_for_inference_return_the_module():
+    net, torch_net = _nets()
+    frozen, seen = caught(lambda: ct.jit.optimize_for_inference(ct.jit.freeze(net)))
+    assert frozen is net
+    scripted = caught(lambda: pt.jit.script(torch_net.eval()))[0]
+    _, their_seen = caught(
+        lambda: pt.jit.optimize_for_inference(pt.jit.freeze(scripted))
+    )
+    assert seen == [w for w in their_seen if "jit.script" not in w[1]]
+    with pytest.raises(RuntimeError, match="Freezing expects a ScriptModule"):
+        caught(lambda: ct.jit.freeze(lambda x: x))
+
+
+@pytest.mark.parametrize("call", [
+    lambda jit, tmp: jit.save(ct.nn.Linear(2, 2), str(tmp / "m.pt")),
+    lambda jit, tmp: jit.load(str(tmp / "m.pt")),
+])  # fmt: skip
+def test_torchscript_archives_are_refused_by_name_pointing_at_state_dicts(
+    call, tmp_path
+):
+    with pytest.raises(NotImplementedError, match=r"torch\.jit\.(save|load) is not su"):
+        call(ct.jit, tmp_path)
+    try:
+        call(ct.jit, tmp_path)
+    except NotImplementedError as error:
+        assert "state_dict" in str(error)
+    assert not (tmp_path / "m.pt").exists()
+
+
+def test_torchscript_only_names_are_refused_by_name_and_hasattr_is_false():
+    with pytest.raises(NotImplementedError, match="torch.jit.CompilationUnit is not"):
+        ct.jit.CompilationUnit  # noqa: B018
+    assert not hasattr(ct.jit, "interface")
