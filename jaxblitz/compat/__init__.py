@@ -385,6 +385,7 @@ from jaxblitz.compat import (  # noqa: E402
     backends,
     cuda,
     distributed,
+    fft,
     jit,
     lazy,
     linalg,

@@ -1,0 +1,418 @@
+"""Blitz 1, "Tensors": ``torch.fft``, discrete Fourier transforms, their sample
+frequencies and shifts.
+
+compat has no complex dtypes. The transforms with a real result (``irfft``,
+``hfft`` and their 2-d and n-d forms) take a real input, which torch reads as
+complex with a zero imaginary part; those whose result is complex (``fft``,
+``ifft``, ``rfft``, ``ihfft`` and their 2-d and n-d forms) check their arguments
+as torch does, then are refused by name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import jax.numpy as jnp
+import numpy as np
+
+from jaxblitz.compat import _dtype
+from jaxblitz.compat._arrange import roll
+from jaxblitz.compat._funnel import _require_tensors, _to_out
+from jaxblitz.compat._tensor_base import wrap_dim
+from jaxblitz.compat.autograd.graph import apply
+from jaxblitz.compat.creation import _finish, _placed
+
+if TYPE_CHECKING:
+    from jaxblitz.compat.tensor import Tensor
+
+__all__ = [
+    "fft",
+    "fft2",
+    "fftfreq",
+    "fftn",
+    "fftshift",
+    "hfft",
+    "hfft2",
+    "hfftn",
+    "ifft",
+    "ifft2",
+    "ifftn",
+    "ifftshift",
+    "ihfft",
+    "ihfft2",
+    "ihfftn",
+    "irfft",
+    "irfft2",
+    "irfftn",
+    "rfft",
+    "rfft2",
+    "rfftfreq",
+    "rfftn",
+]
+
+_NORMS = ("backward", "ortho", "forward")
+# torch: hfft is irfft of the conjugate, scaled as the forward transform
+_SWAPPED = {"backward": "forward", "ortho": "ortho", "forward": "backward"}
+
+
+# ---------------------------------------------------------------------------
+# Arguments, checked in torch's order and with its messages
+# ---------------------------------------------------------------------------
+
+
+def _norm(norm: str | None) -> str:
+    if norm is None:
+        return "backward"
+    if norm not in _NORMS:
+        raise RuntimeError(f'Invalid normalization mode: "{norm}"')
+    return norm
+
+
+def _dims(dims: Sequence[int], ndim: int) -> list[int]:
+    """torch's ``maybe_wrap_dims`` without scalar wrapping: a 0-d tensor has no
+    dimension to transform."""
+    if ndim == 0 and dims:
+        raise IndexError(
+            f"Dimension specified as {dims[0]} but tensor has no dimensions"
+        )
+    return [wrap_dim(d, ndim) for d in dims]
+
+
+def _checked_float(name: str, input: Tensor) -> _dtype.dtype:
+    """torch's ``promote_tensor_fft``: integers and bools become the default float
+    dtype; half precision has no CPU kernel."""
+    _require_tensors(f"fft_{name}", input)
+    dt = input.dtype
+    if not dt.is_floating_point:
+        return _dtype.get_default_dtype()
+    if dt not in (_dtype.float32, _dtype.float64):
+        raise RuntimeError(f"Unsupported dtype {dt.scalar_type}")
+    return dt
+
+
+def _sizes(n: Any) -> tuple[int, ...] | None:
+    return None if n is None else (n,) if isinstance(n, int) else tuple(n)
+
+
+def _shape_and_dims(input: Tensor, s: Any, dim: Any) -> tuple[list[int], list[int]]:
+    """torch's ``canonicalize_fft_shape_and_dim_args``: the transformed dims and
+    their lengths (``s`` entries of -1 are the input's)."""
+    ndim, shape = input.dim(), tuple(input.shape)
+    s, dim = _sizes(s), _sizes(dim)
+    dims: list[int] = []
+    if dim is not None:
+        dims = _dims(dim, ndim)
+        if len(set(dims)) != len(dims):
+            raise RuntimeError("FFT dims must be unique")
+    if s is not None:
+        if dim is not None and len(dim) != len(s):
+            raise RuntimeError(
+                "When given, dim and shape arguments must have the same length"
+            )
+        if len(s) > ndim:
+            raise RuntimeError(
+                f"Got shape with {len(s)} values but input tensor only has {ndim} "
+                "dimensions."
+            )
+        if dim is None:
+            dims = list(range(ndim - len(s), ndim))
+        lengths = [shape[d] if n == -1 else n for d, n in zip(dims, s, strict=True)]
+    elif dim is None:
+        dims, lengths = list(range(ndim)), list(shape)
+    else:
+        lengths = [shape[d] for d in dims]
+    for n in lengths:
+        if n <= 0:
+            raise RuntimeError(f"Invalid number of data points ({n}) specified")
+    return lengths, dims
+
+
+def _checked_out(name: str, out: Tensor | None) -> None:
+    if out is not None and not out.dtype.is_floating_point:
+        raise RuntimeError(
+            f"{name} expects a floating point output tensor, but got "
+            f"{out.dtype.scalar_type}"
+        )
+
+
+def _complex_result(name: str) -> NotImplementedError:
+    return NotImplementedError(
+        f"fft.{name}: complex results are not supported by jaxblitz.compat (it has "
+        "no complex dtypes); fft.irfft and fft.hfft and their 2-d and n-d forms "
+        "take a real input"
+    )
+
+
+# ---------------------------------------------------------------------------
+# Real results: the complex-to-real transforms of a real input
+# ---------------------------------------------------------------------------
+
+
+def _c2r_fn(x, *, s, axes, norm, dt):
+    return jnp.fft.irfftn(x.astype(dt), s=s, axes=axes, norm=norm)
+
+
+def _c2r(
+    name: str, input: Tensor, s: Any, dim: Any, norm: str | None, out: Any
+) -> Tensor:
+    """irfftn (hfftn: ``hermitian``) of a real input, torch's checks first."""
+    _checked_out(name, out)
+    lengths, dims = _shape_and_dims(input, s, dim)
+    if not lengths:
+        raise RuntimeError(f"{name} must transform at least one axis")
+    last = lengths[-1]
+    if s is None or _sizes(s)[-1] == -1:
+        last = 2 * (input.shape[dims[-1]] - 1)
+        if last < 1:
+            raise RuntimeError(f"Invalid number of data points ({last}) specified")
+    dt = _checked_float(name, input)
+    norm = _norm(norm)
+    if name.startswith("hfft"):
+        norm = _SWAPPED[norm]
+    result = apply(
+        "FftC2RBackward0",
+        _c2r_fn,
+        input,
+        s=(*lengths[:-1], last),
+        axes=tuple(dims),
+        norm=norm,
+        dt=dt.np.name,
+    )
+    return _to_out(result, out)
+
+
+def _c2r_1d(
+    name: str, input: Tensor, n: int | None, dim: int, norm: str | None, out: Any
+) -> Tensor:
+    _checked_out(name, out)
+    (d,) = _dims([dim], input.dim())
+    length = 2 * (input.shape[d] - 1) if n is None else n
+    if length < 1:
+        raise RuntimeError(f"Invalid number of data points ({length}) specified")
+    return _c2r(name, input, (length,), (d,), norm, out)
+
+
+def irfft(
+    input: Tensor,
+    n: int | None = None,
+    dim: int = -1,
+    norm: str | None = None,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
+    """The inverse of :func:`rfft`: ``n`` real points from the one-sided half."""
+    return _c2r_1d("irfft", input, n, dim, norm, out)
+
+
+def hfft(
+    input: Tensor,
+    n: int | None = None,
+    dim: int = -1,
+    norm: str | None = None,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
+    """The transform of a Hermitian-symmetric signal given by its one-sided half."""
+    return _c2r_1d("hfft", input, n, dim, norm, out)
+
+
+def irfft2(
+    input: Tensor,
+    s: Sequence[int] | None = None,
+    dim: Sequence[int] = (-2, -1),
+    norm: str | None = None,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
+    """:func:`irfftn` over two dims."""
+    return _c2r("irfftn", input, s, dim, norm, out)
+
+
+def irfftn(
+    input: Tensor,
+    s: Sequence[int] | None = None,
+    dim: Sequence[int] | None = None,
+    norm: str | None = None,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
+    """The inverse of :func:`rfftn`, the last of ``dim`` the one-sided one."""
+    return _c2r("irfftn", input, s, dim, norm, out)
+
+
+def hfft2(
+    input: Tensor,
+    s: Sequence[int] | None = None,
+    dim: Sequence[int] = (-2, -1),
+    norm: str | None = None,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
+    """:func:`hfftn` over two dims."""
+    return _c2r("hfftn", input, s, dim, norm, out)
+
+
+def hfftn(
+    input: Tensor,
+    s: Sequence[int] | None = None,
+    dim: Sequence[int] | None = None,
+    norm: str | None = None,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
+    """The n-d transform of a Hermitian-symmetric signal, the last of ``dim``
+    given by its one-sided half."""
+    return _c2r("hfftn", input, s, dim, norm, out)
+
+
+# ---------------------------------------------------------------------------
+# Complex results: checked as torch does, then refused by name
+# ---------------------------------------------------------------------------
+
+
+def _refused_1d(name: str):
+    def fn(
+        input: Tensor,
+        n: int | None = None,
+        dim: int = -1,
+        norm: str | None = None,
+        *,
+        out: Tensor | None = None,
+    ) -> Tensor:
+        _checked_float(name, input)
+        (d,) = _dims([dim], input.dim())
+        length = input.shape[d] if n is None else n
+        if length < 1:
+            raise RuntimeError(f"Invalid number of data points ({length}) specified")
+        _norm(norm)
+        raise _complex_result(name)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"``torch.fft.{name}``: refused, its result is complex."
+    return fn
+
+
+def _refused_nd(name: str, default_dim: tuple[int, ...] | None):
+    def fn(
+        input: Tensor,
+        s: Sequence[int] | None = None,
+        dim: Sequence[int] | None = default_dim,
+        norm: str | None = None,
+        *,
+        out: Tensor | None = None,
+    ) -> Tensor:
+        _checked_float(name, input)
+        lengths, _ = _shape_and_dims(input, s, dim)
+        if not lengths and name.startswith(("rfft", "ihfft")):
+            raise RuntimeError(f"{name.rstrip('2')}n must transform at least one axis")
+        _norm(norm)
+        raise _complex_result(name)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"``torch.fft.{name}``: refused, its result is complex."
+    return fn
+
+
+fft = _refused_1d("fft")
+ifft = _refused_1d("ifft")
+rfft = _refused_1d("rfft")
+ihfft = _refused_1d("ihfft")
+fft2 = _refused_nd("fft2", (-2, -1))
+ifft2 = _refused_nd("ifft2", (-2, -1))
+rfft2 = _refused_nd("rfft2", (-2, -1))
+ihfft2 = _refused_nd("ihfft2", (-2, -1))
+fftn = _refused_nd("fftn", None)
+ifftn = _refused_nd("ifftn", None)
+rfftn = _refused_nd("rfftn", None)
+ihfftn = _refused_nd("ihfftn", None)
+
+
+# ---------------------------------------------------------------------------
+# Frequencies and shifts
+# ---------------------------------------------------------------------------
+
+
+def _frequencies(
+    name: str,
+    k: np.ndarray,
+    n: int,
+    d: float,
+    out: Any,
+    dtype: Any,
+    device: Any,
+    requires_grad: bool,
+) -> Tensor:
+    dt = _dtype.to_dtype(
+        dtype or (out.dtype if out is not None else None) or _dtype.get_default_dtype()
+    )
+    if not dt.is_floating_point:
+        raise RuntimeError(f"{name} requires a floating point or complex dtype")
+    # torch: arange(n).mul_(1.0 / (n * d)), in the dtype (half in float32)
+    wide = np.float32 if dt.itemsize < 4 else dt.np
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scale = np.float64(1.0) / (np.float64(n) * np.float64(d))
+    values = (k.astype(wide) * scale.astype(wide)).astype(dt.np)
+    return _to_out(_finish(values, None, device, requires_grad), out)
+
+
+def _count(n: int) -> int:
+    if n < 0:
+        raise RuntimeError(
+            f"Trying to create tensor with negative dimension {n}: [{n}]"
+        )
+    return n
+
+
+@_placed
+def fftfreq(
+    n: int,
+    d: float = 1.0,
+    *,
+    out: Tensor | None = None,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """The sample frequencies of a length-``n`` transform, sample spacing ``d``:
+    ``[0, 1, ..., (n - 1) // 2, -(n // 2), ..., -1] / (d * n)``."""
+    n = _count(n)
+    k = np.concatenate([np.arange((n + 1) // 2), np.arange(-(n // 2), 0)])
+    return _frequencies("fftfreq", k, n, d, out, dtype, device, requires_grad)
+
+
+@_placed
+def rfftfreq(
+    n: int,
+    d: float = 1.0,
+    *,
+    out: Tensor | None = None,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """The sample frequencies of :func:`rfft`: ``[0, 1, ..., n // 2] / (d * n)``."""
+    k = np.arange(_count(n) // 2 + 1)
+    return _frequencies("rfftfreq", k, n, d, out, dtype, device, requires_grad)
+
+
+def _shifted(input: Tensor, dim: Any, half) -> Tensor:
+    _require_tensors("fft_fftshift", input)
+    if dim is None:
+        dims = list(range(input.dim()))
+    else:
+        dims = [wrap_dim(d, input.dim()) for d in _sizes(dim)]
+    if not dims:
+        raise RuntimeError("`shifts` required")
+    return roll(input, [half(input.shape[d]) for d in dims], dims)
+
+
+def fftshift(input: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
+    """The zero frequency moved to the centre: a roll by ``size // 2`` along
+    ``dim`` (every dim if None)."""
+    return _shifted(input, dim, lambda n: n // 2)
+
+
+def ifftshift(input: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
+    """The inverse of :func:`fftshift`: a roll by ``(size + 1) // 2``."""
+    return _shifted(input, dim, lambda n: (n + 1) // 2)
