@@ -240,8 +240,6 @@ def test_affine_rotation_is_pillows_rotate_and_perspective_identity():
     np.testing.assert_array_equal(np.asarray(same), HWC)
     shifted = F.affine(PIL_RGB, 0.0, [2, 1], 1.0, 0.0)
     assert (np.asarray(shifted)[1:, 2:] == HWC[:-1, :-2]).all()
-    with pytest.raises(NotImplementedError, match="rotate: a tensor image"):
-        F.rotate(_both(False)[1], 10.0)
 
 
 def test_flips_crops_and_to_pil_image():

@@ -4,18 +4,17 @@
 ``Lambda``, ``Resize``, ``CenterCrop``, ``Pad``, ``RandomCrop``,
 ``RandomResizedCrop``, ``FiveCrop``/``TenCrop``, ``RandomHorizontalFlip``/
 ``RandomVerticalFlip``, ``Grayscale``/``RandomGrayscale``, ``ColorJitter``,
-``GaussianBlur``, ``RandomErasing``,
-``RandomInvert``/``Posterize``/``Solarize``/
+``GaussianBlur``, ``RandomErasing``, ``RandomRotation``, ``RandomAffine``,
+``RandomPerspective``, ``RandomInvert``/``Posterize``/``Solarize``/
 ``AdjustSharpness``/``Autocontrast``/``Equalize``, ``RandomApply``/``Choice``/
 ``Order``, ``LinearTransformation``, ``ConvertImageDtype``, on PIL images
 (Pillow does the work, as in torchvision) and on tensors ``(..., C, H, W)`` (see
 :mod:`.functional`). As in torchvision, the ones that are ``torch.nn.Module``
 there are compat ``nn.Module`` here, and the random ones draw from compat's
-global generator, so ``torch.manual_seed`` makes them reproducible (the draws
-differ from PyTorch's, as all of compat's do; ``RandomOrder`` and
-``RandomChoice`` use Python's ``random``, as torchvision's). ``RandomRotation``,
-``RandomAffine`` and ``RandomPerspective`` take PIL images only (torchvision's
-tensor paths grid-sample); ``AutoAugment``, ``RandAugment``,
+global generator, in torchvision's order and kinds of draw, so
+``torch.manual_seed`` makes them reproducible (the values drawn differ from
+PyTorch's, as all of compat's do; ``RandomOrder`` and ``RandomChoice`` use
+Python's ``random``, as torchvision's). ``AutoAugment``, ``RandAugment``,
 ``TrivialAugmentWide``, ``AugMix`` and ``ElasticTransform`` raise
 NotImplementedError.
 """
@@ -758,8 +757,17 @@ def _check_fill(fill: Any) -> Any:
     return fill
 
 
+def _tensor_fill(fill: Any, img: Any) -> Any:
+    """torch: a tensor image's ``fill`` as one float per channel."""
+    if not isinstance(img, Tensor) or fill is None:
+        return fill
+    if isinstance(fill, int | float):
+        return [float(fill)] * F.get_dimensions(img)[0]
+    return [float(f) for f in fill]
+
+
 class RandomRotation(Module):
-    """Rotation by an angle drawn uniformly from ``degrees`` (PIL images)."""
+    """Rotation by an angle drawn uniformly from ``degrees``."""
 
     def __init__(
         self,
@@ -782,10 +790,9 @@ class RandomRotation(Module):
         return _uniform(degrees[0], degrees[1])
 
     def forward(self, img: Any) -> Any:
+        fill = _tensor_fill(self.fill, img)
         angle = self.get_params(self.degrees)
-        return F.rotate(
-            img, angle, self.interpolation, self.expand, self.center, self.fill
-        )
+        return F.rotate(img, angle, self.interpolation, self.expand, self.center, fill)
 
     def __repr__(self) -> str:
         s = (
@@ -800,7 +807,7 @@ class RandomRotation(Module):
 
 
 class RandomAffine(Module):
-    """Random rotation, translation, scale and shear (PIL images)."""
+    """Random rotation, translation, scale and shear."""
 
     def __init__(
         self,
@@ -864,16 +871,13 @@ class RandomAffine(Module):
         return angle, translations, scale, (shear_x, shear_y)
 
     def forward(self, img: Any) -> Any:
+        fill = _tensor_fill(self.fill, img)
         _, height, width = F.get_dimensions(img)
         ret = self.get_params(
             self.degrees, self.translate, self.scale, self.shear, [width, height]
         )
         return F.affine(
-            img,
-            *ret,
-            interpolation=self.interpolation,
-            fill=self.fill,
-            center=self.center,
+            img, *ret, interpolation=self.interpolation, fill=fill, center=self.center
         )
 
     def __repr__(self) -> str:
@@ -890,7 +894,7 @@ class RandomAffine(Module):
 
 class RandomPerspective(Module):
     """With probability ``p``, a random perspective of strength
-    ``distortion_scale`` (PIL images)."""
+    ``distortion_scale``."""
 
     def __init__(
         self,
@@ -923,14 +927,13 @@ class RandomPerspective(Module):
         return startpoints, [topleft, topright, botright, botleft]
 
     def forward(self, img: Any) -> Any:
+        fill = _tensor_fill(self.fill, img)
         _, height, width = F.get_dimensions(img)
         if rand(1).item() < self.p:
             startpoints, endpoints = self.get_params(
                 width, height, self.distortion_scale
             )
-            return F.perspective(
-                img, startpoints, endpoints, self.interpolation, self.fill
-            )
+            return F.perspective(img, startpoints, endpoints, self.interpolation, fill)
         return img
 
     def __repr__(self) -> str:

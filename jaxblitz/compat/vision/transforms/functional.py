@@ -1,11 +1,14 @@
 """Blitz 4, Training a classifier: ``torchvision.transforms.functional``.
 
 On PIL images these call Pillow exactly as torchvision's ``_functional_pil`` does
-(``resize``, ``crop``, ``transpose``, ``convert``, ``ImageOps.expand``), so the
-pixels are Pillow's. On tensors ``(..., C, H, W)`` they are compat ops, recorded
-for autograd: resizing is ``jax.image.resize`` (torch's ``interpolate`` with
-``align_corners=False``; bilinear with or without antialias, bicubic with it,
-nearest and nearest-exact), padding ``jnp.pad``, cropping a slice.
+(``resize``, ``crop``, ``transpose``, ``convert``, ``ImageOps.expand``,
+``rotate``, ``transform``), so the pixels are Pillow's. On tensors
+``(..., C, H, W)`` they are compat ops, recorded for autograd: resizing is
+``jax.image.resize`` (torch's ``interpolate`` with ``align_corners=False``;
+bilinear with or without antialias, bicubic with it, nearest and nearest-exact),
+padding ``jnp.pad``, cropping a slice; ``rotate``, ``affine``, ``perspective``
+and ``elastic_transform`` sample a grid with ``grid_sample`` (see
+:mod:`._geometry`), nearest or bilinear, as torchvision's tensor path does.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from PIL import Image, ImageOps
 from jaxblitz.compat import _dtype
 from jaxblitz.compat.creation import as_tensor, from_numpy
 from jaxblitz.compat.tensor import Tensor
-from jaxblitz.compat.vision.transforms import _kernels
+from jaxblitz.compat.vision.transforms import _geometry, _kernels
 
 
 class InterpolationMode(Enum):
@@ -201,13 +204,7 @@ def resize(
     max_size: int | None = None,
     antialias: bool | None = True,
 ) -> Any:
-    if isinstance(interpolation, int):
-        interpolation = _FROM_INT[interpolation]
-    elif not isinstance(interpolation, InterpolationMode):
-        raise TypeError(
-            "Argument interpolation should be a InterpolationMode or a corresponding "
-            "Pillow integer constant"
-        )
+    interpolation = _interp_mode(interpolation)
     if isinstance(size, list | tuple):
         if len(size) not in [1, 2]:
             raise ValueError(
@@ -405,16 +402,6 @@ def to_grayscale(img: Any, num_output_channels: int = 1) -> Any:
         gray = np.array(img.convert("L"), dtype=np.uint8)
         return Image.fromarray(np.dstack([gray, gray, gray]))  # mode "RGB"
     raise ValueError("num_output_channels should be either 1 or 3")
-
-
-def _pil_only(img: Any, name: str) -> None:
-    """PIL images only: the tensor paths of ``name`` (grid sampling) are refused."""
-    if isinstance(img, Tensor):
-        raise NotImplementedError(
-            f"{name}: a tensor image is not supported by jaxblitz.compat.vision; "
-            "pass a PIL image"
-        )
-    _check_pil(img)
 
 
 def vflip(img: Any) -> Any:
@@ -826,18 +813,28 @@ def erase(
     return img
 
 
-# geometry on PIL images (Pillow's transform, as torchvision's _functional_pil)
+# geometry: Pillow's transform on PIL images (torchvision's _functional_pil), a
+# sampling grid and grid_sample on tensors (torchvision's _functional_tensor)
 
 
-def _interp(interpolation: Any) -> Any:
+def _interp_mode(interpolation: Any) -> InterpolationMode:
+    """An ``InterpolationMode`` or its Pillow integer constant, as an enum."""
     if isinstance(interpolation, int):
-        interpolation = _FROM_INT[interpolation]
+        return _FROM_INT[interpolation]
     if not isinstance(interpolation, InterpolationMode):
         raise TypeError(
             "Argument interpolation should be a InterpolationMode or a corresponding "
             "Pillow integer constant"
         )
-    return _PIL_MODES[interpolation]
+    return interpolation
+
+
+def _centre_offset(img: Tensor, center: Any) -> list[float]:
+    """``center`` in pixels, moved so that (0, 0) is the image centre."""
+    if center is None:
+        return [0.0, 0.0]
+    _, height, width = get_dimensions(img)
+    return [1.0 * (c - s * 0.5) for c, s in zip(center, [width, height], strict=False)]
 
 
 def rotate(
@@ -848,14 +845,22 @@ def rotate(
     center: list[int] | None = None,
     fill: Any = None,
 ) -> Any:
-    """Counter-clockwise rotation by ``angle`` degrees (PIL images)."""
+    """Counter-clockwise rotation by ``angle`` degrees about ``center``."""
+    interpolation = _interp_mode(interpolation)
     if not isinstance(angle, int | float):
         raise TypeError("Argument angle should be int or float")
     if center is not None and not isinstance(center, list | tuple):
         raise TypeError("Argument center should be a sequence")
-    _pil_only(img, "rotate")
-    opts = _parse_fill(fill, img, name="fillcolor")
-    return img.rotate(angle, _interp(interpolation), expand, center, **opts)
+    if not isinstance(img, Tensor):
+        _check_pil(img)
+        opts = _parse_fill(fill, img, name="fillcolor")
+        mode = _PIL_MODES[interpolation]
+        return img.rotate(angle, mode, expand, center, **opts)
+    # torch: -angle, as affine's and rotate's directions differ
+    matrix = _get_inverse_affine_matrix(
+        _centre_offset(img, center), -angle, [0.0, 0.0], 1.0, [0.0, 0.0]
+    )
+    return _geometry.rotate(img, matrix, interpolation.value, expand, fill)
 
 
 def _get_inverse_affine_matrix(
@@ -903,7 +908,8 @@ def affine(
     fill: Any = None,
     center: list[int] | None = None,
 ) -> Any:
-    """Rotation, translation, scale and shear about the centre (PIL images)."""
+    """Rotation (clockwise), translation, scale and shear about ``center``."""
+    interpolation = _interp_mode(interpolation)
     if not isinstance(angle, int | float):
         raise TypeError("Argument angle should be int or float")
     if not isinstance(translate, list | tuple):
@@ -925,15 +931,24 @@ def affine(
         raise ValueError(
             f"Shear should be a sequence containing two values. Got {shear}"
         )
-    _pil_only(img, "affine")
+    if center is not None and not isinstance(center, list | tuple):
+        raise TypeError("Argument center should be a sequence")
     _, height, width = get_dimensions(img)
-    if center is None:
-        center = [width * 0.5, height * 0.5]
+    if not isinstance(img, Tensor):
+        # torch: the centre without the 0.5 offset, as rot90 and the tensor path
+        if center is None:
+            center = [width * 0.5, height * 0.5]
+        matrix = _get_inverse_affine_matrix(
+            center, float(angle), list(translate), scale, shear
+        )
+        opts = _parse_fill(fill, img, name="fillcolor")
+        mode = _PIL_MODES[interpolation]
+        return img.transform(img.size, Image.AFFINE, matrix, mode, **opts)
+    translate_f = [1.0 * t for t in translate]
     matrix = _get_inverse_affine_matrix(
-        center, float(angle), list(translate), scale, shear
+        _centre_offset(img, center), float(angle), translate_f, scale, shear
     )
-    opts = _parse_fill(fill, img, name="fillcolor")
-    return img.transform(img.size, Image.AFFINE, matrix, _interp(interpolation), **opts)
+    return _geometry.affine(img, matrix, interpolation.value, fill)
 
 
 def _get_perspective_coeffs(startpoints: Any, endpoints: Any) -> list[float]:
@@ -948,8 +963,19 @@ def _get_perspective_coeffs(startpoints: Any, endpoints: Any) -> list[float]:
         a[2 * i] = [p1[0], p1[1], 1, 0, 0, 0, -p2[0] * p1[0], -p2[0] * p1[1]]
         a[2 * i + 1] = [0, 0, 0, p1[0], p1[1], 1, -p2[1] * p1[0], -p2[1] * p1[1]]
     b = np.asarray(startpoints, np.float64).reshape(8)
-    res = np.linalg.lstsq(a, b, rcond=None)[0].astype(np.float32)
-    return [float(v) for v in res]
+    from scipy.linalg import lapack  # scipy comes with jax
+
+    # torch: linalg.lstsq(a, b, driver="gels"), in double, then float32
+    _, res, info = lapack.dgels(a, b)
+    if info > 0:
+        from jaxblitz.compat._decompositions import LinAlgError
+
+        raise LinAlgError(
+            "torch.linalg.lstsq: The least squares solution could not be computed "
+            "because the input matrix does not have full rank (error code: "
+            f"{info})."
+        )
+    return [float(v) for v in res.astype(np.float32)]
 
 
 def perspective(
@@ -959,13 +985,49 @@ def perspective(
     interpolation: Any = InterpolationMode.BILINEAR,
     fill: Any = None,
 ) -> Any:
-    """Moves the four corners ``startpoints`` to ``endpoints`` (PIL images)."""
-    _pil_only(img, "perspective")
+    """Moves the four corners ``startpoints`` to ``endpoints``."""
     coeffs = _get_perspective_coeffs(startpoints, endpoints)
-    opts = _parse_fill(fill, img, name="fillcolor")
-    return img.transform(
-        img.size, Image.PERSPECTIVE, coeffs, _interp(interpolation), **opts
-    )
+    interpolation = _interp_mode(interpolation)
+    if not isinstance(img, Tensor):
+        _check_pil(img)
+        opts = _parse_fill(fill, img, name="fillcolor")
+        mode = _PIL_MODES[interpolation]
+        return img.transform(img.size, Image.PERSPECTIVE, coeffs, mode, **opts)
+    return _geometry.perspective(img, coeffs, interpolation.value, fill)
+
+
+def elastic_transform(
+    img: Any,
+    displacement: Tensor,
+    interpolation: Any = InterpolationMode.BILINEAR,
+    fill: list[float] | None = None,
+) -> Any:
+    """Moves every pixel by ``displacement`` (1, H, W, 2), in normalised
+    coordinates; PIL images go through the tensor path and back."""
+    if isinstance(interpolation, int):
+        warnings.warn(
+            "Argument interpolation should be of type InterpolationMode instead of "
+            "int. Please, use InterpolationMode enum.",
+            stacklevel=2,
+        )
+        interpolation = _FROM_INT[interpolation]
+    if not isinstance(displacement, Tensor):
+        raise TypeError("Argument displacement should be a Tensor")
+    t_img = img
+    if not isinstance(img, Tensor):
+        if not _is_pil(img):
+            raise TypeError(f"img should be PIL Image or Tensor. Got {type(img)}")
+        t_img = pil_to_tensor(img)
+    shape = (1,) + tuple(t_img.shape[-2:]) + (2,)
+    if shape != tuple(displacement.shape):
+        raise ValueError(
+            f"Argument displacement shape should be {shape}, but given "
+            f"{displacement.shape}"
+        )
+    output = _geometry.elastic_transform(t_img, displacement, interpolation.value, fill)
+    if not isinstance(img, Tensor):
+        output = to_pil_image(output, mode=img.mode)
+    return output
 
 
 def to_pil_image(pic: Any, mode: str | None = None) -> Any:
