@@ -392,6 +392,7 @@ from jaxblitz.compat import (  # noqa: E402
     nn,
     onnx,
     optim,
+    testing,
     utils,
 )
 from jaxblitz.compat._multinomial import multinomial  # noqa: E402 (+ the method)

@@ -157,3 +157,151 @@ def test_torchscript_only_names_are_refused_by_name_and_hasattr_is_false():
     with pytest.raises(NotImplementedError, match="torch.jit.CompilationUnit is not"):
         ct.jit.CompilationUnit  # noqa: B018
     assert not hasattr(ct.jit, "interface")
+
+
+# -- torch.testing ---------------------------------------------------------------
+
+
+def _both(make):
+    """``make`` on each side: (compat's, torch's)."""
+    return make(ct), make(pt)
+
+
+def _outcome(call):
+    try:
+        call()
+    except Exception as error:  # noqa: BLE001 -- the outcome is what is compared
+        return type(error).__name__, str(error)
+    return "passed"
+
+
+@pytest.mark.parametrize(
+    "make, options",
+    [
+        (lambda t: (t.tensor([1.0, 2.0, 3.0]), t.tensor([1.0, 2.5, 3.1])), {}),
+        (lambda t: (t.eye(2), t.eye(2) + t.tensor([[0.0, 0.0], [0.0, 1e-5]])), {}),
+        (lambda t: (t.tensor(1.0), t.tensor(1.5)), {}),
+        (lambda t: (t.tensor([1, 2, 3]), t.tensor([1, 2, 4])), {}),
+        (lambda t: (t.tensor([0.0, 5.0]), t.tensor([0.0, 0.0])), {}),
+        (lambda t: (t.tensor([1.0, 2.0]), t.tensor([1.0, float("inf")])), {}),
+        (
+            lambda t: (
+                t.tensor([1.0, 2.0, 3.0]).half(),
+                t.tensor([1.0, 2.0, 3.01]).half(),
+            ),
+            {},
+        ),
+        (
+            lambda t: (
+                t.tensor([1.0, 3.1]).bfloat16(),
+                t.tensor([1.0, 3.0]).bfloat16(),
+            ),
+            {},
+        ),
+        (lambda t: (t.tensor([1.0]), t.tensor([1.0], dtype=t.float64)), {}),
+        (
+            lambda t: (t.tensor([1.0]), t.tensor([1.5], dtype=t.float64)),
+            {"check_dtype": False},
+        ),
+        (lambda t: (t.tensor([1.0, 2.0]), t.tensor([1.0, 2.0, 3.0])), {}),
+        (lambda t: (t.tensor([float("nan")]), t.tensor([float("nan")])), {}),
+        (
+            lambda t: (t.tensor([float("nan")]), t.tensor([float("nan")])),
+            {"equal_nan": True},
+        ),
+        (
+            lambda t: (t.tensor([1.0, 2.0]), t.tensor([1.0, 2.1])),
+            {"rtol": 0.1, "atol": 0},
+        ),
+        (lambda t: (t.tensor([1.0, 2.0]), t.tensor([1.0, 2.1])), {"rtol": 0.1}),
+        (lambda t: (t.tensor([1.0]), t.tensor([2.0])), {"msg": "custom"}),
+        (lambda t: (t.tensor([1.0]), t.tensor([2.0])), {"msg": lambda m: f"<{m}>"}),
+        (
+            lambda t: (
+                [t.ones(1), (t.ones(1), {"x": t.ones(1)})],
+                [t.ones(1), (t.ones(1), {"x": t.zeros(1)})],
+            ),
+            {},
+        ),
+        (lambda t: ({"a": t.ones(1)}, {"b": t.ones(1)}), {}),
+        (lambda t: ([1, 2], [1, 2, 3]), {}),
+        (lambda t: (1.0, 1.1), {}),
+        (lambda t: (1, 1.0), {}),
+        (lambda t: (True, False), {}),
+        (lambda t: (None, 1), {}),
+        (lambda t: ("a", "a"), {}),
+        (lambda t: (np.array([1.0, 2.0]), np.array([1.0, 2.5])), {}),
+    ],
+)
+def test_assert_close_passes_and_fails_as_torchs_with_its_message(make, options):
+    ours, theirs = _both(
+        lambda t: _outcome(lambda: t.testing.assert_close(*make(t), **options))
+    )
+    assert ours == theirs
+
+
+def test_assert_close_names_the_classes_it_cannot_compare():
+    with pytest.raises(TypeError, match="No comparison pair was able to handle"):
+        ct.testing.assert_close(ct.ones(1), [1.0])
+
+
+def test_assert_allclose_is_still_there_with_its_warning_and_older_tolerances():
+    for call in (
+        lambda t: t.testing.assert_allclose(t.tensor([1.0, 2.0]), [1.0, 2.0001]),
+        lambda t: t.testing.assert_allclose(t.tensor([1.0, float("nan")]), [1.0, 2.0]),
+    ):
+        ours, theirs = _both(
+            lambda t, call=call: caught(lambda: _outcome(lambda: call(t)))
+        )
+        assert ours == theirs
+
+
+@pytest.mark.parametrize(
+    "shape, options",
+    [
+        ((8,), {"dtype": "float32"}),
+        ((8,), {"dtype": "int64"}),
+        ((8,), {"dtype": "uint8"}),
+        ((8,), {"dtype": "bool"}),
+        ((2, 4), {"dtype": "float32", "noncontiguous": True}),
+        (((8,),), {"dtype": "float64", "requires_grad": True}),
+        ((8,), {"dtype": "int8", "low": -2, "high": 2, "exclude_zero": True}),
+        ((8,), {"dtype": "float16", "low": 1.5, "high": 1.6}),
+        ((4,), {"dtype": "int32", "requires_grad": True}),
+        ((5,), {"dtype": "float32", "low": 2, "high": 1}),
+        ((5,), {"dtype": "float32", "low": 1, "high": 1}),
+        ((5,), {"dtype": "uint8", "low": -10, "high": -1}),
+        ((5,), {"dtype": "float32", "low": float("nan")}),
+    ],
+)
+def test_make_tensor_gives_torchs_dtype_shape_range_and_errors(shape, options):
+    def make(t):
+        kw = {**options, "dtype": getattr(t, options["dtype"])}
+        try:
+            x, seen = caught(lambda: t.testing.make_tensor(*shape, device="cpu", **kw))
+        except ValueError as error:
+            return str(error)
+        values = x.detach().double().numpy()
+        low, high = (
+            options.get("low", -9 if x.dtype != t.uint8 else 0),
+            options.get("high", 9),
+        )
+        inside = ((values >= low) & (values <= high)).all()
+        zero = options.get("exclude_zero") and (values == 0).any()
+        return (
+            str(x.dtype),
+            tuple(x.shape),
+            x.is_contiguous(),
+            x.requires_grad,
+            seen,
+            inside,
+            zero,
+        )
+
+    ours, theirs = _both(make)
+    assert ours == theirs
+
+
+def test_make_tensor_refuses_memory_format_by_name():
+    with pytest.raises(NotImplementedError, match="make_tensor: memory_format"):
+        ct.testing.make_tensor(2, 2, dtype=ct.float32, device="cpu", memory_format=1)
