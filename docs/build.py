@@ -1,30 +1,40 @@
-"""Build the docs pages and their notebooks from ``docs/src/*.md`` by running them.
+"""Run the docs pages and write what their code printed into them.
 
-Run: python docs/build.py            # regenerate docs/*.md, docs/notebooks/, docs/img/
-     python docs/build.py --check    # re-run everything; fail on stale output
+Run: python docs/build.py            # run every page, record its outputs in it
+     python docs/build.py --check    # run every page; fail when one is stale
      python docs/build.py --page 01_tensors --check   # one page
+     python docs/build.py --site --open               # the HTML site, opened
 
-A source page is Markdown whose fenced code blocks may carry tags::
+Each Blitz page is one file, ``docs/NAME.md``: the Markdown a person writes and,
+written into it by this script, what its code printed. GitHub shows it as it is,
+the Sphinx site renders it as it is, and its notebook is made from it. A page is
+a Blitz page when some fenced code block of it carries a tag::
 
     ```python torch                  shown as the PyTorch code, never run here
     ```python exec=functional        run in the page's "functional" namespace
     ```python exec=nnx               run in the page's "nnx" namespace
     ```python exec=compat            run in the page's "compat" namespace
 
-Consecutive tagged blocks (separated only by blank lines) form one *step*: the
-blocks are shown one after the other under their labels, then the output each
-``exec`` block printed.
+Consecutive tagged blocks (separated only by blank lines and their labels) form
+one *step*. This script keeps three things in a page, and a person never edits
+them: the links to its notebook under its title, a label over each tagged block
+(``**jaxblitz.compat**``) and, after a step's blocks, what each ``exec`` block
+printed (``Output (compat):`` and a ``text`` block). Everything else is the
+person's: a new step is written as its tagged blocks alone, and ``python
+docs/build.py`` adds the labels and outputs.
 
-Each page with code is also a notebook, ``docs/notebooks/NAME.ipynb``: an install
-cell (jaxblitz from the repository named in pyproject.toml), a setup cell, then the
-page's text as Markdown cells, the PyTorch code as Markdown and each ``exec`` block
-as a code cell. The functional code runs in the notebook's namespace, the nnx and
-compat code under ``%%nnx`` / ``%%compat`` (``jaxblitz.notebook``), one namespace
-per column as on the page. The notebooks are committed *without outputs* (no
-execution counts, stable cell ids): small files whose diffs show only what changed
-in the source; the outputs are on the pages. ``--check`` fails when a committed
-notebook differs from a fresh one. ``ruff check .`` and ``ruff format --check .``
-read the notebooks too: the pages' code keeps the project's lint and format.
+Each page is also a notebook, ``docs/notebooks/NAME.ipynb``, made from the page
+(never edited by hand): an install cell (jaxblitz from the repository named in
+pyproject.toml), a setup cell, then the page's text as Markdown cells, the PyTorch
+code as Markdown and each ``exec`` block as a code cell. The functional code runs
+in the notebook's namespace, the nnx and compat code under ``%%nnx`` /
+``%%compat`` (``jaxblitz.notebook``), one namespace per column as on the page. The
+notebooks are committed, because Colab opens a notebook from its GitHub path, and
+*without outputs* (no execution counts, stable cell ids): small files whose diffs
+show only what changed in the page; the outputs are on the pages. ``--check``
+fails when a committed notebook differs from a fresh one. ``ruff check .`` and
+``ruff format --check .`` read the notebooks too: the pages' code keeps the
+project's lint and format.
 
 The notebook is what the page's outputs come from: each page's notebook is run in
 a fresh kernel with nbclient (CPU, Agg backend, a temporary working directory; the
@@ -32,7 +42,7 @@ install cell skipped) and what each code cell printed to stdout is recorded unde
 its block -- not stderr (warnings, progress bars), not the value of a last
 expression, and without colours. Pictures the code writes to ``img/*.png`` are
 copied to ``docs/img``. A comment ``<!-- build: env NAME=VALUE ... -->`` in a
-source is set by the notebook's setup cell before JAX starts
+page is set by the notebook's setup cell before JAX starts
 (``JAX_NUM_CPU_DEVICES=8`` for the data-parallel page). ``--torch`` also runs the
 PyTorch code, as ``%%torch`` cells of the copy that is run.
 
@@ -42,12 +52,17 @@ Options after the tags of an ``exec`` block:
 - ``check=text``: numbers in its output are not compared (timings, training runs
   whose last digits depend on the CPU); ``check=none``: it only has to run.
 
-``--check`` compares text exactly and numbers within tolerance, masks object
-addresses (``0x7f...``) and timings (``1.2 s``, ``350 img/s``, ``3.1x``), and
-fails when a page's code raises, its output or code no longer matches the
-committed page, a picture it references is not produced, or its notebook is
-stale. The README's ``python`` blocks are run as a script in a fresh Python (one
-namespace, in order) and must not raise.
+A recorded output is rewritten only when the new one differs beyond these
+tolerances: no churn. ``--check`` compares text exactly and numbers within
+tolerance, masks object addresses (``0x7f...``) and timings (``1.2 s``,
+``350 img/s``, ``3.1x``), and fails when a page's code raises, its outputs or
+labels are not what the page records, a picture it references is not produced,
+or its notebook is stale. The README's ``python`` blocks are run as a script in a
+fresh Python (one namespace, in order) and must not raise.
+
+``--site`` builds the HTML site (Sphinx, warnings as errors) into
+``docs/_build/html`` from the pages as they are, without running them;
+``--open`` then opens it in the browser.
 """
 
 from __future__ import annotations
@@ -66,6 +81,7 @@ import tempfile
 import time
 import tomllib
 import traceback
+import webbrowser
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -76,7 +92,6 @@ from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
 DOCS = Path(__file__).resolve().parent
 ROOT = DOCS.parent
-SRC = DOCS / "src"
 IMG = DOCS / "img"
 NOTEBOOKS = DOCS / "notebooks"
 LABELS = {
@@ -90,6 +105,7 @@ DEFAULT_RTOL, DEFAULT_ATOL = 1e-3, 1e-6
 PAGE_TIMEOUT_S = 600
 FENCE = re.compile(r"^```(\S*)(.*)$")
 BUILD_COMMENT = re.compile(r"^<!-- build: (.*) -->\s*$")
+OUTPUT = re.compile(r"^Output \((\w+)\):$")
 IMAGE_REF = re.compile(r"!\[[^\]]*\]\((img/[^)\s]+\.png)\)")
 NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|\bnan\b|\binf\b")
 ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
@@ -105,12 +121,13 @@ TIMING = re.compile(
 # -- Parsing ------------------------------------------------------------------------
 @dataclass
 class Block:
-    """One fenced code block of a source page."""
+    """One fenced code block of a page."""
 
     lang: str
     tags: list[str]
     opts: dict[str, str]
     code: str
+    info: str = ""  # the fence's words as written: ```{info}
 
     @property
     def column(self) -> str | None:
@@ -152,16 +169,66 @@ def parse_fences(text: str) -> list:
             buf = []
         tags = [t for t in rest if "=" not in t]
         opts = dict(t.split("=", 1) for t in rest if "=" in t)
-        out.append(Block(lang, tags, opts, "".join(body)))
+        info = " ".join([lang, *rest])
+        out.append(Block(lang, tags, opts, "".join(body), info))
     if buf:
         out.append("".join(buf))
     return out
 
 
+def is_page(path: Path) -> bool:
+    """A Blitz page: a Markdown file with a tagged (torch or exec) code block."""
+    return any(_tagged_fence(line) for line in path.read_text().splitlines())
+
+
+def page_paths() -> list[Path]:
+    return [p for p in sorted(DOCS.glob("*.md")) if is_page(p)]
+
+
+def _tagged_fence(line: str) -> bool:
+    """Whether ``line`` opens a code block tagged torch or exec=..."""
+    m = FENCE.match(line)
+    words = m.group(2).split() if m and m.group(1) else []
+    return "torch" in words or any(w.startswith("exec=") for w in words)
+
+
+def _next_text_line(lines: list[str], i: int) -> int:
+    while i < len(lines) and not lines[i].strip():
+        i += 1
+    return i
+
+
+def page_source(text: str, name: str) -> str:
+    """The page without what this script writes into it (its notebook links, the
+    labels over the tagged blocks, the outputs): what a person writes."""
+    title = re.search(r"^# .*\n", text, re.MULTILINE)
+    links = "\n" + notebook_links(name)
+    if title and text.startswith(links, title.end()):
+        text = text[: title.end()] + text[title.end() + len(links) :]
+    lines = text.splitlines(keepends=True)
+    labels = set(LABELS.values())
+    kept, i = [], 0
+    while i < len(lines):
+        line, j = lines[i].rstrip("\n"), _next_text_line(lines, i + 1)
+        after = lines[j] if j < len(lines) else ""
+        if line in labels and _tagged_fence(after):
+            i = j
+            continue
+        if OUTPUT.match(line) and after == "```text\n":
+            k = j + 1
+            while k < len(lines) and lines[k] != "```\n":
+                k += 1
+            i = _next_text_line(lines, k + 1)
+            continue
+        kept.append(lines[i])
+        i += 1
+    return "".join(kept)
+
+
 def parse_page(path: Path) -> Page:
     env: dict[str, str] = {}
     kept = []
-    for line in path.read_text().splitlines(keepends=True):
+    for line in page_source(path.read_text(), path.stem).splitlines(keepends=True):
         m = BUILD_COMMENT.match(line)
         if m:
             words = m.group(1).split()
@@ -291,16 +358,16 @@ def has_notebook(page: Page) -> bool:
     return page.name != "README" and bool(exec_blocks(page, False))
 
 
-def notebook_links(page: Page) -> str:
+def notebook_links(name: str) -> str:
     """The lines under a page's title: where to open its notebook, and on what."""
     repo = repository()
-    path = f"docs/notebooks/{page.name}.ipynb"
+    path = f"docs/notebooks/{name}.ipynb"
     colab = "https://colab.research.google.com/github/" + repo.removeprefix(
         "https://github.com/"
     )
     return (
         f"Open in a notebook: [Colab]({colab}/blob/main/{path}) · "
-        f"[download](notebooks/{page.name}.ipynb)\n\n" + RUNTIME_NOTE
+        f"[download](notebooks/{name}.ipynb)\n\n" + RUNTIME_NOTE
     )
 
 
@@ -353,8 +420,6 @@ def notebook(
         cell = nbformat.v4.new_code_cell(source.rstrip("\n"))
         if tag:
             cell.metadata["tags"] = [tag]
-        if block is not None and "hide" in block.tags:
-            cell.metadata["jupyter"] = {"source_hidden": True}
         cells.append((cell, block))
 
     def run(block: Block) -> None:
@@ -400,8 +465,8 @@ def notebook(
         if isinstance(chunk, str):
             if first:
                 note = (
-                    f"<!-- Generated by docs/build.py from docs/src/{page.name}.md: "
-                    "edit that file, then run `python docs/build.py`. -->\n\n"
+                    f"<!-- Made by docs/build.py from docs/{page.name}.md: edit "
+                    "that page, then run `python docs/build.py`. -->\n\n"
                 )
                 chunk = note + _under_title(chunk.lstrip("\n"), RUNTIME_NOTE)
                 first = False
@@ -411,13 +476,12 @@ def notebook(
         else:
             flush()
             for block in chunk:
-                shown = "hide" not in block.tags
-                if block.column == "torch" and shown:
+                if block.column == "torch":
                     markdown(
                         f"{LABELS['torch']}, for comparison:\n\n"
                         f"```python\n{block.code}```"
                     )
-                elif shown:
+                else:
                     markdown(LABELS[block.column])
                 torch_runs = executed and run_torch and "norun" not in block.tags
                 if block.column != "torch" or torch_runs:
@@ -566,17 +630,16 @@ def clean_output(text: str) -> str:
 def render(
     page: Page, results: list[dict], recorded: list[str] | None = None
 ) -> tuple[str, list[Block | None]]:
-    """The generated page, and for each of its fenced blocks the exec block whose
-    output it is (None for code and verbatim blocks). An output that matches the
-    one ``recorded`` in its place (within tolerance) is kept as recorded."""
+    """The page with its notebook links, labels and outputs, and for each of its
+    fenced blocks the exec block whose output it is (None for code and verbatim
+    blocks). An output that matches the one ``recorded`` in its place (within
+    tolerance) is kept as recorded."""
     recorded = iter(recorded or [])
-    out = [
-        f"<!-- Generated by docs/build.py from docs/src/{page.name}.md: edit that "
-        "file, then run `python docs/build.py`. -->\n\n"
-    ]
+    env = " ".join(f"{k}={v}" for k, v in page.env.items())
+    out = [f"<!-- build: env {env} -->\n"] if env else []
     owners: list[Block | None] = []
     results = iter(results)
-    links = notebook_links(page) if has_notebook(page) else None
+    links = notebook_links(page.name) if has_notebook(page) else None
     for chunk in page.chunks:
         if isinstance(chunk, str) and links:
             chunk, links = _under_title(chunk, links), None
@@ -584,17 +647,14 @@ def render(
             after_step = out and out[-1].endswith("```\n\n")
             out.append(chunk.lstrip("\n") if after_step else chunk)
         elif isinstance(chunk, Block):
-            info = " ".join([chunk.lang, *chunk.tags])
-            out.append(f"```{info}\n{chunk.code}```\n")
+            out.append(f"```{chunk.info}\n{chunk.code}```\n")
             owners.append(None)
         else:
             outputs = []
             for block in chunk:
-                if "hide" not in block.tags:
-                    out.append(
-                        f"{LABELS[block.column]}\n\n```python\n{block.code}```\n\n"
-                    )
-                    owners.append(None)
+                label = LABELS[block.column]
+                out.append(f"{label}\n\n```{block.info}\n{block.code}```\n\n")
+                owners.append(None)
                 if block.column != "torch":
                     text = clean_output(next(results)["stdout"])
                     if text:
@@ -693,16 +753,11 @@ def build_one(page: Page, check: bool, run_torch: bool) -> tuple[str, list[str],
             )
         except (RuntimeError, subprocess.TimeoutExpired) as e:
             return page.name, stale + [str(e)], time.perf_counter() - t0
-        new, owners = render(page, results)
         target = DOCS / f"{page.name}.md"
-        old = target.read_text() if target.exists() else None
-        if old is not None:
-            new, owners = render(page, results, recorded_outputs(old, owners))
-        problems = (
-            ["no generated page: run python docs/build.py"] if old is None else []
-        )
-        if old is not None:
-            problems = page_diff(old, new, owners)
+        old = target.read_text()
+        new, owners = render(page, results)
+        new, owners = render(page, results, recorded_outputs(old, owners))
+        problems = page_diff(old, new, owners)
         made = {p.name for p in (workdir / "img").glob("*.png")}
         missing = sorted(
             ref for ref in set(IMAGE_REF.findall(new)) if Path(ref).name not in made
@@ -745,10 +800,23 @@ def orphan_notebooks(pages: list[Page], check: bool) -> list[str]:
     kept = {f"{p.name}.ipynb" for p in pages if has_notebook(p)}
     orphans = sorted(p for p in NOTEBOOKS.glob("*.ipynb") if p.name not in kept)
     if check:
-        return [f"{p.relative_to(ROOT)} has no page in docs/src/" for p in orphans]
+        return [f"{p.relative_to(ROOT)} has no page in docs/" for p in orphans]
     for path in orphans:
         path.unlink()
     return []
+
+
+def site(open_it: bool) -> int:
+    """Build the HTML site into docs/_build/html (Sphinx, a warning fails it) and
+    with ``open_it`` open its index in the browser."""
+    html = DOCS / "_build" / "html"
+    argv = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-b", "html"]
+    proc = subprocess.run([*argv, str(DOCS), str(html)], cwd=ROOT)
+    if proc.returncode == 0:
+        print(f"The site: {(html / 'index.html').as_uri()}")
+        if open_it:
+            webbrowser.open((html / "index.html").as_uri())
+    return proc.returncode
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -757,12 +825,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--page", action="append", help="only this page (stem)")
     parser.add_argument("--torch", action="store_true", help="also run torch blocks")
     parser.add_argument("--jobs", type=int, default=min(4, os.cpu_count() or 1))
+    parser.add_argument(
+        "--site", action="store_true", help="build the HTML site (runs no page)"
+    )
+    parser.add_argument("--open", action="store_true", help="open the built site")
     parser.add_argument("--run-job", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.run_job:
         run_job(*args.run_job)
         return 0
-    pages = [parse_page(p) for p in sorted(SRC.glob("*.md"))]
+    if args.site or args.open:
+        return site(args.open)
+    pages = [parse_page(p) for p in page_paths()]
     orphans = [] if args.page else orphan_notebooks(pages, args.check)
     pages.append(readme_page())
     if args.page:
@@ -786,7 +860,7 @@ def main(argv: list[str] | None = None) -> int:
     verb = "checked" if args.check else "built"
     print(f"{verb} {len(done)} pages in {time.perf_counter() - t0:.1f} s")
     if failed and args.check:
-        print("Run `python docs/build.py` to regenerate the pages.")
+        print("Run `python docs/build.py` to record the pages' outputs.")
     return 1 if failed else 0
 
 

@@ -1,6 +1,7 @@
-"""The docs site: ``python -m sphinx -b html docs docs/_build/html`` (the ``docs``
-extra). The pages are the Markdown files ``docs/build.py`` generates (their
-outputs come from running the code); the API reference is generated from the
+"""The docs site: ``python docs/build.py --site --open`` (the ``docs`` extra), which
+runs ``python -m sphinx -W -b html docs docs/_build/html``. The pages are the
+Markdown files of docs/ as they are (the outputs in them were written by running
+their code with ``python docs/build.py``); the API reference is generated from the
 docstrings of the functional API (``docs/api.md``)."""
 
 import sys
@@ -18,9 +19,8 @@ extensions = [
     "sphinx.ext.viewcode",
 ]
 source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
-# docs/src: the pages' sources (build.py makes docs/*.md from them); the
-# notebooks are the pages again, without outputs
-exclude_patterns = ["src", "notebooks", "_build", "build.py", "conf.py"]
+# the notebooks are the pages again, made from them, without outputs
+exclude_patterns = ["notebooks", "_build", "build.py", "conf.py"]
 autosummary_generate = True
 autodoc_typehints = "description"
 autodoc_member_order = "bysource"

@@ -1,6 +1,7 @@
-"""The docs pages (docs/src/*.md) run as notebooks and still print what the
-committed pages (docs/*.md) record; the committed notebooks are up to date; the
-README's python blocks still run."""
+"""The docs pages (docs/NAME.md, one file each) run as notebooks and still print
+what they record; what docs/build.py writes into a page (labels, outputs, notebook
+links) is never taken for what a person wrote; the committed notebooks are made
+from the pages and up to date; the README's python blocks still run."""
 
 import functools
 import importlib.util
@@ -43,7 +44,7 @@ def test_docs_notebooks_run_and_print_what_the_pages_record_and_readme_runs():
 
 def test_a_pages_notebook_is_the_same_file_each_time_and_has_no_outputs():
     build = _build()
-    page = build.parse_page(ROOT / "docs/src/05_data_parallelism.md")
+    page = build.parse_page(ROOT / "docs/05_data_parallelism.md")
     text = build.notebook_text(page)
     assert text == build.notebook_text(page)
     nb = json.loads(text)
@@ -61,7 +62,7 @@ def test_a_pages_notebook_is_the_same_file_each_time_and_has_no_outputs():
 
 def test_the_executed_copy_names_column_cells_as_the_pages_and_can_run_torch():
     build = _build()
-    page = build.parse_page(ROOT / "docs/src/05_data_parallelism.md")
+    page = build.parse_page(ROOT / "docs/05_data_parallelism.md")
     nb, owners = build.notebook(page, executed=True, run_torch=True)
     runs = [(c.source, b) for c, b in zip(nb.cells, owners, strict=True) if b]
     assert [b for _, b in runs] == build.exec_blocks(page, run_torch=True)
@@ -78,6 +79,45 @@ def _page(tmp_path, blocks: str):
     source = tmp_path / "99_test.md"
     source.write_text(f"# A test page\n\nSome text.\n\n{blocks}")
     return _build().parse_page(source)
+
+
+def test_build_writes_labels_and_outputs_into_a_page_and_reads_back_its_own_text(
+    tmp_path,
+):
+    build = _build()
+    page = _page(
+        tmp_path,
+        "```python torch\nprint(1)\n```\n\n"
+        "```python exec=functional rtol=0.1\nprint(1.0)\n```\n\n"
+        "```python exec=compat\nx = 1\n```\n\n"
+        "After the step.\n",
+    )
+    text, owners = build.render(page, [{"stdout": "1.0\n"}, {"stdout": ""}])
+    assert text.startswith("# A test page\n\nOpen in a notebook: [Colab](")
+    assert "**PyTorch**\n\n```python torch\nprint(1)\n```\n" in text
+    assert "**jaxblitz, functional**\n\n```python exec=functional rtol=0.1\n" in text
+    assert "Output (functional):\n\n```text\n1.0\n```\n\nAfter the step.\n" in text
+    assert "Output (compat)" not in text  # it printed nothing
+    (tmp_path / "99_test.md").write_text(text)
+    again = build.parse_page(tmp_path / "99_test.md")
+    assert again.chunks == page.chunks and again.env == page.env
+    # a new output within the block's tolerance leaves the page as it is
+    recorded = build.recorded_outputs(text, owners)
+    results = [{"stdout": "1.05\n"}, {"stdout": ""}]
+    assert build.render(again, results, recorded)[0] == text
+    results = [{"stdout": "2.0\n"}, {"stdout": ""}]
+    assert "```text\n2.0\n```" in build.render(again, results, recorded)[0]
+
+
+def test_only_pages_with_tagged_code_are_run_and_each_has_its_notebook():
+    build = _build()
+    pages = [p.name for p in build.page_paths()]
+    assert pages == [f"0{i}_{n}.md" for i, n in enumerate(
+        ["tensors", "autograd", "neural_networks", "training_a_classifier",
+         "data_parallelism", "extras", "porting"], 1)]  # fmt: skip
+    notebooks = sorted(p.name for p in (ROOT / "docs/notebooks").glob("*.ipynb"))
+    assert notebooks == [p.replace(".md", ".ipynb") for p in pages]
+    assert not (ROOT / "docs/src").exists()
 
 
 def test_a_notebook_records_what_a_block_prints_to_stdout_only(tmp_path):
