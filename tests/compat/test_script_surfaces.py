@@ -305,3 +305,123 @@ def test_make_tensor_gives_torchs_dtype_shape_range_and_errors(shape, options):
 def test_make_tensor_refuses_memory_format_by_name():
     with pytest.raises(NotImplementedError, match="make_tensor: memory_format"):
         ct.testing.make_tensor(2, 2, dtype=ct.float32, device="cpu", memory_format=1)
+
+
+# -- torch.utils.tensorboard ---------------------------------------------------------
+
+
+def _record(torch, writer_class, logdir):
+    """The same calls, with the same numbers, through either SummaryWriter."""
+    rng = np.random.default_rng(0)
+    values = rng.normal(size=300).astype(np.float32)
+    chw = rng.random((3, 6, 5)).astype(np.float32)
+    nchw = rng.random((10, 1, 4, 3)).astype(np.float32)
+    hwc = (rng.random((4, 5, 3)) * 255).astype(np.uint8)
+    with writer_class(logdir) as w:
+        w.add_scalar("loss/train", torch.tensor(0.25), 0)
+        w.add_scalar("loss/train", 0.125, 1)
+        w.add_scalar("acc", torch.tensor([0.5], dtype=torch.float64), 2, new_style=True)
+        w.add_scalars("run", {"a": 1.0, "b": torch.tensor(2.0)}, 3)
+        w.add_histogram("w", torch.tensor(values), 4)
+        w.add_histogram("w_auto", torch.tensor(values), 5, bins="auto", max_bins=7)
+        w.add_histogram("ints", torch.tensor([1, 2, 2, 3]), 5)
+        w.add_image("chw", torch.tensor(chw), 6)
+        w.add_image("hwc", hwc, 6, dataformats="HWC")
+        w.add_image("hw", torch.tensor(chw[0]), 6, dataformats="HW")
+        w.add_images("nchw", torch.tensor(nchw), 7)
+        w.add_text("note", "hello *world*", 8)
+        w.add_hparams(
+            {"lr": 0.1, "bs": 32, "opt": "sgd"}, {"hp/acc": 0.9}, run_name="hp"
+        )
+
+
+def _events(logdir):
+    """Every event under ``logdir``: (its run's folder, the event without its time)."""
+    import os
+
+    from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
+
+    found = []
+    for root, _, files in sorted(os.walk(logdir)):
+        for name in sorted(files):
+            for event in EventFileLoader(os.path.join(root, name)).Load():
+                event.wall_time = 0
+                found.append((os.path.relpath(root, logdir), event))
+    return found
+
+
+def test_summary_writer_writes_the_events_torchs_writes(tmp_path):
+    pytest.importorskip("tensorboard")
+    from torch.utils.tensorboard import SummaryWriter as TorchWriter
+
+    from jaxblitz.compat.utils.tensorboard import SummaryWriter
+
+    _record(ct, SummaryWriter, tmp_path / "ours")
+    _record(pt, TorchWriter, tmp_path / "theirs")
+    ours, theirs = _events(tmp_path / "ours"), _events(tmp_path / "theirs")
+    assert [run for run, _ in ours] == [run for run, _ in theirs]
+    assert {"run_a", "run_b", "hp"} <= {run for run, _ in ours}
+    for (_, mine), (_, expected) in zip(ours, theirs, strict=True):
+        assert mine == expected  # tags, steps, values, buckets, PNG bytes
+
+    from tensorboard.backend.event_processing.event_accumulator import (
+        EventAccumulator,
+    )
+
+    run = EventAccumulator(str(tmp_path / "ours"), size_guidance={"images": 0})
+    run.Reload()
+    assert [(s.step, s.value) for s in run.Scalars("loss/train")] == [
+        (0, 0.25),
+        (1, 0.125),
+    ]
+    assert [(i.width, i.height) for i in run.Images("nchw")] == [(24, 8)]
+    histogram = run.Histograms("w")[0].histogram_value
+    assert histogram.num == 300 and sum(histogram.bucket) == 300
+
+
+def test_summary_writer_defaults_to_runs_date_host_as_torch(tmp_path, monkeypatch):
+    pytest.importorskip("tensorboard")
+    import os
+    import re
+    import socket
+
+    from jaxblitz.compat.utils.tensorboard import SummaryWriter
+
+    monkeypatch.chdir(tmp_path)
+    writer = SummaryWriter(comment="_lr0.1")
+    writer.add_scalar("x", 1.0)
+    writer.close()
+    writer.close()  # a second close does nothing, as torch's
+    folder, name = os.path.split(writer.log_dir)
+    assert folder == "runs" and os.path.isdir(writer.log_dir)
+    assert re.fullmatch(
+        r"[A-Z][a-z]{2}\d{2}_\d{2}-\d{2}-\d{2}_" + re.escape(socket.gethostname())
+        + r"_lr0\.1",
+        name,
+    )  # fmt: skip
+
+
+def test_summary_writer_refuses_add_graph_by_name(tmp_path):
+    pytest.importorskip("tensorboard")
+    from jaxblitz.compat.utils.tensorboard import SummaryWriter
+
+    with SummaryWriter(tmp_path) as writer:
+        with pytest.raises(NotImplementedError, match="SummaryWriter.add_graph is not"):
+            writer.add_graph(ct.nn.Linear(2, 2), ct.ones(1, 2))
+        assert not hasattr(writer, "add_embedding")
+        with pytest.raises(AssertionError, match="Tensor should contain one element"):
+            writer.add_scalar("x", ct.ones(2))
+
+
+def test_without_tensorboard_the_import_fails_as_torchs(monkeypatch):
+    import sys
+
+    for name in ("torch.utils.tensorboard", "jaxblitz.compat.utils.tensorboard"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    monkeypatch.setitem(sys.modules, "tensorboard", None)
+    errors = []
+    for name in ("torch.utils.tensorboard", "jaxblitz.compat.utils.tensorboard"):
+        with pytest.raises(ImportError) as caught_error:
+            importlib.import_module(name)
+        errors.append((caught_error.type, str(caught_error.value)))
+    assert errors[0] == errors[1]

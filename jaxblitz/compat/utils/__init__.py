@@ -1,4 +1,5 @@
-"""``torch.utils``: only ``utils.data``."""
+"""``torch.utils``: ``utils.data``; ``utils.tensorboard`` is imported by name, as in
+torch (it needs the ``tensorboard`` package)."""
 
 from jaxblitz.compat.utils import data
 
