@@ -392,6 +392,7 @@ from jaxblitz.compat import (  # noqa: E402
     nn,
     onnx,
     optim,
+    special,
     testing,
     utils,
 )

@@ -180,3 +180,20 @@ def test_random_geometry_on_tensors_draws_as_torchvision(monkeypatch):
     b = T.RandomPerspective(p=1.0, fill=[0.0, 1.0, 0.5])(x)
     np.testing.assert_array_equal(a.numpy(), b.numpy())
     assert not np.array_equal(a.numpy(), CHW)
+
+
+def test_pad_and_resize_of_tensors_are_torchs_pad_and_interpolate():
+    x = jtorch.from_numpy(U8.copy())
+    ref = torch.from_numpy(U8.copy())
+    for mode, torch_mode in (("edge", "replicate"), ("reflect", "reflect")):
+        want = torch.nn.functional.pad(ref.float(), [2, -1, 1, 3], mode=torch_mode)
+        got = F.pad(x, [2, 1, -1, 3], padding_mode=mode)
+        np.testing.assert_array_equal(got.numpy(), want.to(torch.uint8).numpy())
+    symmetric = np.pad(U8, ((0, 0), (1, 3), (2, 2)), mode="symmetric")
+    got = F.pad(x, [2, 1, 2, 3], padding_mode="symmetric")
+    np.testing.assert_array_equal(got.numpy(), symmetric)
+    got = F.resize(x, [5, 6], T.InterpolationMode.BILINEAR, antialias=True)
+    want = torch.nn.functional.interpolate(
+        ref[None].float(), size=(5, 6), mode="bilinear", antialias=True
+    )[0]
+    np.testing.assert_array_equal(got.numpy(), want.round().to(torch.uint8).numpy())

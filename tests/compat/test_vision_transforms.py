@@ -123,10 +123,14 @@ def test_resize_of_a_tensor_has_torchs_gradient():
     np.testing.assert_allclose(leaf.grad.numpy(), rx.grad.numpy(), atol=1e-6)
 
 
-def test_resize_refuses_what_it_does_not_compute():
-    with pytest.raises(NotImplementedError, match="antialias=False"):
-        T.Resize(8, T.InterpolationMode.BICUBIC, antialias=False)(torch.rand(1, 9, 9))
-    with pytest.raises(NotImplementedError, match="lanczos"):
+def test_resize_refuses_what_torchvisions_interpolate_refuses():
+    x = RNG.random((1, 9, 9), np.float32)
+    got = T.Resize(8, T.InterpolationMode.BICUBIC, antialias=False)(torch.tensor(x))
+    want = real.nn.functional.interpolate(
+        real.from_numpy(x)[None], size=(8, 8), mode="bicubic", align_corners=False
+    )[0]
+    np.testing.assert_allclose(got.numpy(), want.numpy(), atol=1e-5)
+    with pytest.raises(ValueError, match="Lanczos mode requires antialias=True"):
         T.Resize(8, T.InterpolationMode.LANCZOS)(torch.rand(1, 9, 9))
     with pytest.raises(TypeError, match="Size should be int or sequence"):
         T.Resize(2.5)

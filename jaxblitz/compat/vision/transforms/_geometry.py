@@ -22,8 +22,6 @@ from jaxblitz.compat.nn.grid import grid_sample
 from jaxblitz.compat.shape_ops import cat
 from jaxblitz.compat.tensor import Tensor
 
-_INTEGERS = (_dtype.uint8, _dtype.int8, _dtype.int16, _dtype.int32, _dtype.int64)
-
 
 def linspace32(start: float, end: float, steps: int) -> np.ndarray:
     """torch's float32 ``linspace`` on the CPU, bit for bit: each half counted
@@ -80,14 +78,37 @@ def _check_inputs(
         )
 
 
+_INTEGERS = (_dtype.uint8, _dtype.int8, _dtype.int16, _dtype.int32, _dtype.int64)
+
+
+def _cast_squeeze_in(img: Tensor, req_dtypes: list[Any]) -> tuple[Tensor, ...]:
+    """torch: ``_cast_squeeze_in``: a batch of one, in the first of ``req_dtypes``
+    unless it is one of them already."""
+    need_squeeze = img.ndim < 4
+    if need_squeeze:
+        img = img.unsqueeze(dim=0)
+    out_dtype = img.dtype
+    need_cast = out_dtype not in req_dtypes
+    if need_cast:
+        img = img.to(req_dtypes[0])
+    return img, need_cast, need_squeeze, out_dtype
+
+
+def _cast_squeeze_out(
+    img: Tensor, need_cast: bool, need_squeeze: bool, out_dtype: Any
+) -> Tensor:
+    if need_squeeze:
+        img = img.squeeze(dim=0)
+    if need_cast:
+        if out_dtype in _INTEGERS:  # torch: it is better to round before the cast
+            img = img.round()
+        img = img.to(out_dtype)
+    return img
+
+
 def _apply_grid_transform(img: Tensor, grid: Tensor, mode: str, fill: Any) -> Tensor:
     """torch: ``_apply_grid_transform``: (N, C, H, W) or (C, H, W) images."""
-    squeeze = img.ndim < 4  # torch: _cast_squeeze_in(img, [grid.dtype])
-    if squeeze:
-        img = img.unsqueeze(0)
-    out_dtype = img.dtype
-    if out_dtype != grid.dtype:
-        img = img.to(grid.dtype)
+    img, need_cast, need_squeeze, out_dtype = _cast_squeeze_in(img, [grid.dtype])
     if img.shape[0] > 1:  # the same grid for every image of the batch
         grid = grid.expand(img.shape[0], grid.shape[1], grid.shape[2], grid.shape[3])
     if fill is not None:  # a channel of ones marks where the image lands
@@ -106,12 +127,7 @@ def _apply_grid_transform(img: Tensor, grid: Tensor, mode: str, fill: Any) -> Te
             img[outside] = fill_img[outside]
         else:
             img = img * mask + (1.0 - mask) * fill_img
-    if squeeze:  # torch: _cast_squeeze_out
-        img = img.squeeze(dim=0)
-    if img.dtype != out_dtype:
-        if out_dtype in _INTEGERS:  # torch: better to round before the cast
-            img = img.round()
-        img = img.to(out_dtype)
+    img = _cast_squeeze_out(img, need_cast, need_squeeze, out_dtype)
     return img
 
 

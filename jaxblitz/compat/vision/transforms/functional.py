@@ -26,7 +26,12 @@ from PIL import Image, ImageOps
 from jaxblitz.compat import _dtype
 from jaxblitz.compat.creation import as_tensor, from_numpy
 from jaxblitz.compat.tensor import Tensor
-from jaxblitz.compat.vision.transforms import _geometry, _kernels
+from jaxblitz.compat.vision.transforms import _geometry
+from jaxblitz.compat.vision.transforms._geometry import (
+    _assert_image_tensor,
+    _cast_squeeze_in,
+    _cast_squeeze_out,
+)
 
 
 class InterpolationMode(Enum):
@@ -58,11 +63,6 @@ def _is_pil(img: Any) -> bool:
 def _check_pil(img: Any) -> None:
     if not _is_pil(img):
         raise TypeError(f"img should be PIL Image. Got {type(img)}")
-
-
-def _assert_image_tensor(img: Tensor) -> None:
-    if not img.ndim >= 2:
-        raise TypeError("Tensor is not a torch image.")
 
 
 def get_dimensions(img: Any) -> list[int]:
@@ -231,7 +231,32 @@ def resize(
                 stacklevel=2,
             )
         return img.resize(output_size[::-1], _PIL_MODES[interpolation])
-    return _kernels.resize(img, output_size, interpolation.value, bool(antialias))
+    return _resize_tensor(img, output_size, interpolation.value, antialias)
+
+
+def _resize_tensor(
+    img: Tensor, size: list[int], interpolation: str, antialias: bool | None
+) -> Tensor:
+    """torch: ``_functional_tensor.resize``: ``interpolate`` in float, rounded
+    back to an integer dtype."""
+    from jaxblitz.compat.nn.functional import interpolate
+
+    _assert_image_tensor(img)
+    antialias = bool(antialias) and interpolation in ("bilinear", "bicubic")
+    img, need_cast, need_squeeze, out_dtype = _cast_squeeze_in(
+        img, [_dtype.float32, _dtype.float64]
+    )
+    align_corners = False if interpolation in ("bilinear", "bicubic") else None
+    img = interpolate(
+        img,
+        size=size,
+        mode=interpolation,
+        align_corners=align_corners,
+        antialias=antialias,
+    )
+    if interpolation == "bicubic" and out_dtype == _dtype.uint8:
+        img = img.clamp(min=0, max=255)
+    return _cast_squeeze_out(img, need_cast, need_squeeze, out_dtype)
 
 
 def crop(img: Any, top: int, left: int, height: int, width: int) -> Any:
@@ -304,12 +329,50 @@ def pad(img: Any, padding: Any, fill: Any = 0, padding_mode: str = "constant") -
     if not isinstance(fill, int | float):
         raise TypeError("Got inappropriate fill arg")
     left, top, right, bottom = _check_pad(padding, padding_mode)
-    h, w = img.shape[-2:]  # negative padding crops first, as torch's pad does
-    img = img[
-        ..., max(-top, 0) : h - max(-bottom, 0), max(-left, 0) : w - max(-right, 0)
-    ]
-    widths = tuple(max(v, 0) for v in (top, bottom, left, right))
-    return _kernels.pad(img, widths, float(fill), padding_mode)
+    p = [left, right, top, bottom]
+    if padding_mode == "symmetric":
+        return _pad_symmetric(img, p)
+    from jaxblitz.compat.nn.functional import pad as torch_pad
+
+    need_squeeze = img.ndim < 4
+    if need_squeeze:
+        img = img.unsqueeze(dim=0)
+    out_dtype = img.dtype
+    need_cast = padding_mode != "constant" and out_dtype not in (
+        _dtype.float32,
+        _dtype.float64,
+    )
+    if need_cast:  # torch: reflect and replicate pad floats only
+        img = img.to(_dtype.float32)
+    if padding_mode == "constant":
+        img = torch_pad(img, p, mode="constant", value=float(fill))
+    else:
+        img = torch_pad(
+            img, p, mode="replicate" if padding_mode == "edge" else "reflect"
+        )
+    if need_squeeze:
+        img = img.squeeze(dim=0)
+    return img.to(out_dtype) if need_cast else img
+
+
+def _pad_symmetric(img: Tensor, padding: list[int]) -> Tensor:
+    """torch: ``_pad_symmetric``: an index that mirrors the edge pixels too;
+    ``padding`` is (left, right, top, bottom), a negative width crops first."""
+    if min(padding) < 0:
+        crop_left, crop_right, crop_top, crop_bottom = (-min(x, 0) for x in padding)
+        h, w = img.shape[-2], img.shape[-1]
+        img = img[..., crop_top : h - crop_bottom, crop_left : w - crop_right]
+        padding = [max(x, 0) for x in padding]
+    h, w = img.shape[-2], img.shape[-1]
+    x_index = list(range(padding[0] - 1, -1, -1)) + list(range(w))
+    x_index += [-(i + 1) for i in range(padding[1])]
+    y_index = list(range(padding[2] - 1, -1, -1)) + list(range(h))
+    y_index += [-(i + 1) for i in range(padding[3])]
+    if img.ndim not in (3, 4):
+        raise RuntimeError("Symmetric padding of N-D tensors are not supported yet")
+    rows = as_tensor(np.asarray(y_index, np.int64))[:, None]
+    cols = as_tensor(np.asarray(x_index, np.int64))[None, :]
+    return img[..., rows, cols]
 
 
 def _pad_pil(img: Any, padding: Any, fill: Any, padding_mode: str) -> Any:
@@ -363,7 +426,7 @@ def hflip(img: Any) -> Any:
         _check_pil(img)
         return img.transpose(Image.Transpose.FLIP_LEFT_RIGHT)
     _assert_image_tensor(img)
-    return _kernels.flip_last(img)
+    return img.flip(-1)
 
 
 def rgb_to_grayscale(img: Any, num_output_channels: int = 1) -> Any:
@@ -827,6 +890,16 @@ def _interp_mode(interpolation: Any) -> InterpolationMode:
             "Pillow integer constant"
         )
     return interpolation
+
+
+def _fill_per_channel(fill: Any, img: Any) -> Any:
+    """torch: the random transforms' ``fill`` for a tensor image, one float per
+    channel."""
+    if not isinstance(img, Tensor) or fill is None:
+        return fill
+    if isinstance(fill, int | float):
+        return [float(fill)] * get_dimensions(img)[0]
+    return [float(f) for f in fill]
 
 
 def _centre_offset(img: Tensor, center: Any) -> list[float]:
