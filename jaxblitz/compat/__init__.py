@@ -386,6 +386,7 @@ from jaxblitz.compat import (  # noqa: E402
     cuda,
     distributed,
     fft,
+    hub,
     jit,
     lazy,
     linalg,

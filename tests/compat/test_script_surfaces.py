@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 import warnings
 
 import numpy as np
@@ -425,3 +426,76 @@ def test_without_tensorboard_the_import_fails_as_torchs(monkeypatch):
             importlib.import_module(name)
         errors.append((caught_error.type, str(caught_error.value)))
     assert errors[0] == errors[1]
+
+
+# -- torch.hub -------------------------------------------------------------------
+
+
+def test_hub_dir_follows_torch_home_and_set_dir_as_torchs(monkeypatch, tmp_path):
+    monkeypatch.setenv("TORCH_HOME", str(tmp_path / "home"))
+    assert ct.hub.get_dir() == pt.hub.get_dir() == str(tmp_path / "home" / "hub")
+    monkeypatch.delenv("TORCH_HOME")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert ct.hub.get_dir() == pt.hub.get_dir()
+    monkeypatch.setattr(ct.hub, "_hub_dir", None)
+    ct.hub.set_dir("~/elsewhere")
+    assert ct.hub.get_dir() == os.path.expanduser("~/elsewhere")
+
+
+def _saved_weights(folder):
+    """A torch-saved state dict named as torchvision names them (hash prefix)."""
+    import hashlib
+
+    path = folder / "weights.pth"
+    pt.save({"w": pt.arange(3.0)}, path)
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    return path.rename(folder / f"net-{digest[:8]}.pth")
+
+
+def test_a_cached_checkpoint_loads_without_network(monkeypatch, tmp_path):
+    monkeypatch.setenv("TORCH_HOME", str(tmp_path))
+    monkeypatch.setattr(ct.hub, "_hub_dir", None)
+    (tmp_path / "hub" / "checkpoints").mkdir(parents=True)
+    cached = _saved_weights(tmp_path / "hub" / "checkpoints")
+    url = "https://download.example.invalid/models/" + cached.name
+    monkeypatch.setattr(ct.hub, "urlopen", None)  # any download attempt would fail
+    state = ct.hub.load_state_dict_from_url(url, map_location="cpu")
+    assert state["w"].tolist() == [0.0, 1.0, 2.0]
+
+
+def test_a_missing_checkpoint_is_downloaded_and_checked_as_torch(tmp_path, capsys):
+    source = _saved_weights(tmp_path)
+    url = source.as_uri()  # file://: the download path without network
+    seen = []
+    for torch in (ct, pt):
+        folder = tmp_path / torch.__name__
+        capsys.readouterr()
+        state = torch.hub.load_state_dict_from_url(
+            url, model_dir=str(folder), check_hash=True, progress=False
+        )
+        said = capsys.readouterr().out.replace(str(folder), "<dir>")
+        seen.append((state["w"].tolist(), said))
+        bad = tmp_path / "net-deadbeef.pth"
+        bad.write_bytes(source.read_bytes())
+        with pytest.raises(RuntimeError, match='invalid hash value .expected "dead'):
+            torch.hub.load_state_dict_from_url(
+                bad.as_uri(), model_dir=str(folder / "bad"), check_hash=True
+            )
+        assert list((folder / "bad").iterdir()) == []  # nothing half-written is left
+    assert seen[0] == seen[1]
+
+
+def test_a_missing_checkpoint_without_network_says_where_to_put_it(tmp_path):
+    import urllib.error
+
+    url = "http://127.0.0.1:9/net.pth"  # the discard port: refused at once
+    with pytest.raises(urllib.error.URLError) as caught_error:
+        ct.hub.load_state_dict_from_url(url, model_dir=str(tmp_path), progress=False)
+    assert str(tmp_path / "net.pth") in caught_error.value.__notes__[0]
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("name", ["load", "list", "help"])
+def test_hub_load_list_and_help_are_refused_by_name(name):
+    with pytest.raises(NotImplementedError, match=f"torch.hub.{name} is not supported"):
+        getattr(ct.hub, name)("pytorch/vision", "resnet18")
