@@ -393,6 +393,7 @@ from jaxblitz.compat import (  # noqa: E402
     nn,
     onnx,
     optim,
+    profiler,
     special,
     testing,
     utils,

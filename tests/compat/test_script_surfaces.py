@@ -499,3 +499,47 @@ def test_a_missing_checkpoint_without_network_says_where_to_put_it(tmp_path):
 def test_hub_load_list_and_help_are_refused_by_name(name):
     with pytest.raises(NotImplementedError, match=f"torch.hub.{name} is not supported"):
         getattr(ct.hub, name)("pytorch/vision", "resnet18")
+
+
+# -- torch.profiler --------------------------------------------------------------
+
+
+def test_record_function_names_its_span_in_jaxs_trace(tmp_path):
+    import jax
+
+    @ct.profiler.record_function("decorated_step")
+    def step(x):
+        return (x * 2).sum()
+
+    with jax.profiler.trace(str(tmp_path)):
+        with ct.profiler.record_function("forward_pass") as span:
+            ct.ones(3) + 1
+        assert step(ct.ones(2)).item() == 4.0
+    assert isinstance(span, ct.profiler.record_function)
+    written = b"".join(p.read_bytes() for p in tmp_path.rglob("*.xplane.pb"))
+    assert b"forward_pass" in written and b"decorated_step" in written
+
+
+def test_schedule_gives_torchs_actions_and_checks():
+    options = dict(wait=1, warmup=1, active=2, repeat=2, skip_first=1)
+    ours, theirs = (t.profiler.schedule(**options) for t in (ct, pt))
+    assert [ours(i).name for i in range(12)] == [theirs(i).name for i in range(12)]
+    for torch in (ct, pt):
+        _, seen = caught(
+            lambda t=torch: t.profiler.schedule(wait=0, warmup=0, active=1)
+        )
+        assert seen == [("UserWarning", "Profiler won't be using warmup, this can skew "
+                         "profiler results")]  # fmt: skip
+        with pytest.raises(AssertionError, match="Invalid profiler schedule arguments"):
+            torch.profiler.schedule(wait=0, warmup=1, active=0)
+    assert [a.name for a in ct.profiler.ProfilerActivity] == [
+        a for a in pt.profiler.ProfilerActivity.__members__
+    ]
+
+
+def test_profile_is_refused_by_name_when_made():
+    handler = ct.profiler.tensorboard_trace_handler("./log")
+    with pytest.raises(NotImplementedError, match="torch.profiler.profile is not sup"):
+        ct.profiler.profile(
+            activities=[ct.profiler.ProfilerActivity.CPU], on_trace_ready=handler
+        )
