@@ -15,6 +15,7 @@ from PIL import Image
 
 import jaxblitz.compat as jtorch
 from jaxblitz.compat.vision import transforms as T
+from jaxblitz.compat.vision.transforms import autoaugment as AA
 from jaxblitz.compat.vision.transforms import functional as F
 
 torch = pytest.importorskip("torch")
@@ -197,3 +198,125 @@ def test_pad_and_resize_of_tensors_are_torchs_pad_and_interpolate():
         ref[None].float(), size=(5, 6), mode="bilinear", antialias=True
     )[0]
     np.testing.assert_array_equal(got.numpy(), want.round().to(torch.uint8).numpy())
+
+
+# the automatic augmentations
+
+
+class _Script:
+    """Stands in for compat's draws: records each call, answers from a list."""
+
+    def __init__(self, answers):
+        self.answers, self.calls = list(answers), []
+
+    def __call__(self, *args, **kwargs):
+        self.calls.append((args, kwargs))
+        return jtorch.tensor(self.answers.pop(0))
+
+
+def _record_ops(monkeypatch):
+    applied = []
+
+    def apply_op(img, name, magnitude, interpolation, fill):
+        applied.append((name, magnitude, fill))
+        return img
+
+    monkeypatch.setattr(AA, "_apply_op", apply_op)
+    return applied
+
+
+def test_autoaugment_draws_a_sub_policy_then_probabilities_then_signs(monkeypatch):
+    randint = _Script([[1], [0, 1]])  # CIFAR-10's (Rotate 0.7 @2, TranslateX 0.3 @9)
+    rand = _Script([[0.5, 0.2]])
+    monkeypatch.setattr(AA, "randint", randint)
+    monkeypatch.setattr(AA, "rand", rand)
+    applied = _record_ops(monkeypatch)
+    T.AutoAugment(T.AutoAugmentPolicy.CIFAR10, fill=4)(jtorch.from_numpy(U8.copy()))
+    assert [c[0] for c in randint.calls] == [(25, (1,)), (2, (2,))]
+    assert rand.calls == [(((2,),), {})]
+    rotate = float(torch.linspace(0.0, 30.0, 10)[2])
+    translate = float(torch.linspace(0.0, 150.0 / 331.0 * 7, 10)[9])
+    assert applied == [
+        ("Rotate", -rotate, [4.0] * 3),
+        ("TranslateX", translate, [4.0] * 3),
+    ]
+
+
+def test_randaugment_and_trivialaugment_draw_op_bin_and_sign(monkeypatch):
+    randint = _Script([[1], [1], [10], [0]])  # ShearX, negated; Posterize
+    monkeypatch.setattr(AA, "randint", randint)
+    applied = _record_ops(monkeypatch)
+    T.RandAugment(num_ops=2, magnitude=9)(jtorch.from_numpy(U8.copy()))
+    shear = float(torch.linspace(0.0, 0.3, 31)[9])
+    posterize = int((8 - (torch.arange(31) / (30 / 4)).round().int())[9])
+    assert applied == [("ShearX", -shear, None), ("Posterize", float(posterize), None)]
+    assert [c[0] for c in randint.calls] == [(14, (1,)), (2, (1,)), (14, (1,))]
+    randint = _Script([[5], [30], [0]])  # Rotate at the last bin, kept positive
+    monkeypatch.setattr(AA, "randint", randint)
+    applied.clear()
+    T.TrivialAugmentWide()(Image.fromarray(U8.transpose(1, 2, 0).copy()))
+    assert applied == [("Rotate", 135.0, None)]
+    assert [c[0] for c in randint.calls] == [(14, (1,)), (31, (1,)), (2, (1,))]
+
+
+def test_magnitude_bins_are_torchs_linspace():
+    space = T.TrivialAugmentWide()._augmentation_space(31)
+    want = torch.linspace(0.0, 0.99, 31).numpy()
+    np.testing.assert_array_equal(space["ShearX"][0].numpy(), want)
+    space = T.AugMix()._augmentation_space(10, (32, 30))
+    want = torch.linspace(0.0, 30 / 3.0, 10).numpy()
+    np.testing.assert_array_equal(space["TranslateX"][0].numpy(), want)
+    posterize = (4 - (torch.arange(10) / (9 / 4)).round().int()).numpy()
+    np.testing.assert_array_equal(space["Posterize"][0].numpy(), posterize)
+    assert list(space)[-4:] == ["Brightness", "Color", "Contrast", "Sharpness"]
+
+
+def test_augmentations_run_seeded_on_tensors_and_pil_images():
+    x = jtorch.from_numpy(U8.copy())
+    for make in (
+        lambda: T.AutoAugment(T.AutoAugmentPolicy.SVHN),
+        lambda: T.AugMix(severity=5, mixture_width=2, chain_depth=1),
+    ):
+        jtorch.manual_seed(3)
+        a = make()(x)
+        jtorch.manual_seed(3)
+        b = make()(x)
+        assert a.dtype == jtorch.uint8 and a.shape == x.shape
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    pil = Image.fromarray(U8.transpose(1, 2, 0).copy())
+    assert T.RandAugment(num_ops=3, fill=[1, 2, 3])(pil).size == pil.size
+
+
+def test_augmix_weights_come_from_two_dirichlet_draws(monkeypatch):
+    draws = []
+
+    def dirichlet(self, params):
+        draws.append(params.tolist())
+        return jtorch.tensor([[1.0, 0.0]] if len(draws) == 1 else [[0.2, 0.3, 0.5]])
+
+    monkeypatch.setattr(T.AugMix, "_sample_dirichlet", dirichlet)
+    x = jtorch.from_numpy(U8.copy())
+    out = T.AugMix(alpha=0.5)(x)  # all the weight on the image itself
+    np.testing.assert_array_equal(out.numpy(), U8)
+    assert draws == [[[0.5, 0.5]], [[0.5, 0.5, 0.5]]]
+    with pytest.raises(ValueError, match=r"severity must be between \[1, 10\]"):
+        T.AugMix(severity=11)
+
+
+def test_elastic_transform_draws_blurred_noise_and_checks_its_arguments():
+    x = jtorch.from_numpy(CHW.copy())
+    jtorch.manual_seed(0)
+    a = T.ElasticTransform(alpha=5.0, sigma=1.0, fill=[0.5])(x)
+    jtorch.manual_seed(0)
+    disp = T.ElasticTransform.get_params([5.0, 5.0], [1.0, 1.0], [9, 11])
+    assert list(disp.shape) == [1, 9, 11, 2]
+    b = F.elastic_transform(x, disp, BILINEAR, [0.5])
+    np.testing.assert_array_equal(a.numpy(), b.numpy())
+    assert repr(T.ElasticTransform(fill=1)) == (
+        "ElasticTransform(alpha=[50.0, 50.0], sigma=[5.0, 5.0], "
+        "interpolation=InterpolationMode.BILINEAR, fill=[1.0])"
+    )
+    with pytest.raises(TypeError, match="alpha should be float or a sequence"):
+        T.ElasticTransform(alpha=5)
+    with pytest.raises(ValueError, match="If sigma is a sequence its length"):
+        T.ElasticTransform(sigma=[1.0])

@@ -7,16 +7,16 @@
 ``GaussianBlur``, ``RandomErasing``, ``RandomRotation``, ``RandomAffine``,
 ``RandomPerspective``, ``RandomInvert``/``Posterize``/``Solarize``/
 ``AdjustSharpness``/``Autocontrast``/``Equalize``, ``RandomApply``/``Choice``/
-``Order``, ``LinearTransformation``, ``ConvertImageDtype``, on PIL images
+``Order``, ``LinearTransformation``, ``ConvertImageDtype``, ``ElasticTransform``
+and (from :mod:`.autoaugment`) ``AutoAugment``, ``RandAugment``,
+``TrivialAugmentWide`` and ``AugMix``, on PIL images
 (Pillow does the work, as in torchvision) and on tensors ``(..., C, H, W)`` (see
 :mod:`.functional`). As in torchvision, the ones that are ``torch.nn.Module``
 there are compat ``nn.Module`` here, and the random ones draw from compat's
 global generator, in torchvision's order and kinds of draw, so
 ``torch.manual_seed`` makes them reproducible (the values drawn differ from
 PyTorch's, as all of compat's do; ``RandomOrder`` and ``RandomChoice`` use
-Python's ``random``, as torchvision's). ``AutoAugment``, ``RandAugment``,
-``TrivialAugmentWide``, ``AugMix`` and ``ElasticTransform`` raise
-NotImplementedError.
+Python's ``random``, as torchvision's).
 """
 
 from __future__ import annotations
@@ -31,13 +31,22 @@ from typing import Any
 from jaxblitz.compat._dtype import float32
 from jaxblitz.compat.creation import empty, normal, rand, randint, randperm, tensor
 from jaxblitz.compat.nn.module import Module
+from jaxblitz.compat.shape_ops import cat
 from jaxblitz.compat.tensor import Tensor
 from jaxblitz.compat.vision.transforms import functional as F
+from jaxblitz.compat.vision.transforms.autoaugment import (
+    AugMix,
+    AutoAugment,
+    AutoAugmentPolicy,
+    RandAugment,
+    TrivialAugmentWide,
+)
 from jaxblitz.compat.vision.transforms.functional import InterpolationMode
 
 __all__ = [
     "AugMix",
     "AutoAugment",
+    "AutoAugmentPolicy",
     "CenterCrop",
     "ColorJitter",
     "Compose",
@@ -757,15 +766,6 @@ def _check_fill(fill: Any) -> Any:
     return fill
 
 
-def _tensor_fill(fill: Any, img: Any) -> Any:
-    """torch: a tensor image's ``fill`` as one float per channel."""
-    if not isinstance(img, Tensor) or fill is None:
-        return fill
-    if isinstance(fill, int | float):
-        return [float(fill)] * F.get_dimensions(img)[0]
-    return [float(f) for f in fill]
-
-
 class RandomRotation(Module):
     """Rotation by an angle drawn uniformly from ``degrees``."""
 
@@ -790,7 +790,7 @@ class RandomRotation(Module):
         return _uniform(degrees[0], degrees[1])
 
     def forward(self, img: Any) -> Any:
-        fill = _tensor_fill(self.fill, img)
+        fill = F._fill_per_channel(self.fill, img)
         angle = self.get_params(self.degrees)
         return F.rotate(img, angle, self.interpolation, self.expand, self.center, fill)
 
@@ -871,7 +871,7 @@ class RandomAffine(Module):
         return angle, translations, scale, (shear_x, shear_y)
 
     def forward(self, img: Any) -> Any:
-        fill = _tensor_fill(self.fill, img)
+        fill = F._fill_per_channel(self.fill, img)
         _, height, width = F.get_dimensions(img)
         ret = self.get_params(
             self.degrees, self.translate, self.scale, self.shear, [width, height]
@@ -927,7 +927,7 @@ class RandomPerspective(Module):
         return startpoints, [topleft, topright, botright, botleft]
 
     def forward(self, img: Any) -> Any:
-        fill = _tensor_fill(self.fill, img)
+        fill = F._fill_per_channel(self.fill, img)
         _, height, width = F.get_dimensions(img)
         if rand(1).item() < self.p:
             startpoints, endpoints = self.get_params(
@@ -1020,16 +1020,6 @@ class RandomErasing(Module):
         )
 
 
-class _Refused:
-    """A torchvision transform compat does not offer: constructing it raises."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        raise NotImplementedError(
-            f"torchvision.transforms.{self.__class__.__name__} is not supported by "
-            "jaxblitz.compat.vision"
-        )
-
-
 class LinearTransformation(Module):
     """``(x.view(-1, C*H*W) - mean_vector) @ transformation_matrix`` (a whitening,
     say), reshaped back."""
@@ -1076,21 +1066,72 @@ class LinearTransformation(Module):
         )
 
 
-class ElasticTransform(_Refused):
-    pass
+class ElasticTransform(Module):
+    """Moves every pixel by a smoothed random displacement field (Simard et al.,
+    2003): uniform noise in [-1, 1], Gaussian-blurred, scaled by ``alpha``."""
+
+    def __init__(
+        self,
+        alpha: Any = 50.0,
+        sigma: Any = 5.0,
+        interpolation: Any = InterpolationMode.BILINEAR,
+        fill: Any = 0,
+    ) -> None:
+        super().__init__()
+        self.alpha = _pair_of_floats(alpha, "alpha")
+        self.sigma = _pair_of_floats(sigma, "sigma")
+        self.interpolation = _interpolation(interpolation)
+        if isinstance(fill, int | float):
+            fill = [float(fill)]
+        elif isinstance(fill, list | tuple):
+            fill = [float(f) for f in fill]
+        else:
+            raise TypeError(
+                f"fill should be int or float or a list or tuple of them. Got "
+                f"{type(fill)}"
+            )
+        self.fill = fill
+
+    @staticmethod
+    def get_params(alpha: list[float], sigma: list[float], size: list[int]) -> Tensor:
+        displacements = []
+        for axis in (0, 1):  # x, normalised by the width; then y, by the height
+            d = rand([1, 1] + size) * 2 - 1
+            if sigma[axis] > 0.0:
+                k = int(8 * sigma[axis] + 1)
+                k += 1 - k % 2  # an odd kernel
+                d = F.gaussian_blur(d, [k, k], sigma)
+            displacements.append(d * alpha[axis] / size[1 - axis])
+        return cat(displacements, 1).permute([0, 2, 3, 1])  # (1, H, W, 2)
+
+    def forward(self, tensor: Any) -> Any:
+        _, height, width = F.get_dimensions(tensor)
+        displacement = self.get_params(self.alpha, self.sigma, [height, width])
+        return F.elastic_transform(tensor, displacement, self.interpolation, self.fill)
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__name__}(alpha={self.alpha}, sigma={self.sigma}, "
+            f"interpolation={self.interpolation}, fill={self.fill})"
+        )
 
 
-class AutoAugment(_Refused):
-    pass
-
-
-class RandAugment(_Refused):
-    pass
-
-
-class TrivialAugmentWide(_Refused):
-    pass
-
-
-class AugMix(_Refused):
-    pass
+def _pair_of_floats(value: Any, name: str) -> Any:
+    """torch: ElasticTransform's ``alpha`` and ``sigma`` checks."""
+    if not isinstance(value, float | Sequence):
+        raise TypeError(
+            f"{name} should be float or a sequence of floats. Got {type(value)}"
+        )
+    if isinstance(value, Sequence) and len(value) != 2:
+        raise ValueError(
+            f"If {name} is a sequence its length should be 2. Got {len(value)}"
+        )
+    if isinstance(value, Sequence):
+        for element in value:
+            if not isinstance(element, float):
+                raise TypeError(
+                    f"{name} should be a sequence of floats. Got {type(element)}"
+                )
+    if isinstance(value, float):
+        value = [float(value), float(value)]
+    return value
