@@ -3,10 +3,10 @@
 On PIL images these call Pillow exactly as torchvision's ``_functional_pil`` does
 (``resize``, ``crop``, ``transpose``, ``convert``, ``ImageOps.expand``,
 ``rotate``, ``transform``), so the pixels are Pillow's. On tensors
-``(..., C, H, W)`` they are compat ops, recorded for autograd: resizing is
-``jax.image.resize`` (torch's ``interpolate`` with ``align_corners=False``;
-bilinear with or without antialias, bicubic with it, nearest and nearest-exact),
-padding ``jnp.pad``, cropping a slice; ``rotate``, ``affine``, ``perspective``
+``(..., C, H, W)`` they are compat ops, recorded for autograd, as torchvision's
+``_functional_tensor`` calls torch's: resizing is compat's ``interpolate``
+(``align_corners=False``), padding compat's ``pad`` (symmetric padding an
+index), cropping a slice; ``rotate``, ``affine``, ``perspective``
 and ``elastic_transform`` sample a grid with ``grid_sample`` (see
 :mod:`._geometry`), nearest or bilinear, as torchvision's tensor path does.
 """
