@@ -193,85 +193,34 @@ def _c2r_1d(
     return _c2r(name, input, (length,), (d,), norm, out)
 
 
-def irfft(
-    input: Tensor,
-    n: int | None = None,
-    dim: int = -1,
-    norm: str | None = None,
-    *,
-    out: Tensor | None = None,
-) -> Tensor:
-    """The inverse of :func:`rfft`: ``n`` real points from the one-sided half."""
-    return _c2r_1d("irfft", input, n, dim, norm, out)
-
-
-def hfft(
-    input: Tensor,
-    n: int | None = None,
-    dim: int = -1,
-    norm: str | None = None,
-    *,
-    out: Tensor | None = None,
-) -> Tensor:
-    """The transform of a Hermitian-symmetric signal given by its one-sided half."""
-    return _c2r_1d("hfft", input, n, dim, norm, out)
-
-
-def irfft2(
-    input: Tensor,
-    s: Sequence[int] | None = None,
-    dim: Sequence[int] = (-2, -1),
-    norm: str | None = None,
-    *,
-    out: Tensor | None = None,
-) -> Tensor:
-    """:func:`irfftn` over two dims."""
-    return _c2r("irfftn", input, s, dim, norm, out)
-
-
-def irfftn(
-    input: Tensor,
-    s: Sequence[int] | None = None,
-    dim: Sequence[int] | None = None,
-    norm: str | None = None,
-    *,
-    out: Tensor | None = None,
-) -> Tensor:
-    """The inverse of :func:`rfftn`, the last of ``dim`` the one-sided one."""
-    return _c2r("irfftn", input, s, dim, norm, out)
-
-
-def hfft2(
-    input: Tensor,
-    s: Sequence[int] | None = None,
-    dim: Sequence[int] = (-2, -1),
-    norm: str | None = None,
-    *,
-    out: Tensor | None = None,
-) -> Tensor:
-    """:func:`hfftn` over two dims."""
-    return _c2r("hfftn", input, s, dim, norm, out)
-
-
-def hfftn(
-    input: Tensor,
-    s: Sequence[int] | None = None,
-    dim: Sequence[int] | None = None,
-    norm: str | None = None,
-    *,
-    out: Tensor | None = None,
-) -> Tensor:
-    """The n-d transform of a Hermitian-symmetric signal, the last of ``dim``
-    given by its one-sided half."""
-    return _c2r("hfftn", input, s, dim, norm, out)
-
-
 # ---------------------------------------------------------------------------
-# Complex results: checked as torch does, then refused by name
+# The transforms: those with complex results checked as torch does, then
+# refused by name
 # ---------------------------------------------------------------------------
 
+_DOCS = {  # compat refuses those whose result is complex
+    "fft": "The discrete Fourier transform along ``dim``.",
+    "ifft": "The inverse of :func:`fft`.",
+    "rfft": "The one-sided transform of a real signal.",
+    "irfft": "The inverse of :func:`rfft`: ``n`` real points from the one-sided half.",
+    "hfft": "The transform of a Hermitian signal given by its one-sided half.",
+    "ihfft": "The inverse of :func:`hfft`.",
+    "fft2": ":func:`fftn` over two dims.",
+    "ifft2": ":func:`ifftn` over two dims.",
+    "rfft2": ":func:`rfftn` over two dims.",
+    "irfft2": ":func:`irfftn` over two dims.",
+    "hfft2": ":func:`hfftn` over two dims.",
+    "ihfft2": ":func:`ihfftn` over two dims.",
+    "fftn": "The n-d discrete Fourier transform over ``dim`` (every dim if None).",
+    "ifftn": "The inverse of :func:`fftn`.",
+    "rfftn": "The n-d transform of a real signal, one-sided in the last of ``dim``.",
+    "irfftn": "The inverse of :func:`rfftn`.",
+    "hfftn": "The n-d transform of a Hermitian signal, one-sided in the last dim.",
+    "ihfftn": "The inverse of :func:`hfftn`.",
+}
 
-def _refused_1d(name: str):
+
+def _one_dim(name: str):
     def fn(
         input: Tensor,
         n: int | None = None,
@@ -280,6 +229,8 @@ def _refused_1d(name: str):
         *,
         out: Tensor | None = None,
     ) -> Tensor:
+        if name in ("irfft", "hfft"):
+            return _c2r_1d(name, input, n, dim, norm, out)
         _checked_float(name, input)
         (d,) = _dims([dim], input.dim())
         length = input.shape[d] if n is None else n
@@ -289,11 +240,13 @@ def _refused_1d(name: str):
         raise _complex_result(name)
 
     fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"``torch.fft.{name}``: refused, its result is complex."
+    fn.__doc__ = _DOCS[name]
     return fn
 
 
-def _refused_nd(name: str, default_dim: tuple[int, ...] | None):
+def _n_dim(name: str, default_dim: tuple[int, ...] | None):
+    kernel = name[:-1] + "n" if name.endswith("2") else name  # torch's messages
+
     def fn(
         input: Tensor,
         s: Sequence[int] | None = None,
@@ -302,30 +255,38 @@ def _refused_nd(name: str, default_dim: tuple[int, ...] | None):
         *,
         out: Tensor | None = None,
     ) -> Tensor:
+        if kernel in ("irfftn", "hfftn"):
+            return _c2r(kernel, input, s, dim, norm, out)
         _checked_float(name, input)
         lengths, _ = _shape_and_dims(input, s, dim)
-        if not lengths and name.startswith(("rfft", "ihfft")):
-            raise RuntimeError(f"{name.rstrip('2')}n must transform at least one axis")
+        if not lengths and kernel in ("rfftn", "ihfftn"):
+            raise RuntimeError(f"{kernel} must transform at least one axis")
         _norm(norm)
         raise _complex_result(name)
 
     fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"``torch.fft.{name}``: refused, its result is complex."
+    fn.__doc__ = _DOCS[name]
     return fn
 
 
-fft = _refused_1d("fft")
-ifft = _refused_1d("ifft")
-rfft = _refused_1d("rfft")
-ihfft = _refused_1d("ihfft")
-fft2 = _refused_nd("fft2", (-2, -1))
-ifft2 = _refused_nd("ifft2", (-2, -1))
-rfft2 = _refused_nd("rfft2", (-2, -1))
-ihfft2 = _refused_nd("ihfft2", (-2, -1))
-fftn = _refused_nd("fftn", None)
-ifftn = _refused_nd("ifftn", None)
-rfftn = _refused_nd("rfftn", None)
-ihfftn = _refused_nd("ihfftn", None)
+fft = _one_dim("fft")
+ifft = _one_dim("ifft")
+rfft = _one_dim("rfft")
+irfft = _one_dim("irfft")
+hfft = _one_dim("hfft")
+ihfft = _one_dim("ihfft")
+fft2 = _n_dim("fft2", (-2, -1))
+ifft2 = _n_dim("ifft2", (-2, -1))
+rfft2 = _n_dim("rfft2", (-2, -1))
+irfft2 = _n_dim("irfft2", (-2, -1))
+hfft2 = _n_dim("hfft2", (-2, -1))
+ihfft2 = _n_dim("ihfft2", (-2, -1))
+fftn = _n_dim("fftn", None)
+ifftn = _n_dim("ifftn", None)
+rfftn = _n_dim("rfftn", None)
+irfftn = _n_dim("irfftn", None)
+hfftn = _n_dim("hfftn", None)
+ihfftn = _n_dim("ihfftn", None)
 
 
 # ---------------------------------------------------------------------------
@@ -333,67 +294,52 @@ ihfftn = _refused_nd("ihfftn", None)
 # ---------------------------------------------------------------------------
 
 
-def _frequencies(
-    name: str,
-    k: np.ndarray,
-    n: int,
-    d: float,
-    out: Any,
-    dtype: Any,
-    device: Any,
-    requires_grad: bool,
-) -> Tensor:
-    dt = _dtype.to_dtype(
-        dtype or (out.dtype if out is not None else None) or _dtype.get_default_dtype()
-    )
-    if not dt.is_floating_point:
-        raise RuntimeError(f"{name} requires a floating point or complex dtype")
-    # torch: arange(n).mul_(1.0 / (n * d)), in the dtype (half in float32)
-    wide = np.float32 if dt.itemsize < 4 else dt.np
-    with np.errstate(divide="ignore", invalid="ignore"):
-        scale = np.float64(1.0) / (np.float64(n) * np.float64(d))
-    values = (k.astype(wide) * scale.astype(wide)).astype(dt.np)
-    return _to_out(_finish(values, None, device, requires_grad), out)
+def _frequencies(name: str, indices, doc: str):
+    """``torch.fft.<name>(n, d)``: ``indices(n) / (d * n)``, as torch computes it."""
 
-
-def _count(n: int) -> int:
-    if n < 0:
-        raise RuntimeError(
-            f"Trying to create tensor with negative dimension {n}: [{n}]"
+    def fn(
+        n: int,
+        d: float = 1.0,
+        *,
+        out: Tensor | None = None,
+        dtype: Any = None,
+        device: Any = None,
+        requires_grad: bool = False,
+    ) -> Tensor:
+        if n < 0:
+            raise RuntimeError(
+                f"Trying to create tensor with negative dimension {n}: [{n}]"
+            )
+        dt = _dtype.to_dtype(
+            dtype
+            or (out.dtype if out is not None else None)
+            or _dtype.get_default_dtype()
         )
-    return n
+        if not dt.is_floating_point:
+            raise RuntimeError(f"{name} requires a floating point or complex dtype")
+        # torch: arange(n).mul_(1.0 / (n * d)), in the dtype (half in float32)
+        wide = np.float32 if dt.itemsize < 4 else dt.np
+        with np.errstate(divide="ignore", invalid="ignore"):
+            scale = np.float64(1.0) / (np.float64(n) * np.float64(d))
+        values = (indices(n).astype(wide) * scale.astype(wide)).astype(dt.np)
+        return _to_out(_finish(values, None, device, requires_grad), out)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return _placed(fn)
 
 
-@_placed
-def fftfreq(
-    n: int,
-    d: float = 1.0,
-    *,
-    out: Tensor | None = None,
-    dtype: Any = None,
-    device: Any = None,
-    requires_grad: bool = False,
-) -> Tensor:
-    """The sample frequencies of a length-``n`` transform, sample spacing ``d``:
-    ``[0, 1, ..., (n - 1) // 2, -(n // 2), ..., -1] / (d * n)``."""
-    n = _count(n)
-    k = np.concatenate([np.arange((n + 1) // 2), np.arange(-(n // 2), 0)])
-    return _frequencies("fftfreq", k, n, d, out, dtype, device, requires_grad)
-
-
-@_placed
-def rfftfreq(
-    n: int,
-    d: float = 1.0,
-    *,
-    out: Tensor | None = None,
-    dtype: Any = None,
-    device: Any = None,
-    requires_grad: bool = False,
-) -> Tensor:
-    """The sample frequencies of :func:`rfft`: ``[0, 1, ..., n // 2] / (d * n)``."""
-    k = np.arange(_count(n) // 2 + 1)
-    return _frequencies("rfftfreq", k, n, d, out, dtype, device, requires_grad)
+fftfreq = _frequencies(
+    "fftfreq",
+    lambda n: np.concatenate([np.arange((n + 1) // 2), np.arange(-(n // 2), 0)]),
+    "The sample frequencies of a length-``n`` transform, sample spacing ``d``: "
+    "``[0, 1, ..., (n - 1) // 2, -(n // 2), ..., -1] / (d * n)``.",
+)
+rfftfreq = _frequencies(
+    "rfftfreq",
+    lambda n: np.arange(n // 2 + 1),
+    "The sample frequencies of :func:`rfft`: ``[0, 1, ..., n // 2] / (d * n)``.",
+)
 
 
 def _shifted(input: Tensor, dim: Any, half) -> Tensor:
