@@ -100,6 +100,12 @@ from jaxblitz.compat._stats import (
     quantile,
 )
 from jaxblitz.compat._tensor_base import layout, strided  # noqa: E402
+from jaxblitz.compat._threads import (  # noqa: E402
+    get_num_interop_threads,
+    get_num_threads,
+    set_num_interop_threads,
+    set_num_threads,
+)
 from jaxblitz.compat.autograd.grad_mode import (
     enable_grad,
     inference_mode,

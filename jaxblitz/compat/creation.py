@@ -23,7 +23,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxblitz.compat import _dtype, _host_random
+from jaxblitz.compat import _dtype, _host_random, _threads
 from jaxblitz.compat._dtype import x64
 from jaxblitz.compat._layout import Layout
 from jaxblitz.compat._tensor_base import (
@@ -527,6 +527,9 @@ def arange(
     dt = _dtype.to_dtype(dtype)
     if dt.np.kind in "iu":
         return _finish(_int_arange(lo, hi, by, dt), None, device, requires_grad)
+    if dt.np in _TORCH_POINTS:
+        n = max(int(np.ceil((float(hi) - float(lo)) / float(by))), 0)
+        return _finish(_torch_arange(lo, by, n, dt.np), None, device, requires_grad)
     with x64(True):
         array = jnp.arange(start, end, step, dtype=dt.np)
     return _finish(array, None, device, requires_grad)
@@ -581,6 +584,9 @@ def linspace(
     if dt.kind in "iu":  # torch: ends cast to the dtype, the points truncated
         array = np.trunc(_two_sided(int(start), int(end), steps)).astype(dt)
         return _finish(array, None, device, requires_grad)
+    if dt in _TORCH_POINTS:
+        points = torch_linspace(start, end, steps, dt)
+        return _finish(points, None, device, requires_grad)
     with x64(True):
         array = jnp.linspace(start, end, steps, dtype=dt)
     return _finish(array, None, device, requires_grad)
@@ -607,6 +613,69 @@ def logspace(
     else:
         array = float(base) ** _two_sided(float(start), float(end), steps)
     return _finish(array.astype(dt), None, device, requires_grad)
+
+
+# torch's CPU kernels count float32 and float64 points with fused multiply-adds
+# (one rounding), arange in double in blocks of one vector register's width;
+# compat makes the same points bit for bit, so that what is computed from them
+# (a sampling grid's positions on pixel centres, a positional encoding) is too.
+_TORCH_POINTS = {np.dtype(np.float32): 8, np.dtype(np.float64): 4}
+
+
+def _fma(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """``a * b + c`` in float64 rounded once (error-free product and sum)."""
+    a, b, c = (np.asarray(v, np.float64) for v in (a, b, c))
+    p = a * b
+    split = 134217729.0  # 2**27 + 1: Veltkamp's split into 26-bit halves
+    a_hi = split * a - (split * a - a)
+    b_hi = split * b - (split * b - b)
+    a_lo, b_lo = a - a_hi, b - b_hi
+    err = ((a_hi * b_hi - p) + a_hi * b_lo + a_lo * b_hi) + a_lo * b_lo
+    s = p + c
+    v = s - p
+    t = (p - (s - v)) + (c - v)
+    with np.errstate(invalid="ignore"):  # inf - inf in the error terms
+        out = s + (t + err)
+    return np.where(np.isfinite(s), out, s)
+
+
+def torch_linspace(start: float, end: float, steps: int, dt: np.dtype) -> np.ndarray:
+    """torch's float32/float64 ``linspace`` points, bit for bit: the step in the
+    dtype, each half counted from its own end with one rounding."""
+    f = dt.type
+    first, last = f(start), f(end)
+    if steps <= 1:
+        return np.full(steps, first, dt)
+    step = (last - first) / f(steps - 1)  # in the dtype, as torch's step_t
+    i = np.arange(steps)
+    low = i < steps // 2
+    k = np.where(low, i, steps - 1 - i)
+    return _fma(np.where(low, step, -step), k, np.where(low, first, last)).astype(dt)
+
+
+_GRAIN = 32768  # torch's internal::GRAIN_SIZE: shorter loops run on one thread
+
+
+def _torch_arange(start: float, step: float, n: int, dt: np.dtype) -> np.ndarray:
+    """torch's float32/float64 ``arange`` points, bit for bit: counted in double,
+    a register's width at a time from that block's first point (rounded to the
+    dtype), the last ``len % (2 * width)`` of each thread's share one by one. A
+    range of more than ``_GRAIN`` points is shared among :func:`get_num_threads`
+    threads as torch's ``parallel_for`` shares it."""
+    width = _TORCH_POINTS[dt]
+    i = np.arange(n)
+    chunk = n
+    if n >= _GRAIN:
+        threads = min(_threads.get_num_threads(), -(-n // _GRAIN))
+        chunk = -(-n // threads)
+    begin = i - i % chunk if chunk else i
+    length = np.minimum(chunk, n - begin)
+    local = i - begin
+    first = i - local % width
+    blocked = local < length - length % (2 * width)
+    base = _fma(step, first, start).astype(dt).astype(np.float64)
+    points = np.where(blocked, _fma(step, i - first, base), _fma(step, i, start))
+    return points.astype(dt)
 
 
 def _two_sided(first: float, last: float, steps: int) -> np.ndarray:

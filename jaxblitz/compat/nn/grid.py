@@ -20,8 +20,10 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from jaxblitz.compat.autograd.graph import apply
+from jaxblitz.compat.creation import _TORCH_POINTS, torch_linspace
 from jaxblitz.compat.tensor import Tensor
 
 _MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}
@@ -39,7 +41,11 @@ def _linspace(n: int, align_corners: bool, dtype):
     """torch's linspace_from_neg_one."""
     if n <= 1:
         return jnp.zeros((1,), dtype)
-    r = jnp.linspace(-1, 1, n, dtype=dtype)
+    dt = np.dtype(dtype)
+    if dt in _TORCH_POINTS:  # torch's points, bit for bit: a grid on pixel centres
+        r = jnp.asarray(torch_linspace(-1, 1, n, dt))
+    else:
+        r = jnp.linspace(-1, 1, n, dtype=dtype)
     return r if align_corners else r * (n - 1) / n
 
 
