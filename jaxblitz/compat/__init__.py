@@ -391,6 +391,7 @@ from jaxblitz.compat import (  # noqa: E402
     backends,
     cuda,
     distributed,
+    distributions,
     fft,
     hub,
     jit,

@@ -1,0 +1,93 @@
+"""The ops torch's distributions call that compat's ``torch`` namespace lacks:
+``linalg.solve_triangular`` and the samplers ``_standard_gamma``, ``poisson`` and
+``binomial``, each one recorded op through compat's funnel
+(:func:`~jaxblitz.compat.autograd.graph.apply`).
+
+The samplers take the generator's next key and draw with ``jax.random`` (torch's
+distributions and gradients, not its stream): ``_standard_gamma``'s gradient is
+the implicit reparameterization ``-(dF/dalpha) / (dF/dx)`` of JAX's gamma draw,
+the quantity torch's ``_standard_gamma_grad`` computes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from jaxblitz.compat.autograd.graph import apply
+from jaxblitz.compat.creation import default_generator
+from jaxblitz.compat.tensor import Tensor
+
+
+def _solve_triangular_fn(a, b, *, upper, left, unitriangular):
+    batch = jnp.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    a = jnp.broadcast_to(a, batch + a.shape[-2:])
+    b = jnp.broadcast_to(b, batch + b.shape[-2:])
+    return lax.linalg.triangular_solve(
+        a, b, left_side=left, lower=not upper, unit_diagonal=unitriangular
+    )
+
+
+def solve_triangular(
+    A: Tensor, B: Tensor, *, upper: bool, left: bool = True, unitriangular: bool = False
+) -> Tensor:
+    """``torch.linalg.solve_triangular``: X with ``A X = B`` (``X A = B`` when not
+    ``left``), reading only ``A``'s triangle (its gradient stays in it)."""
+    return apply(
+        "LinalgSolveTriangularBackward0",
+        _solve_triangular_fn,
+        A,
+        B,
+        upper=bool(upper),
+        left=bool(left),
+        unitriangular=bool(unitriangular),
+    )
+
+
+def _typed_key(key: Any) -> jax.Array:
+    if jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key):
+        return key
+    return jax.random.wrap_key_data(key, impl="threefry2x32")
+
+
+def _key() -> Any:
+    key = default_generator.next_key()
+    return np.asarray(key) if isinstance(key, np.ndarray) else key
+
+
+def _standard_gamma_fn(alpha, key):
+    # torch: a draw of exactly 0 (alpha far below 1) becomes the dtype's tiny
+    draw = jax.random.gamma(_typed_key(key), alpha, alpha.shape, alpha.dtype)
+    return jnp.maximum(draw, jnp.finfo(alpha.dtype).tiny)
+
+
+def _standard_gamma(concentration: Tensor) -> Tensor:
+    """``torch._standard_gamma``: Gamma(concentration, 1) draws, differentiable
+    in ``concentration``."""
+    return apply("StandardGammaBackward0", _standard_gamma_fn, concentration, _key())
+
+
+def _poisson_fn(rate, key):
+    draw = jax.random.poisson(_typed_key(key), rate, rate.shape)
+    return draw.astype(rate.dtype)
+
+
+def poisson(rate: Tensor) -> Tensor:
+    """``torch.poisson``: Poisson(rate) counts in ``rate``'s dtype."""
+    return apply("PoissonBackward0", _poisson_fn, rate.detach(), _key())
+
+
+def _binomial_fn(count, prob, key):
+    draw = jax.random.binomial(_typed_key(key), count, prob, count.shape)
+    return draw.astype(count.dtype)
+
+
+def binomial(count: Tensor, prob: Tensor) -> Tensor:
+    """``torch.binomial``: Binomial(count, prob) counts in ``count``'s dtype."""
+    return apply(
+        "BinomialBackward0", _binomial_fn, count.detach(), prob.detach(), _key()
+    )

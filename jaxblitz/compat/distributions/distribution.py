@@ -1,0 +1,215 @@
+"""``torch.distributions.Distribution``: the base class -- batch and event shapes,
+argument and sample validation with torch's words, ``sample`` through ``rsample``
+under ``no_grad``, and torch's repr."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+from jaxblitz import compat as torch
+from jaxblitz.compat.distributions import constraints
+from jaxblitz.compat.distributions.utils import _format, lazy_property
+from jaxblitz.compat.tensor import Tensor
+
+__all__ = ["Distribution"]
+
+
+class Distribution:
+    """The abstract base class of probability distributions."""
+
+    has_rsample = False
+    has_enumerate_support = False
+    _validate_args = __debug__
+
+    @staticmethod
+    def set_default_validate_args(value: bool) -> None:
+        """Turns argument validation on or off for distributions made from now on
+        (on by default, off under ``python -O``, as torch's)."""
+        if value not in [True, False]:
+            raise ValueError
+        Distribution._validate_args = value
+
+    def __init__(
+        self,
+        batch_shape: tuple[int, ...] = (),
+        event_shape: tuple[int, ...] = (),
+        validate_args: bool | None = None,
+    ) -> None:
+        # torch.Size: compat's Size sliced or added is a tuple (torch's a Size)
+        self._batch_shape = torch.Size(batch_shape)
+        self._event_shape = torch.Size(event_shape)
+        if validate_args is not None:
+            self._validate_args = validate_args
+        if self._validate_args:
+            try:
+                arg_constraints = self.arg_constraints
+            except NotImplementedError:
+                arg_constraints = {}
+                warnings.warn(
+                    f"{self.__class__} does not define `arg_constraints`. "
+                    + "Please set `arg_constraints = {}` or initialize the "
+                    + "distribution with `validate_args=False` to turn off "
+                    + "validation.",
+                    stacklevel=2,
+                )
+            for param, constraint in arg_constraints.items():
+                if constraints.is_dependent(constraint):
+                    continue  # skip constraints that cannot be checked
+                if param not in self.__dict__ and isinstance(
+                    getattr(type(self), param), lazy_property
+                ):
+                    continue  # skip checking lazily-constructed args
+                value = getattr(self, param)
+                valid = constraint.check(value)
+                if not bool(valid.all()):
+                    raise ValueError(
+                        f"Expected parameter {param} "
+                        f"({type(value).__name__} of shape {tuple(value.shape)}) "
+                        f"of distribution {repr(self)} "
+                        f"to satisfy the constraint {repr(constraint)}, "
+                        f"but found invalid values:\n{value}"
+                    )
+        super().__init__()
+
+    def expand(self, batch_shape: tuple[int, ...], _instance: Any = None) -> Any:
+        """A new distribution with its parameters expanded to ``batch_shape``."""
+        raise NotImplementedError
+
+    @property
+    def batch_shape(self) -> torch.Size:
+        return self._batch_shape
+
+    @property
+    def event_shape(self) -> torch.Size:
+        return self._event_shape
+
+    @property
+    def arg_constraints(self) -> dict[str, constraints.Constraint]:
+        raise NotImplementedError
+
+    @property
+    def support(self) -> constraints.Constraint | None:
+        raise NotImplementedError
+
+    @property
+    def mean(self) -> Tensor:
+        raise NotImplementedError
+
+    @property
+    def mode(self) -> Tensor:
+        raise NotImplementedError(f"{self.__class__} does not implement mode")
+
+    @property
+    def variance(self) -> Tensor:
+        raise NotImplementedError
+
+    @property
+    def stddev(self) -> Tensor:
+        return self.variance.sqrt()
+
+    def sample(self, sample_shape: tuple[int, ...] = ()) -> Tensor:
+        """``sample_shape`` draws (of the batch), with no gradient."""
+        with torch.no_grad():
+            return self.rsample(sample_shape)
+
+    def rsample(self, sample_shape: tuple[int, ...] = ()) -> Tensor:
+        """``sample_shape`` reparameterized draws: gradients reach the parameters."""
+        raise NotImplementedError
+
+    def sample_n(self, n: int) -> Tensor:
+        warnings.warn(
+            "`sample_n(n)` will be deprecated. Use `sample((n,))` instead.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        return self.sample(torch.Size((n,)))
+
+    def log_prob(self, value: Tensor) -> Tensor:
+        raise NotImplementedError
+
+    def cdf(self, value: Tensor) -> Tensor:
+        raise NotImplementedError
+
+    def icdf(self, value: Tensor) -> Tensor:
+        raise NotImplementedError
+
+    def enumerate_support(self, expand: bool = True) -> Tensor:
+        raise NotImplementedError
+
+    def entropy(self) -> Tensor:
+        raise NotImplementedError
+
+    def perplexity(self) -> Tensor:
+        return torch.exp(self.entropy())
+
+    def _extended_shape(self, sample_shape: tuple[int, ...] = ()) -> Any:
+        """``sample_shape + batch_shape + event_shape``."""
+        if not isinstance(sample_shape, torch.Size):
+            sample_shape = torch.Size(sample_shape)
+        return torch.Size(sample_shape + self._batch_shape + self._event_shape)
+
+    def _validate_sample(self, value: Tensor) -> None:
+        """torch's checks of a value to score: a tensor, of a shape that
+        broadcasts with the batch and event shapes, within the support."""
+        if not isinstance(value, Tensor):
+            raise ValueError("The value argument to log_prob must be a Tensor")
+        event_dim_start = len(value.size()) - len(self._event_shape)
+        if value.size()[event_dim_start:] != self._event_shape:
+            raise ValueError(
+                "The right-most size of value must match event_shape: "
+                f"{value.size()} vs {self._event_shape}."
+            )
+        actual_shape = value.size()
+        expected_shape = torch.Size(self._batch_shape + self._event_shape)
+        for i, j in zip(reversed(actual_shape), reversed(expected_shape), strict=False):
+            if i != 1 and j != 1 and i != j:
+                raise ValueError(
+                    "Value is not broadcastable with batch_shape+event_shape: "
+                    f"{actual_shape} vs {expected_shape}."
+                )
+        try:
+            support = self.support
+        except NotImplementedError:
+            warnings.warn(
+                f"{self.__class__} does not define `support` to enable "
+                + "sample validation. Please initialize the distribution with "
+                + "`validate_args=False` to turn off validation.",
+                stacklevel=2,
+            )
+            return
+        if support is None:
+            raise AssertionError("support is unexpectedly None")
+        valid = support.check(value)
+        if not bool(valid.all()):
+            raise ValueError(
+                "Expected value argument "
+                f"({type(value).__name__} of shape {tuple(value.shape)}) "
+                f"to be within the support ({repr(support)}) "
+                f"of the distribution {repr(self)}, "
+                f"but found invalid values:\n{value}"
+            )
+
+    def _get_checked_instance(self, cls: type, _instance: Any = None) -> Any:
+        if _instance is None and type(self).__init__ != cls.__init__:
+            raise NotImplementedError(
+                f"Subclass {self.__class__.__name__} of {cls.__name__} that defines "
+                "a custom __init__ method must also define a custom .expand() "
+                "method."
+            )
+        return self.__new__(type(self)) if _instance is None else _instance
+
+    def __repr__(self) -> str:
+        param_names = [k for k in self.arg_constraints if k in self.__dict__]
+        args_string = ", ".join(
+            [f"{p}: {_format_param(self.__dict__[p])}" for p in param_names]
+        )
+        return self.__class__.__name__ + "(" + args_string + ")"
+
+
+def _format_param(value: Tensor) -> str:
+    """torch's ``f"{value}"`` of a one-element parameter (a 0-d tensor formats as
+    its number), else its size."""
+    if value.numel() != 1:
+        return str(value.size())
+    return _format(value)
