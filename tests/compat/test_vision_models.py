@@ -152,14 +152,28 @@ def test_pretrained_weights_load_from_torch_home(tmp_path, monkeypatch, pair):
     assert tuple(preset(torch.rand(3, 300, 260)).shape) == (3, 224, 224)
 
 
-def test_missing_weights_name_the_cache_path_and_url(tmp_path, monkeypatch):
+def test_missing_weights_are_downloaded_to_the_cache_as_torchvisions(
+    tmp_path, monkeypatch
+):
+    """No network here: the download fails (urlopen replaced, never called for
+    real), and the error names the URL and the cache path to put the file at."""
+    import urllib.error
+
+    from jaxblitz.compat import hub
+
+    def offline(*args, **kwargs):
+        raise urllib.error.URLError("no network in the tests")
+
+    monkeypatch.setattr(hub, "urlopen", offline)
     monkeypatch.delenv("TORCH_HOME", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     expected = tmp_path / "torch" / "hub" / "checkpoints" / "resnet18-f37072fd.pth"
-    with pytest.raises(FileNotFoundError) as e:
+    with pytest.raises(urllib.error.URLError) as e:
         models.resnet18(weights="IMAGENET1K_V1")
-    assert str(expected) in str(e.value)
-    assert "https://download.pytorch.org/models/resnet18-f37072fd.pth" in str(e.value)
+    note = "\n".join(e.value.__notes__)
+    assert str(expected) in note
+    assert "https://download.pytorch.org/models/resnet18-f37072fd.pth" in note
+    assert not expected.exists()
     with pytest.raises(
         ValueError, match="'num_classes' expected value 1000 but got 10"
     ):

@@ -26,6 +26,7 @@ from jaxblitz.compat import lazy
 from jaxblitz.compat._dtype import x64
 from jaxblitz.compat._tensor_base import TensorBase, from_host
 from jaxblitz.compat.autograd import _fused, function, graph
+from jaxblitz.compat.autograd import profiler as profiler  # torch.autograd.profiler
 from jaxblitz.compat.autograd.function import Function, FunctionCtx
 from jaxblitz.compat.autograd.grad_mode import (
     enable_grad,

@@ -15,7 +15,6 @@ from __future__ import annotations
 import enum
 import functools
 import math
-import os
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -264,29 +263,12 @@ class Weights:
     meta: dict[str, Any] = field(default_factory=dict)
 
     def get_state_dict(self, *args: Any, **kwargs: Any) -> dict[str, Tensor]:
-        """The cached file ``$TORCH_HOME/hub/checkpoints/<name>``, read with
-        ``jaxblitz.compat.load`` (torch: ``load_state_dict_from_url``)."""
-        from jaxblitz.compat.serialization import load
+        """torchvision's: ``torch.hub.load_state_dict_from_url(url, ...)``: the
+        file cached under ``$TORCH_HOME/hub/checkpoints``, downloaded first when
+        missing."""
+        from jaxblitz.compat.hub import load_state_dict_from_url
 
-        path = os.path.join(hub_dir(), "checkpoints", os.path.basename(self.url))
-        if not os.path.isfile(path):
-            raise FileNotFoundError(
-                f"Pretrained weights not found at {path}. jaxblitz.compat never "
-                f"downloads: fetch {self.url} and save it there (the file torchvision "
-                "caches; $TORCH_HOME sets the folder), or build the model with "
-                "weights=None."
-            )
-        return load(path, map_location="cpu", weights_only=True)
-
-
-def hub_dir() -> str:
-    """torch: ``torch.hub.get_dir()``: ``$TORCH_HOME/hub``, where ``TORCH_HOME``
-    defaults to ``$XDG_CACHE_HOME/torch`` or ``~/.cache/torch``."""
-    cache = os.getenv("XDG_CACHE_HOME", os.path.join("~", ".cache"))
-    torch_home = os.path.expanduser(
-        os.getenv("TORCH_HOME", os.path.join(cache, "torch"))
-    )
-    return os.path.join(torch_home, "hub")
+        return load_state_dict_from_url(self.url, *args, **kwargs)
 
 
 class ResNet18_Weights(enum.Enum):  # noqa: N801 -- torchvision's name

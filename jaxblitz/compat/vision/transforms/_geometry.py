@@ -17,23 +17,15 @@ from typing import Any
 import numpy as np
 
 from jaxblitz.compat import _dtype
-from jaxblitz.compat.creation import from_numpy, ones, tensor
+from jaxblitz.compat.creation import from_numpy, ones, tensor, torch_linspace
 from jaxblitz.compat.nn.grid import grid_sample
 from jaxblitz.compat.shape_ops import cat
 from jaxblitz.compat.tensor import Tensor
 
 
 def linspace32(start: float, end: float, steps: int) -> np.ndarray:
-    """torch's float32 ``linspace`` on the CPU, bit for bit: each half counted
-    from its own end, ``start + step * i`` as one fused multiply-add."""
-    a, b = np.float32(start), np.float32(end)
-    if steps == 1:
-        return np.full(1, a)
-    step = np.float64(np.float32(b - a) / np.float32(steps - 1))
-    i = np.arange(steps)
-    low = (np.float64(a) + step * i).astype(np.float32)  # exact product, one rounding
-    high = (np.float64(b) - step * (steps - i - 1)).astype(np.float32)
-    return np.where(i < steps // 2, low, high)
+    """torch's float32 ``linspace`` on the CPU, bit for bit."""
+    return torch_linspace(start, end, steps, np.dtype(np.float32))
 
 
 def _grid_dtype(img: Tensor) -> Any:
