@@ -30,6 +30,7 @@ from jaxblitz.compat._funnel import (
     _default_float,
     _elementwise,
     _no_grad,
+    _not_implemented,
     _promote,
     _require_a_tensor,
     _to_out,
@@ -248,23 +249,36 @@ def _named(name: str, fn):
     return _with_out(name, fn)
 
 
-def _unary(name: str, grad_fn: str, op):
+def _full_precision(name: str, dt: _dtype.dtype) -> None:
+    """torch's CPU kernels of most special functions lack half precision."""
+    if dt in (_dtype.float16, _dtype.bfloat16):
+        raise _not_implemented(f"{name}_cpu", dt)
+
+
+def _unary(name: str, grad_fn: str, op, *, halves: bool = True):
     """A special function of one tensor: integers and bools give the default
-    float dtype."""
-    return _named(name, _floating_unary(grad_fn, op))
+    float dtype (``halves=False``: float16 and bfloat16 are refused, as torch)."""
+    value = _floating_unary(grad_fn, op)
+
+    def fn(input: Tensor) -> Tensor:
+        if not halves:
+            _full_precision(name, input.dtype)
+        return value(input)
+
+    return _named(name, fn)
 
 
 i0e = _unary("i0e", "SpecialI0EBackward0", _i0e)
 i1 = _unary("i1", "SpecialI1Backward0", _i1)
 i1e = _unary("i1e", "SpecialI1EBackward0", _i1e)
 ndtr = _unary("ndtr", "MulBackward1", _ndtr)  # torch: composite of erf
-ndtri = _unary("ndtri", "SpecialNdtriBackward0", _ndtri)
-log_ndtr = _unary("log_ndtr", "SpecialLogNdtrBackward0", _log_ndtr)
-erfcx = _unary("erfcx", "SpecialErfcxBackward0", _erfcx)
+ndtri = _unary("ndtri", "SpecialNdtriBackward0", _ndtri, halves=False)
+log_ndtr = _unary("log_ndtr", "SpecialLogNdtrBackward0", _log_ndtr, halves=False)
+erfcx = _unary("erfcx", "SpecialErfcxBackward0", _erfcx, halves=False)
 entr = _unary("entr", "SpecialEntrBackward0", _entr_v)
 
 
-def _pair(name: str, grad_fn: str, op):
+def _pair(name: str, grad_fn: str, op, *, halves: bool = True):
     """A special function of two operands (one may be a number), promoted
     together, integers giving the default float dtype; the grad_fn's number
     says which operand is a number, as torch's does."""
@@ -273,6 +287,8 @@ def _pair(name: str, grad_fn: str, op):
         _require_a_tensor(f"special_{name}", input, other)
         input, other = _value(input), _value(other)
         dt = _default_float(_promote(input, other))
+        if not halves:
+            _full_precision(name, dt)
         number = 1 if not isinstance(input, TensorBase) else 0
         if not isinstance(other, TensorBase):
             number = 2
@@ -284,7 +300,7 @@ def _pair(name: str, grad_fn: str, op):
 
 
 xlog1py = _pair("xlog1py", "SpecialXlog1PyBackward", _xlog1py_v)
-zeta = _pair("zeta", "SpecialZetaBackward", _zeta_op)
+zeta = _pair("zeta", "SpecialZetaBackward", _zeta_op, halves=False)
 
 
 # ---------------------------------------------------------------------------
@@ -306,6 +322,7 @@ def _spherical_j0(x):
 def _no_derivative_unary(name: str, op):
     def fn(input: Tensor) -> Tensor:
         dt = _default_float(input.dtype)
+        _full_precision(name, dt)
         return _no_grad(_cast_op, input, op=op, dt=dt.np.name)
 
     return _named(name, fn)
@@ -459,6 +476,7 @@ def _polynomial(name: str, op):
         _require_a_tensor(f"special_{name}", input, n)
         input, n = _value(input), _value(n)
         dt = _default_float(_promote(input, n))
+        _full_precision(name, dt)
         return _no_grad(_pairwise_fn, input, n, op=op, dt=dt.np.name)
 
     return _named(name, fn)

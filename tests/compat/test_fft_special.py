@@ -217,3 +217,14 @@ def test_bessel_j0_in_float64_is_accurate_where_torch_s_is_not():
     # 0.0599198996517846
     ours = ct.special.bessel_j0(ct.tensor([5.7], dtype=ct.float64)).item()
     assert abs(ours - 0.05992000972403747) < 1e-15
+
+
+@pytest.mark.parametrize(
+    "name", ["ndtri", "bessel_j0", "zeta", "legendre_polynomial_p"]
+)
+def test_functions_without_a_half_precision_kernel_refuse_it_as_torch(name):
+    x = ct.tensor([0.5, 2.0], dtype=ct.float16)
+    args = (x, x) if name in ("zeta", "legendre_polynomial_p") else (x,)
+    with pytest.raises(NotImplementedError, match=f'"{name}_cpu" not implemented'):
+        getattr(ct.special, name)(*args)
+    assert ct.special.i1e(x).dtype is ct.float16  # these have one
