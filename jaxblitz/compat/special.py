@@ -34,6 +34,7 @@ from jaxblitz.compat._funnel import (
     _promote,
     _require_a_tensor,
     _to_out,
+    _unary_fn,
     _value,
 )
 from jaxblitz.compat._reduce import logsumexp as _logsumexp
@@ -323,13 +324,9 @@ def _no_derivative_unary(name: str, op):
     def fn(input: Tensor) -> Tensor:
         dt = _default_float(input.dtype)
         _full_precision(name, dt)
-        return _no_grad(_cast_op, input, op=op, dt=dt.np.name)
+        return _no_grad(_unary_fn, input, op=op, dt=dt.np.name)
 
     return _named(name, fn)
-
-
-def _cast_op(x, *, op, dt):
-    return op(x.astype(dt))
 
 
 modified_bessel_i0 = _no_derivative_unary("modified_bessel_i0", jss.i0)
