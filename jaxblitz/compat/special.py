@@ -9,9 +9,12 @@ interval; the Bessel and Airy functions JAX lacks are in ``_bessel``. As in
 torch, the polynomials, Bessel and Airy functions have no derivative. Every
 function but ``softmax`` and ``log_softmax`` takes ``out=``.
 
-In float64, ``bessel_j0``, ``bessel_j1``, ``bessel_y0`` and ``bessel_y1`` agree
-with SciPy to about 1e-15; PyTorch's CPU kernels differ from both by up to 1e-6
-for 4 < x < 9.1, so compat's values differ from PyTorch's there by as much.
+The Bessel and Airy functions are computed in float64 whatever the dtype, and
+``bessel_j0``, ``bessel_j1``, ``bessel_y0`` and ``bessel_y1`` agree with SciPy
+to about 1e-15. PyTorch's CPU kernels are less accurate in two places, where
+compat's values differ from PyTorch's: in float64 by up to 1e-6 for
+4 < x < 9.1 (J and Y), and in float32 where the oscillation's phase is lost,
+past |x| = 6.6e4 (J and Y) and below x = -125 (Ai).
 """
 
 from __future__ import annotations
