@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import builtins
+import string
 from typing import TYPE_CHECKING, Any
 
 import jax.numpy as jnp
@@ -182,8 +183,12 @@ def outer(input: Tensor, vec2: Tensor) -> Tensor:
 ger = outer
 
 
-def einsum(equation: str, *operands: Any) -> Tensor:
-    """``torch.einsum``: operands given one by one or as one list."""
+def einsum(equation: Any, *operands: Any) -> Tensor:
+    """``torch.einsum``: operands given one by one or as one list, or in the
+    sublist format ``einsum(a, [0, 1], b, [1, 2], [0, 2])`` (``...`` as
+    ``Ellipsis``)."""
+    if isinstance(equation, TensorBase):  # the sublist format
+        equation, operands = _sublists(equation, *operands)
     if len(operands) == 1 and isinstance(operands[0], list | tuple):
         operands = tuple(operands[0])
     if not isinstance(equation, str):
@@ -191,10 +196,12 @@ def einsum(equation: str, *operands: Any) -> Tensor:
             "einsum(): argument 'equation' (position 1) must be str, not "
             f"{_type_name(equation)}"
         )
-    if "..." in equation or "." in equation.replace("...", ""):
-        raise NotImplementedError(
-            "einsum with '...' is not supported by jaxblitz.compat"
-        )
+    equation = "".join(equation.split())  # torch ignores whitespace
+    for k, term in enumerate(equation.split("->")[0].split(",")):
+        if "." in term.replace("...", "", 1):
+            raise RuntimeError(
+                f"einsum(): found '.' for operand {k} that is not part of any ellipsis"
+            )
     _require_tensors("einsum", *operands[:1])
     dt = operands[0].dtype
     for t in operands[1:]:
@@ -211,6 +218,37 @@ def einsum(equation: str, *operands: Any) -> Tensor:
         dt=dt.np.name,
         precision=_precision.of("matmul", *operands),
     )
+
+
+_LETTERS = string.ascii_letters  # torch: sublist labels 0-25 'a'-'z', 26-51 'A'-'Z'
+
+
+def _sublist(labels: Any) -> str:
+    out = []
+    for label in labels:
+        if label is Ellipsis:
+            out.append("...")
+        elif not 0 <= label < len(_LETTERS):
+            raise ValueError(
+                "einsum(): subscript in subscript list is not within the valid "
+                "range [0, 52)"
+            )
+        else:
+            out.append(_LETTERS[label])
+    return "".join(out)
+
+
+def _sublists(first: Any, *rest: Any) -> tuple[str, tuple]:
+    """``(a, [0, 1], b, [1, 2], [0, 2])`` -> ``("ab,bc->ac", (a, b))``."""
+    args = (first, *rest)
+    operands, terms = args[0:-1:2] if len(args) % 2 else args[0::2], []
+    pairs = args[: 2 * len(operands)]
+    for k in range(len(operands)):
+        terms.append(_sublist(pairs[2 * k + 1]))
+    equation = ",".join(terms)
+    if len(args) % 2:  # an output sublist last
+        equation += "->" + _sublist(args[-1])
+    return equation, tuple(operands)
 
 
 # ---------------------------------------------------------------------------
