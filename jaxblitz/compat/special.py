@@ -23,11 +23,10 @@ import functools
 import math
 from typing import TYPE_CHECKING, Any
 
-import jax
 import jax.numpy as jnp
 import jax.scipy.special as jss
 
-from jaxblitz.compat import _bessel, _dtype
+from jaxblitz.compat import _bessel, _dtype, _polynomials
 from jaxblitz.compat._arrange import log_softmax, softmax  # no out=, as torch's
 from jaxblitz.compat._funnel import (
     _default_float,
@@ -357,118 +356,8 @@ airy_ai = _no_derivative_unary("airy_ai", _bessel.airy_ai)
 
 
 # ---------------------------------------------------------------------------
-# Orthogonal polynomials: p(x, n), n truncated to an integer, 0 below 0
+# Orthogonal polynomials p(x, n) (no derivative, as torch)
 # ---------------------------------------------------------------------------
-
-
-def _recurrence(x, n, first, step):
-    """p_n(x) from p_0 = 1, p_1 = ``first`` and p_{k+1} = ``step(k, p_k,
-    p_{k-1})``, run to the largest ``n`` (each element stops at its own)."""
-    top = jnp.max(jnp.where(n > 1, n, 1), initial=1)
-
-    def body(c):
-        k, p, q = c
-        go = k < n
-        r = step(k, q, p)
-        return k + 1, jnp.where(go, q, p), jnp.where(go, r, q)
-
-    one = jnp.ones_like(x)
-    start = (jnp.ones((), x.dtype), one, jnp.broadcast_to(first, x.shape))
-    _, _, q = jax.lax.while_loop(lambda c: c[0] < top, body, start)
-    return jnp.where(n == 0, 1, q)
-
-
-def _trunc_n(x, n):
-    """``n`` as torch casts it (towards zero), -1 (a zero result) where it has
-    no integer value."""
-    n = jnp.trunc(n)
-    return jnp.where(jnp.isfinite(n), n, -1).astype(x.dtype)
-
-
-def _even(n):
-    return jnp.fmod(n, 2) == 0
-
-
-def _chebyshev(x, n, *, kind, shifted):
-    """The Chebyshev polynomials T, U, V, W (shifted: of 2x - 1), with their
-    closed forms at +-1 and, for large n inside (-1, 1), the trigonometric
-    ones torch uses."""
-    n = _trunc_n(x, n)
-    x, n = jnp.broadcast_arrays(x, n)
-    y = x + x - 1 if shifted else x
-    first = {"t": y, "u": y + y, "v": y + y - 1, "w": y + y + 1}[kind]
-    value = _recurrence(y, n, first, lambda k, q, p: (y + y) * q - p)
-    theta = jnp.arccos(jnp.clip(y, -1, 1))
-    sign = jnp.where(_even(n), 1, -1)
-    if kind == "t":
-        at_end = jnp.where(y > 0, 1, sign)
-        trig = jnp.cos(n * theta)
-    elif kind == "u":
-        at_end = jnp.where(y > 0, 1, sign) * (n + 1)
-        s = jnp.sin(theta)
-        trig = jnp.where(
-            s != 0,
-            jnp.sin((n + 1) * theta) / jnp.where(s != 0, s, 1),
-            (n + 1) * jnp.cos((n + 1) * theta) / y,
-        )
-    elif kind == "v":
-        at_end = jnp.where(y > 0, 1, sign * (n + n + 1))
-        c = jnp.cos(theta / 2)
-        trig = jnp.where(
-            jnp.sin(theta / 2) != 1,
-            jnp.cos((n + 0.5) * theta) / jnp.where(c != 0, c, 1),
-            sign * (n + n + 1),
-        )
-    else:
-        at_end = jnp.where(y > 0, n + n + 1, sign)
-        s = jnp.sin(theta / 2)
-        trig = jnp.where(
-            jnp.cos(theta / 2) != 1,
-            jnp.sin((n + 0.5) * theta) / jnp.where(s != 0, s, 1),
-            jnp.where(y > 0, n + n + 1, sign),
-        )
-    # torch switches to the trigonometric form past these degrees
-    start = {"t": 6, "u": 8, "v": 8, "w": 8}[kind]
-    if shifted:
-        start = {"t": 6, "u": 6, "v": 6, "w": 4}[kind]
-    value = jnp.where((n > start) & (jnp.abs(y) < 1), trig, value)
-    value = jnp.where(jnp.abs(y) == 1, at_end, value)
-    return jnp.where(n < 0, 0, value).astype(x.dtype)
-
-
-def _hermite_h(x, n):
-    n = _trunc_n(x, n)
-    x, n = jnp.broadcast_arrays(x, n)
-    value = _recurrence(x, n, x + x, lambda k, q, p: (x + x) * q - (k + k) * p)
-    return jnp.where(n < 0, 0, value).astype(x.dtype)
-
-
-def _hermite_he(x, n):
-    n = _trunc_n(x, n)
-    x, n = jnp.broadcast_arrays(x, n)
-    value = _recurrence(x, n, x, lambda k, q, p: x * q - k * p)
-    return jnp.where(n < 0, 0, value).astype(x.dtype)
-
-
-def _laguerre_l(x, n):
-    n = _trunc_n(x, n)
-    x, n = jnp.broadcast_arrays(x, n)
-    value = _recurrence(
-        x, n, 1 - x, lambda k, q, p: ((k + k + (1 - x)) * q - k * p) / (k + 1)
-    )
-    value = jnp.where(x == 0, 1, value)
-    return jnp.where(n < 0, 0, value).astype(x.dtype)
-
-
-def _legendre_p(x, n):
-    n = _trunc_n(x, n)
-    x, n = jnp.broadcast_arrays(x, n)
-    value = _recurrence(
-        x, n, x, lambda k, q, p: ((k + k + 1) * x * q - k * p) / (k + 1)
-    )
-    at_end = jnp.where((x > 0) | _even(n), 1, -1)
-    value = jnp.where(jnp.abs(x) == 1, at_end, value)
-    return jnp.where(n < 0, 0, value).astype(x.dtype)
 
 
 def _polynomial(name: str, op):
@@ -482,33 +371,24 @@ def _polynomial(name: str, op):
     return _named(name, fn)
 
 
-def _kinds(shifted: bool) -> dict:
-    prefix = "shifted_" if shifted else ""
-    return {
-        f"{prefix}chebyshev_polynomial_{kind}": _polynomial(
-            f"{prefix}chebyshev_polynomial_{kind}",
-            functools.partial(_chebyshev, kind=kind, shifted=shifted),
-        )
-        for kind in "tuvw"
-    }
+def _chebyshev(kind: str, shifted: bool):
+    name = f"{'shifted_' if shifted else ''}chebyshev_polynomial_{kind}"
+    op = functools.partial(_polynomials.chebyshev, kind=kind, shifted=shifted)
+    return _polynomial(name, op)
 
 
-(
-    chebyshev_polynomial_t,
-    chebyshev_polynomial_u,
-    chebyshev_polynomial_v,
-    (chebyshev_polynomial_w),
-) = _kinds(shifted=False).values()
-(
-    shifted_chebyshev_polynomial_t,
-    shifted_chebyshev_polynomial_u,
-    shifted_chebyshev_polynomial_v,
-    shifted_chebyshev_polynomial_w,
-) = _kinds(shifted=True).values()
-hermite_polynomial_h = _polynomial("hermite_polynomial_h", _hermite_h)
-hermite_polynomial_he = _polynomial("hermite_polynomial_he", _hermite_he)
-laguerre_polynomial_l = _polynomial("laguerre_polynomial_l", _laguerre_l)
-legendre_polynomial_p = _polynomial("legendre_polynomial_p", _legendre_p)
+chebyshev_polynomial_t = _chebyshev("t", shifted=False)
+chebyshev_polynomial_u = _chebyshev("u", shifted=False)
+chebyshev_polynomial_v = _chebyshev("v", shifted=False)
+chebyshev_polynomial_w = _chebyshev("w", shifted=False)
+shifted_chebyshev_polynomial_t = _chebyshev("t", shifted=True)
+shifted_chebyshev_polynomial_u = _chebyshev("u", shifted=True)
+shifted_chebyshev_polynomial_v = _chebyshev("v", shifted=True)
+shifted_chebyshev_polynomial_w = _chebyshev("w", shifted=True)
+hermite_polynomial_h = _polynomial("hermite_polynomial_h", _polynomials.hermite_h)
+hermite_polynomial_he = _polynomial("hermite_polynomial_he", _polynomials.hermite_he)
+laguerre_polynomial_l = _polynomial("laguerre_polynomial_l", _polynomials.laguerre_l)
+legendre_polynomial_p = _polynomial("legendre_polynomial_p", _polynomials.legendre_p)
 
 
 # ---------------------------------------------------------------------------
