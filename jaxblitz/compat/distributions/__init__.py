@@ -19,39 +19,118 @@ from __future__ import annotations
 from typing import Any
 
 from jaxblitz.compat._not_offered import NotOffered
-from jaxblitz.compat.distributions import constraints
+from jaxblitz.compat.distributions import constraints, transforms
 from jaxblitz.compat.distributions.bernoulli import Bernoulli
+from jaxblitz.compat.distributions.beta import Beta
+from jaxblitz.compat.distributions.binomial import Binomial
 from jaxblitz.compat.distributions.categorical import Categorical
+from jaxblitz.compat.distributions.cauchy import Cauchy
+from jaxblitz.compat.distributions.chi2 import Chi2
+from jaxblitz.compat.distributions.dirichlet import Dirichlet
 from jaxblitz.compat.distributions.distribution import Distribution
 from jaxblitz.compat.distributions.exp_family import ExponentialFamily
+from jaxblitz.compat.distributions.exponential import Exponential
+from jaxblitz.compat.distributions.gamma import Gamma
+from jaxblitz.compat.distributions.geometric import Geometric
+from jaxblitz.compat.distributions.gumbel import Gumbel
+from jaxblitz.compat.distributions.half_cauchy import HalfCauchy
+from jaxblitz.compat.distributions.half_normal import HalfNormal
 from jaxblitz.compat.distributions.independent import Independent
 from jaxblitz.compat.distributions.kl import kl_divergence, register_kl
+from jaxblitz.compat.distributions.laplace import Laplace
+from jaxblitz.compat.distributions.log_normal import LogNormal
+from jaxblitz.compat.distributions.mixture_same_family import MixtureSameFamily
+from jaxblitz.compat.distributions.multinomial import Multinomial
 from jaxblitz.compat.distributions.multivariate_normal import MultivariateNormal
 from jaxblitz.compat.distributions.normal import Normal
 from jaxblitz.compat.distributions.one_hot_categorical import (
     OneHotCategorical,
     OneHotCategoricalStraightThrough,
 )
+from jaxblitz.compat.distributions.poisson import Poisson
+from jaxblitz.compat.distributions.relaxed_bernoulli import RelaxedBernoulli
+from jaxblitz.compat.distributions.relaxed_categorical import RelaxedOneHotCategorical
+from jaxblitz.compat.distributions.studentT import StudentT
+from jaxblitz.compat.distributions.transformed_distribution import (
+    TransformedDistribution,
+)
+from jaxblitz.compat.distributions.transforms import (
+    AbsTransform,
+    AffineTransform,
+    ComposeTransform,
+    CumulativeDistributionTransform,
+    ExpTransform,
+    IndependentTransform,
+    PowerTransform,
+    ReshapeTransform,
+    SigmoidTransform,
+    SoftmaxTransform,
+    SoftplusTransform,
+    TanhTransform,
+    Transform,
+    identity_transform,
+)
 from jaxblitz.compat.distributions.uniform import Uniform
 
 __all__ = [
+    "AbsTransform",
+    "AffineTransform",
     "Bernoulli",
+    "Beta",
+    "Binomial",
     "Categorical",
+    "Cauchy",
+    "Chi2",
+    "ComposeTransform",
+    "CumulativeDistributionTransform",
+    "Dirichlet",
     "Distribution",
+    "ExpTransform",
+    "Exponential",
     "ExponentialFamily",
+    "Gamma",
+    "Geometric",
+    "Gumbel",
+    "HalfCauchy",
+    "HalfNormal",
     "Independent",
+    "IndependentTransform",
+    "Laplace",
+    "LogNormal",
+    "MixtureSameFamily",
+    "Multinomial",
     "MultivariateNormal",
     "Normal",
     "OneHotCategorical",
     "OneHotCategoricalStraightThrough",
+    "Poisson",
+    "PowerTransform",
+    "RelaxedBernoulli",
+    "RelaxedOneHotCategorical",
+    "ReshapeTransform",
+    "SigmoidTransform",
+    "SoftmaxTransform",
+    "SoftplusTransform",
+    "StudentT",
+    "TanhTransform",
+    "Transform",
+    "TransformedDistribution",
     "Uniform",
     "constraints",
+    "identity_transform",
     "kl_divergence",
     "register_kl",
+    "transforms",
 ]
 
 # torch.distributions' names compat does not offer, refused by name
 _NOT_OFFERED = (
+    "CatTransform",
+    "CorrCholeskyTransform",
+    "LowerCholeskyTransform",
+    "PositiveDefiniteTransform",
+    "StackTransform",
+    "StickBreakingTransform",
     "ContinuousBernoulli",
     "FisherSnedecor",
     "GeneralizedPareto",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from functools import update_wrapper
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax.numpy as jnp
 
@@ -26,9 +26,17 @@ euler_constant = 0.57721566490153286060  # Euler Mascheroni Constant
 _Number = (int, float, bool)
 
 
-def _finfo(dtype: Any) -> Any:
-    """``torch.finfo(dtype)``: eps, tiny, min and max of a floating dtype."""
-    return jnp.finfo(dtype.np)
+class _FInfo(NamedTuple):
+    eps: float
+    tiny: float
+    min: float
+    max: float
+
+
+def _finfo(dtype: Any) -> _FInfo:
+    """``torch.finfo(dtype)``'s eps, tiny, min and max, as Python floats."""
+    info = jnp.finfo(dtype.np)
+    return _FInfo(*(float(getattr(info, k)) for k in _FInfo._fields))
 
 
 def _format(value: Any) -> str:
