@@ -156,7 +156,8 @@ def _c2r_fn(x, *, s, axes, norm, dt):
 def _c2r(
     name: str, input: Tensor, s: Any, dim: Any, norm: str | None, out: Any
 ) -> Tensor:
-    """irfftn (hfftn: ``hermitian``) of a real input, torch's checks first."""
+    """irfftn of a real input, torch's checks first (hfftn: the norm swapped,
+    torch's hfft being the irfft of the conjugate)."""
     _checked_out(name, out)
     lengths, dims = _shape_and_dims(input, s, dim)
     if not lengths:
@@ -198,7 +199,7 @@ def _c2r_1d(
 # refused by name
 # ---------------------------------------------------------------------------
 
-_DOCS = {  # compat refuses those whose result is complex
+_DOCS = {
     "fft": "The discrete Fourier transform along ``dim``.",
     "ifft": "The inverse of :func:`fft`.",
     "rfft": "The one-sided transform of a real signal.",
@@ -220,6 +221,14 @@ _DOCS = {  # compat refuses those whose result is complex
 }
 
 
+def _documented(fn, name: str):
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = _DOCS[name]
+    if not name.startswith(("irfft", "hfft")):
+        fn.__doc__ += " Refused by compat: the result is complex."
+    return fn
+
+
 def _one_dim(name: str):
     def fn(
         input: Tensor,
@@ -239,9 +248,7 @@ def _one_dim(name: str):
         _norm(norm)
         raise _complex_result(name)
 
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = _DOCS[name]
-    return fn
+    return _documented(fn, name)
 
 
 def _n_dim(name: str, default_dim: tuple[int, ...] | None):
@@ -264,9 +271,7 @@ def _n_dim(name: str, default_dim: tuple[int, ...] | None):
         _norm(norm)
         raise _complex_result(name)
 
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = _DOCS[name]
-    return fn
+    return _documented(fn, name)
 
 
 fft = _one_dim("fft")
