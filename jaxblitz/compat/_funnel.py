@@ -305,6 +305,10 @@ def _norm_fn(x, *, p, axis, keepdims):
         return op(_abs(x), axis=axis, keepdims=keepdims)
     if p == 0:
         return jnp.sum(x != 0, axis=axis, keepdims=keepdims).astype(x.dtype)
+    reduced = range(x.ndim) if axis is None else np.atleast_1d(axis)
+    if math.prod(x.shape[a] for a in reduced) == 1:
+        # torch: the norm of one element is its |x|, not (|x| ** p) ** (1 / p)
+        return jnp.sum(_abs(x), axis=axis, keepdims=keepdims)
     # torch: zero entries, and a zero norm, pass back a zero gradient where the
     # slopes of |x| ** p and of the root would give nan
     if p < 0:  # a zero entry makes the norm, and its gradient, 0 (|0| ** p is inf)

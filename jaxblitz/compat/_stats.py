@@ -182,23 +182,21 @@ def _cov_fn(x, fw, aw, *, correction):
         w = fw.astype(x.dtype)
     if aw is not None:
         w = aw.astype(x.dtype) if w is None else w * aw
+    # torch's composite (aten cov), step for step
     if w is None:
         total = jnp.asarray(n, x.dtype)
-        avg = jnp.mean(x, axis=1)
-        norm = total - correction
+        avg = jnp.sum(x, axis=1) / total
     else:
         total = jnp.sum(w)
         avg = jnp.sum(x * w, axis=1) / total
-        if correction == 0:
-            norm = total
-        elif aw is None:
-            norm = total - correction
-        else:
-            norm = total - correction * jnp.sum(w * aw) / total
+    if w is not None and aw is not None and correction != 0:
+        norm = total - correction * jnp.sum(w * aw) / total
+    else:
+        norm = total - correction
     norm = jnp.maximum(norm, 0)
     xm = x - avg[:, None]
     xw = xm if w is None else xm * w
-    c = (xw @ xm.T.conj()) / norm
+    c = (xm @ xw.T.conj()) / norm
     return jnp.squeeze(c)
 
 

@@ -196,20 +196,43 @@ def vector_norm(
     )
 
 
+def _largest(values, axis):
+    """The max of non-negative ``values`` along ``axis``: 0 for none, as torch's."""
+    if not values.shape[axis]:
+        return jnp.zeros(np.delete(values.shape, axis), values.dtype)
+    return jnp.max(values, axis=axis)
+
+
 def _matrix_norm_fn(x, *, ord, axis, keepdims):
     m = jnp.moveaxis(x, axis, (-2, -1))
     if ord == "fro":
         out = jnp.sqrt(jnp.sum(m * m, axis=(-2, -1)))
     elif ord in ("nuc", 2, -2):
         s = jnp.linalg.svd(m, compute_uv=False)
-        out = {"nuc": jnp.sum, 2: jnp.max, -2: jnp.min}[ord](s, axis=-1)
+        out = {"nuc": jnp.sum, 2: _largest, -2: jnp.min}[ord](s, axis=-1)
     else:
         along = -2 if ord in (1, -1) else -1  # 1: column sums, inf: row sums
         sums = jnp.sum(_abs(m), axis=along)
-        out = (jnp.max if ord > 0 else jnp.min)(sums, axis=-1)
+        out = (_largest if ord > 0 else jnp.min)(sums, axis=-1)
     if keepdims:
         out = jnp.expand_dims(out, tuple(sorted(axis)))
     return out
+
+
+def _check_nonempty_minimum(A: Tensor, ord: Any, axis: tuple) -> None:
+    """torch's error for a negative ``ord`` whose minimum is over nothing."""
+    if ord in ("fro", "nuc") or ord > 0:
+        return
+    rows, cols = (A.shape[d] for d in axis)
+    if ord == -2 and not builtins.min(rows, cols):
+        reduced = -1  # torch: the minimum over svdvals' last dim
+    elif ord == -1 and not cols:  # column sums: one per column
+        reduced = axis[1]
+    elif ord == -math.inf and not rows:  # row sums: one per row
+        reduced = axis[0]
+    else:
+        return
+    raise IndexError(f"amin(): Expected reduction dim {reduced} to have non-zero size.")
 
 
 _MATRIX_ORDS = ("fro", "nuc", 1, -1, 2, -2, math.inf, -math.inf)
@@ -234,6 +257,7 @@ def matrix_norm(
     if ord not in _MATRIX_ORDS:
         raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
     axis = tuple(wrap_dim(d, A.dim()) for d in dim)
+    _check_nonempty_minimum(A, ord, axis)
     if ord == "fro":
         return vector_norm(A, 2, axis, keepdim)
     name = (
