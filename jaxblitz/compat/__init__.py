@@ -45,6 +45,13 @@ from jaxblitz.compat._decompositions import (
     trace,
     vdot,
 )
+from jaxblitz.compat._determinism import (  # noqa: E402
+    are_deterministic_algorithms_enabled,
+    get_deterministic_debug_mode,
+    is_deterministic_algorithms_warn_only_enabled,
+    set_deterministic_debug_mode,
+    use_deterministic_algorithms,
+)
 from jaxblitz.compat._dtype import (
     bfloat16,
     bool,
@@ -71,6 +78,7 @@ from jaxblitz.compat._dtype import (
     short,
     uint8,
 )
+from jaxblitz.compat._format import set_printoptions  # noqa: E402
 from jaxblitz.compat._random_inplace import bernoulli  # noqa: E402
 from jaxblitz.compat._scatter import (  # noqa: E402 -- index and mask writes
     as_strided_scatter,

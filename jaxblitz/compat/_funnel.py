@@ -96,10 +96,26 @@ def _floor_divide_float(a, b):
     return jnp.where(b == 0, a / b, floor)
 
 
+def _true_divide(x, y):
+    """``x / y`` rounded as a division, as torch's CPU kernel rounds it. XLA
+    rewrites a division by a broadcast value (a scalar, a row) into a multiply
+    by its reciprocal, which rounds twice; on the CPU the divisor goes in at
+    full size through a barrier XLA does not look through. torch's CUDA kernel
+    multiplies by the reciprocal itself, so elsewhere the rewrite stays."""
+    shape = jnp.broadcast_shapes(jnp.shape(x), jnp.shape(y))
+    if jnp.shape(y) == shape or not jnp.issubdtype(jnp.result_type(y), jnp.inexact):
+        return x / y
+
+    def exact(x, y):
+        return x / lax.optimization_barrier(jnp.broadcast_to(y, shape))
+
+    return lax.platform_dependent(x, y, cpu=exact, default=lambda x, y: x / y)
+
+
 def _div_fn(x, y, *, mode, dt):
     x, y = _cast(x, dt), _cast(y, dt)
     if mode is None:
-        return x / y
+        return _true_divide(x, y)
     if _is_int(x):
         trunc = lax.div(*jnp.broadcast_arrays(x, y))  # C's integer division
         return trunc if mode == "trunc" else jnp.floor_divide(x, y)

@@ -1,6 +1,7 @@
-"""compat's arange and linspace make torch's float points bit for bit, so what is
-computed from them (a sampling grid on pixel centres, a positional encoding)
-is too; and torch's thread-count functions."""
+"""Where XLA would round otherwise, compat makes torch's CPU bits: arange and
+linspace's float points (so a sampling grid on pixel centres, a positional
+encoding are too), a division by a broadcast divisor; and torch's thread-count
+functions."""
 
 from __future__ import annotations
 
@@ -83,3 +84,21 @@ def test_thread_counts_are_kept_and_checked_as_torchs():
     finally:
         compat.set_num_threads(was)
     assert compat.get_num_interop_threads() >= 1
+
+
+def test_division_by_a_scalar_or_a_row_rounds_as_torchs():
+    """XLA turns ``x / c`` into ``x * (1 / c)``, two roundings; torch's CPU
+    kernel divides."""
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((64, 50)).astype(np.float32)
+    r = rng.standard_normal((64, 1)).astype(np.float32) + 3
+    for f in (
+        lambda lib, x, y: x / 7,
+        lambda lib, x, y: x / 255.0,
+        lambda lib, x, y: x / y,
+        lambda lib, x, y: x.clone().div_(7.0),
+    ):
+        want = f(torch, torch.tensor(a), torch.tensor(r)).numpy()
+        got = f(compat, compat.tensor(a), compat.tensor(r)).numpy()
+        np.testing.assert_array_equal(got, want)
+    assert (compat.arange(2000.0) / 7)[350].item() == 50.0
