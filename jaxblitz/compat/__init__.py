@@ -114,6 +114,10 @@ from jaxblitz.compat._threads import (  # noqa: E402
     set_num_interop_threads,
     set_num_threads,
 )
+from jaxblitz.compat.autograd.anomaly_mode import (  # noqa: E402
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
+)
 from jaxblitz.compat.autograd.grad_mode import (
     enable_grad,
     inference_mode,

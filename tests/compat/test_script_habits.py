@@ -110,3 +110,27 @@ def test_set_printoptions_prints_as_torch(options):
     finally:
         for lib in (torch, compat):
             lib.set_printoptions(profile="default")
+
+
+def test_anomaly_detection_names_the_node_that_returned_nan_as_torch():
+    errors = []
+    for lib in (torch, compat):
+        x = lib.tensor([0.0, 1.0], requires_grad=True)
+        with pytest.warns(UserWarning, match="Anomaly Detection has been enabled"):
+            mode = lib.autograd.detect_anomaly()
+        with mode:
+            assert lib.is_anomaly_enabled()
+            y = (x.sqrt() * 0 / x).sum()
+            with pytest.raises(RuntimeError) as e:
+                y.backward()
+            errors.append(str(e.value).splitlines()[0])
+        assert not lib.is_anomaly_enabled()
+    assert (
+        errors[1]
+        == errors[0]
+        == ("Function 'DivBackward0' returned nan values in its 1th output.")
+    )
+    with compat.autograd.set_detect_anomaly(True, check_nan=False):
+        assert compat.is_anomaly_enabled()
+        assert not compat.is_anomaly_check_nan_enabled()
+    assert not compat.is_anomaly_enabled()

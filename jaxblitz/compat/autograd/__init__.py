@@ -27,6 +27,11 @@ from jaxblitz.compat._dtype import x64
 from jaxblitz.compat._tensor_base import TensorBase, from_host
 from jaxblitz.compat.autograd import _fused, function, graph
 from jaxblitz.compat.autograd import profiler as profiler  # torch.autograd.profiler
+from jaxblitz.compat.autograd.anomaly_mode import (
+    detect_anomaly,
+    is_anomaly_enabled,
+    set_detect_anomaly,
+)
 from jaxblitz.compat.autograd.function import Function, FunctionCtx
 from jaxblitz.compat.autograd.grad_mode import (
     enable_grad,
@@ -54,13 +59,16 @@ __all__ = [
     "Node",
     "Variable",
     "backward",
+    "detect_anomaly",
     "enable_grad",
     "function",
     "grad",
     "gradcheck",
     "inference_mode",
+    "is_anomaly_enabled",
     "is_grad_enabled",
     "no_grad",
+    "set_detect_anomaly",
     "set_grad_enabled",
 ]
 
@@ -207,7 +215,8 @@ def _run_engine(
     root = _GraphRoot(nodes, arrays)
     if not inputs:
         order = _topological(root)
-        if create_graph or lazy.is_lazy() or not _fused.run(order, retain_graph):
+        fused = not (create_graph or lazy.is_lazy() or is_anomaly_enabled())
+        if not (fused and _fused.run(order, retain_graph)):
             run_backward(
                 root, _START, retain_graph, create_graph=create_graph, order=order
             )

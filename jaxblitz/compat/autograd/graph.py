@@ -27,6 +27,7 @@ import numpy as np
 from jaxblitz.compat import _dtype, _layout, _warm, lazy
 from jaxblitz.compat._dtype import x64
 from jaxblitz.compat._tensor_base import TensorBase, _from_numpy_copy
+from jaxblitz.compat.autograd import anomaly_mode
 from jaxblitz.compat.autograd.grad_mode import is_grad_enabled, set_grad_enabled
 
 if TYPE_CHECKING:
@@ -772,6 +773,8 @@ def run_backward(
                 vjps = node.apply_vjp_graph(g)
             else:
                 vjps = node.apply_vjp(g)
+            if anomaly_mode.is_anomaly_enabled():
+                anomaly_mode.check(node.name(), vjps)
             if node.posthooks:
                 vjps = _run_node_hooks(node.posthooks, vjps, g)
             for child, cg in zip(node.inputs, vjps, strict=True):
