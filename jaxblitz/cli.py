@@ -1,4 +1,4 @@
-"""Blitz 4 from the command line: ``jaxblitz-train`` / ``python -m jaxblitz.train``.
+"""Blitz 4 from the command line: ``jaxblitz-train`` / ``python -m jaxblitz``.
 
 Trains LeNet with the Blitz's settings, prints what the Blitz prints, and writes
 into ``--out-dir``: ``metrics.json``, ``loss.png``, ``per_class.png``,

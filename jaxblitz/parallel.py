@@ -295,7 +295,8 @@ def launch(
     devices_per_process: int | None = None,
     timeout: float | None = None,
 ) -> int:
-    """Run ``python -m jaxblitz.train ARGS`` as ``num_processes`` local processes.
+    """Run ``jaxblitz-train ARGS`` (``python -m jaxblitz``) as ``num_processes``
+    local processes.
 
     They meet at a coordinator on 127.0.0.1; all are killed if one fails or the
     timeout passes. Returns the first non-zero exit code, else 0.
@@ -311,7 +312,7 @@ def launch(
         if devices_per_process:
             env["JAX_NUM_CPU_DEVICES"] = str(devices_per_process)
         procs.append(
-            subprocess.Popen([sys.executable, "-m", "jaxblitz.train", *args], env=env)
+            subprocess.Popen([sys.executable, "-m", "jaxblitz", *args], env=env)
         )
     deadline = None if timeout is None else time.monotonic() + timeout
     code = 0
@@ -343,7 +344,7 @@ def main(argv: list[str] | None = None) -> int:
         description="Launch data-parallel training as several local processes.",
     )
     sub = parser.add_subparsers(dest="command", required=True)
-    go = sub.add_parser("launch", help="python -m jaxblitz.train in N processes")
+    go = sub.add_parser("launch", help="jaxblitz-train in N processes")
     go.add_argument("--num-processes", type=int, default=2)
     go.add_argument(
         "--devices-per-process",

@@ -24,7 +24,6 @@ import functools
 import math
 import os
 import signal
-import sys
 import time
 from collections.abc import Callable
 from functools import partial
@@ -571,9 +570,3 @@ def device_memory() -> int | None:
         if limit != "max":
             total = min(total, int(limit))
     return total
-
-
-if __name__ == "__main__":  # python -m jaxblitz.train: the CLI's entry point
-    from jaxblitz.cli import main
-
-    sys.exit(main())

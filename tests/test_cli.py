@@ -109,7 +109,7 @@ ENV = dict(os.environ, JAX_PLATFORMS="cpu", MPLBACKEND="Agg",
 
 
 def run_args(out: Path) -> list[str]:
-    return [sys.executable, "-m", "jaxblitz.train", "--dataset", "digits",
+    return [sys.executable, "-m", "jaxblitz", "--dataset", "digits",
             "--epochs", "2", "--lr", "0.01", "--checkpoint-every", "10",
             "--log-every", "100", "--no-progress", "--out-dir", str(out)]  # fmt: skip
 

@@ -78,7 +78,7 @@ def test_ctrl_c_saves_a_checkpoint_exits_cleanly_and_resumes_bit_identically(
     flags = ["--dataset", "digits", "--epochs", "1", "--log-every", "50",
              "--no-progress", "--out-dir", str(out)]  # fmt: skip
     run = subprocess.Popen(  # programs from the session's compilation cache
-        [sys.executable, "-m", "jaxblitz.train", *flags],
+        [sys.executable, "-m", "jaxblitz", *flags],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

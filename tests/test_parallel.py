@@ -28,7 +28,7 @@ WORKER = BackgroundRun([sys.executable, ROOT / "tests" / "parallel_worker.py"],
 RUNS = background.scratch("parallel")
 FLAGS = ["--dataset", "digits", "--epochs", "2", "--batch-size", "200",
          "--lr", "0.01", "--log-every", "1000", "--no-progress"]  # fmt: skip
-SINGLE = BackgroundRun([sys.executable, "-m", "jaxblitz.train", *FLAGS,
+SINGLE = BackgroundRun([sys.executable, "-m", "jaxblitz", *FLAGS,
                         "--out-dir", RUNS / "one"], timeout=300, env=ENV)  # fmt: skip
 MULTI = BackgroundRun(
     [sys.executable, "-m", "jaxblitz.parallel", "launch", "--num-processes", "2",
