@@ -18,7 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxblitz import cli, kernels, models, runs, train
+from jaxblitz import cli, kernels, models, resources, runs, train
 from jaxblitz.checkpoints import Checkpointer, CheckpointWriteError, CorruptFileError
 from jaxblitz.data import epoch_order
 from jaxblitz.files import DirectoryInUseError, DirectoryLock, atomic_write, write_json
@@ -253,12 +253,12 @@ def test_a_batch_size_above_the_data_is_one_batch_of_all_of_it():
 
 def test_widths_too_big_for_memory_are_refused_up_front(tmp_path, capsys):
     config = train.Config(widths=(100_000, 100_000))
-    need = train.memory_estimate(config, 3, 50_000)
+    need = resources.memory_estimate(config, 3, 50_000)
     assert need > 10**12  # conv2 alone holds 2.5e11 weights
     with pytest.raises(ValueError, match=r"needs at least [\d,.]+ GiB .* Lower"):
-        train.check_memory(config, 3, 50_000)
+        resources.check_memory(config, 3, 50_000)
     # The Blitz's own settings fit anywhere.
-    assert train.memory_estimate(train.Config(), 3, 50_000) < 2**30
+    assert resources.memory_estimate(train.Config(), 3, 50_000) < 2**30
     code = cli.main(["--dataset", "digits", "--widths", "100000,100000",
                      "--out-dir", str(tmp_path), "--no-progress"])  # fmt: skip
     assert code == 1 and "GiB" in capsys.readouterr().err
