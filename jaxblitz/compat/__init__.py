@@ -79,6 +79,15 @@ from jaxblitz.compat._dtype import (
     uint8,
 )
 from jaxblitz.compat._format import set_printoptions  # noqa: E402
+from jaxblitz.compat._info import (  # noqa: E402
+    channels_last,
+    channels_last_3d,
+    contiguous_format,
+    finfo,
+    iinfo,
+    memory_format,
+    preserve_format,
+)
 from jaxblitz.compat._random_inplace import bernoulli  # noqa: E402
 from jaxblitz.compat._scatter import (  # noqa: E402 -- index and mask writes
     as_strided_scatter,

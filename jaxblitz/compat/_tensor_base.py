@@ -406,6 +406,14 @@ class TensorBase:
         return 0 if self._view is None else self._view.offset
 
     def is_contiguous(self, memory_format: Any = None) -> bool:
+        from jaxblitz.compat import _info
+
+        order = _info._INNER_FIRST.get(memory_format)
+        if order is not None:  # torch answers False for another rank
+            layout = self._view or _layout.identity(tuple(self.shape))
+            return len(order) == self.dim() and _info.is_dense_in(
+                order, layout.shape, layout.stride
+            )
         return self._view is None or _layout.is_contiguous(self._view)
 
     def untyped_storage(self) -> UntypedStorage:

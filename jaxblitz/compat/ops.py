@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 import jax
 import numpy as np
 
-from jaxblitz.compat import _dtype, _special_math
+from jaxblitz.compat import _dtype, _info, _special_math
 from jaxblitz.compat._tensor_base import TensorBase, from_host
 from jaxblitz.compat.autograd.graph import AutogradMixin
 from jaxblitz.compat.creation import LEGACY_DTYPES
@@ -760,6 +760,9 @@ class MathMixin(AutogradMixin):
                     with _dtype.x64(True):  # float64 crosses as itself)
                         moved = jax.device_put(out._data, target)
                 out = TensorBase._wrap(moved, out.requires_grad, out._grad_fn)
+        fmt = kwargs.get("memory_format", _info.preserve_format)
+        if fmt is not _info.preserve_format and not out.is_contiguous(fmt):
+            out = out.clone(memory_format=fmt)
         return out
 
     def cuda(self, device: Any = None, non_blocking: bool = False) -> Tensor:

@@ -20,7 +20,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxblitz.compat import _dtype, _layout, lazy
+from jaxblitz.compat import _dtype, _info, _layout, lazy
 from jaxblitz.compat._layout import Layout
 from jaxblitz.compat._tensor_base import (
     TensorBase,
@@ -900,10 +900,23 @@ def broadcast_tensors(*tensors: Tensor) -> tuple:
     return tuple(expand(t, *shape) for t in tensors)
 
 
+def _in_format(self: Tensor, order: tuple[int, ...]) -> Tensor:
+    """A copy of ``self`` laid out in a channels-last ``order`` (innermost first)."""
+    out = apply("CloneBackward0", _identity_fn, self)
+    outer_first = tuple(reversed(order))
+    out._s.array = jnp.transpose(out._s.array, outer_first)
+    out._view = Layout(tuple(self.shape), _info.strides_in(order, tuple(self.shape)), 0)
+    return out
+
+
 def clone(self: Tensor, *, memory_format: Any = None) -> Tensor:
+    order = _info.channels_last_order(memory_format, self.dim())
+    if order is not None:
+        return _in_format(self, order)
     out = apply("CloneBackward0", _identity_fn, self)
     layout = self._view
-    if memory_format is None and layout is not None and not self.is_contiguous():
+    keep = memory_format is None or memory_format is _info.preserve_format
+    if keep and layout is not None and not self.is_contiguous():
         perm = _layout.dense_order(layout)
         if perm is not None:  # torch keeps a dense layout's strides
             out._s.array = jnp.transpose(out._s.array, perm)
@@ -912,6 +925,9 @@ def clone(self: Tensor, *, memory_format: Any = None) -> Tensor:
 
 
 def contiguous(self: Tensor, memory_format: Any = None) -> Tensor:
+    order = _info.channels_last_order(memory_format, self.dim())
+    if order is not None:
+        return self if self.is_contiguous(memory_format) else _in_format(self, order)
     if self.is_contiguous():
         return self
     return apply("CloneBackward0", _identity_fn, self)  # row-major, unlike clone

@@ -64,6 +64,9 @@ TOLERANCE = {torch.float32: {"rtol": 1e-4, "atol": 1e-5}}
 # keeps each library's rounding error, which no fixed atol bounds; a wrong formula
 # is far from the float64 result, and stays caught.
 PRECISE = torch.float64
+# float64 has no more precise torch: where its OpInfo has a NumPy/SciPy reference
+# (``ref``), a float64 sample is measured against that the same way.
+_MEASURED = (torch.float32, torch.float64)
 # Ops whose outputs torch defines only up to a gauge: LAPACK's singular vectors'
 # signs are its own choice (torch's CPU LAPACK, MKL, picks other signs than JAX's
 # for a wide matrix). PyTorch's own tests compare them through each sample's
@@ -252,8 +255,8 @@ def _distance(a: torch.Tensor, b: torch.Tensor) -> float:
 
 
 def _more_accurate(ref: torch.Tensor, got: torch.Tensor, precise: Any) -> str | None:
-    """None where compat's float32 ``got`` is no farther from the float64
-    ``precise`` result than torch's float32 ``ref`` is, else what was measured."""
+    """None where compat's ``got`` is no farther from the more ``precise``
+    result than torch's ``ref`` is, else what was measured."""
     if not isinstance(precise, torch.Tensor) or precise.shape != ref.shape:
         return "no float64 result to measure against"
     ours, theirs = _distance(got, precise), _distance(ref, precise)
@@ -286,12 +289,13 @@ def compare(
                 **TOLERANCE.get(ref.dtype, {}),
             )
         except AssertionError as e:
-            if precise is not None and ref.dtype == torch.float32:
+            measured = precise is not None and ref.dtype in _MEASURED
+            if measured:
                 far = _more_accurate(ref, _as_torch(got, ref), precise)
                 if far is None:
                     return None
             lines = [x.strip() for x in str(e).splitlines() if x.strip()]
-            if precise is not None and ref.dtype == torch.float32:
+            if measured:
                 lines = lines[:3] + [far]
             return f"{where}: values differ ({'; '.join(lines[:4])})"
         return None
@@ -406,6 +410,8 @@ class Case:
     process: Any = None
     # (what, torch's grad, compat's grad) of leaves the arguments do not hold
     param_grads: Any = None
+    # the OpInfo's NumPy/SciPy reference (``op.ref``), for float64 samples
+    reference: Any = None
 
 
 def run_case(case: Case, seed: int = 0) -> tuple[str, str, str]:
@@ -491,10 +497,35 @@ def _to_precise(obj: Any) -> Any:
     return PRECISE if obj is torch.float32 else obj
 
 
+def _reference(op: Any) -> Any:
+    """The OpInfo's NumPy/SciPy reference (``ref``), where it has one."""
+    ref = getattr(op, "ref", None)
+    return ref if callable(ref) else None
+
+
+def _referenced(case: Case) -> Any:
+    """The reference's output for a float64 sample of tensors and numbers
+    (None where it takes anything else or fails)."""
+    args = case.args
+    if case.kwargs or not all(isinstance(a, torch.Tensor | int | float) for a in args):
+        return None
+    arrays = [a.detach().numpy() if isinstance(a, torch.Tensor) else a for a in args]
+    try:
+        with np.errstate(all="ignore"):
+            out = case.reference(*arrays)
+    except Exception:  # noqa: BLE001 -- no reference for this sample
+        return None
+    return torch.as_tensor(np.asarray(out, dtype=np.float64))
+
+
 def _precise(case: Case, seed: int) -> tuple[Any, list]:
     """torch's output, and its inputs' gradients (for the cotangents the
     comparison uses), with the sample in ``PRECISE``; (None, []) where torch
-    cannot run it so."""
+    cannot run it so. A float64 sample has no more precise torch: its OpInfo's
+    NumPy/SciPy reference answers for the values, as in PyTorch's own
+    ``test_reference_numerics``."""
+    if case.reference is not None:
+        return _referenced(case), []
     args, kwargs = _nest_map(_to_precise, fresh((case.args, case.kwargs)))
     out, err = _call(case.torch_fn, args, kwargs, seed)
     if err is not None:
@@ -727,6 +758,7 @@ def run_op(op, everything: bool = False) -> list[Outcome]:
                     process=(
                         sample.output_process_fn_grad if op.name in GAUGE else None
                     ),
+                    reference=_reference(op) if dtype == torch.float64 else None,
                 )
                 name = f"{label} {_name(dtype)} #{i}: {describe(case.args)}"
                 if case.kwargs:

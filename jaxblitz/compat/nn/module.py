@@ -337,8 +337,12 @@ class Module:
                 f"desired dtype={dtype}"
             )
 
+        fmt = kwargs.get("memory_format")
+
         def convert(t: Tensor) -> Tensor:
             target = [device, dtype if t.is_floating_point() else None]
+            if fmt is not None and t.dim() in (4, 5):  # torch converts these only
+                return t.to(*[a for a in target if a is not None], memory_format=fmt)
             return t.to(*[a for a in target if a is not None])
 
         return self._apply(convert)
@@ -468,7 +472,7 @@ def _typename(value: Any) -> str:
 
 def _parse_to(args: tuple, kwargs: dict) -> tuple[Any, _dtype.dtype | None]:
     """torch's ``_parse_to`` for ``Module.to``: (device, dtype); ``non_blocking``
-    and ``memory_format`` only choose torch's kernels."""
+    only chooses torch's kernels (``memory_format`` is read by ``Module.to``)."""
     device, dtype = kwargs.get("device"), kwargs.get("dtype")
     for arg in args:
         if isinstance(arg, _dtype.dtype):
