@@ -13,31 +13,25 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
-import hashlib
 import logging
 import os
 import re
-import secrets
-import shutil
 import signal
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
 
 import jax
 import jax.extend.backend
-import numpy as np
 from tqdm.auto import tqdm
 
-from jaxblitz import data, evaluate, files, parallel, plots, tensors, train
+from jaxblitz import data, evaluate, parallel, plots, runs, tensors, train
 from jaxblitz.checkpoints import Checkpointer, save_weights
 from jaxblitz.files import (
     DirectoryInUseError,
     DirectoryLock,
-    LinkRefusedError,
-    refuse_links,
+    os_error_text,
     write_json,
 )
 
@@ -464,17 +458,6 @@ class _SavesFinish:
         return getattr(self._checkpointer, name)
 
 
-# What a run leaves in --out-dir; --fresh moves an earlier run's copies aside.
-OUTPUTS = (
-    "checkpoints",
-    "metrics.json",
-    "loss.png",
-    "per_class.png",
-    "samples.png",
-    "weights.safetensors",
-)
-
-
 def main(argv: list[str] | None = None) -> int:
     """Run ``jaxblitz-train``; returns the exit code (128 + N after signal N)."""
     try:  # a signal outside training stops at once; fit finishes its steps first
@@ -515,10 +498,10 @@ def _main(argv: list[str] | None, stop: StopSignals) -> int:
             f"{data.fetch.DEFAULT_DIR})."
         )
     try:  # before any data is read: a bad --out-dir fails in a second
-        _check_utf8(args.out_dir or f"runs/{config.dataset}")
-        out = _writable_dir(args.out_dir, f"runs/{config.dataset}")
+        runs.check_utf8(args.out_dir or f"runs/{config.dataset}")
+        out = runs.writable_dir(args.out_dir, f"runs/{config.dataset}")
         if not args.fresh:  # --fresh moves whatever is there aside
-            _check_outputs(out, new_run=not args.resume)
+            runs.check_outputs(out, new_run=not args.resume)
     except ValueError as e:
         parser.error(str(e))
     # A second run starts compiled: XLA programs are kept on disk between runs.
@@ -561,14 +544,14 @@ def _main(argv: list[str] | None, stop: StopSignals) -> int:
         return 1
     except OSError as e:  # the lock file's path taken by a folder, say
         print(
-            f"jaxblitz-train: error: cannot lock {out}: {_os_error(e)}. Move that "
+            f"jaxblitz-train: error: cannot lock {out}: {os_error_text(e)}. Move that "
             "path out of the way, or give this run its own --out-dir.",
             file=sys.stderr,
         )
         return 1
     try:
         if primary and args.fresh:
-            moved = _move_aside(out)
+            moved = runs.move_aside(out)
             if moved is not None:
                 say(f"Moved the earlier run's files in {out} to {moved}/.")
         if jax.process_count() > 1:  # the others wait for the move
@@ -585,7 +568,7 @@ def _run(args, config, out, mesh, say, primary, stop) -> int:
     runner = train.Local() if mesh is None else parallel.Sharded(mesh)
     local = runner.to_host
     try:  # orbax's needs of the path, before any data is read (every process
-        _probe_checkpoints(out, primary)  # takes part in a checkpoint's save)
+        runs.probe_checkpoints(out, primary)  # takes part in a checkpoint's save)
     except ValueError as e:
         print(f"jaxblitz-train: error: {e}", file=sys.stderr)
         return 2
@@ -655,7 +638,7 @@ def _run(args, config, out, mesh, say, primary, stop) -> int:
         print(f"jaxblitz-train: error: {e}", file=sys.stderr)
         return 1
     except OSError as e:  # a full disk, a vanished folder: the message is enough
-        print(f"jaxblitz-train: error: {_os_error(e)}", file=sys.stderr)
+        print(f"jaxblitz-train: error: {os_error_text(e)}", file=sys.stderr)
         return 1
     finally:
         stop.at_once = True
@@ -685,7 +668,7 @@ def _run(args, config, out, mesh, say, primary, stop) -> int:
         return 128 + e.signum
     except OSError as e:
         print(
-            f"jaxblitz-train: error: {_os_error(e)}. {kept}: make room and run the "
+            f"jaxblitz-train: error: {os_error_text(e)}. {kept}: make room and run the "
             "same command with --resume to write the outputs.",
             file=sys.stderr,
         )
@@ -750,153 +733,6 @@ def _join_negative_values(argv: list[str]) -> list[str]:
         else:
             out.append(arg)
     return out
-
-
-def _writable_dir(text: str | None, default: str) -> Path:
-    """``--out-dir`` made and checked writable, or a ValueError saying why not."""
-    if text is not None and not text.strip():
-        raise ValueError(f"--out-dir is empty; give a folder (default: {default}).")
-    out = Path(text or default)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryFile(dir=out) as f:
-            f.write(b"jaxblitz")
-            f.flush()
-            os.fsync(f.fileno())
-    except FileExistsError:
-        raise ValueError(f"--out-dir {out} is a file, not a folder.") from None
-    except NotADirectoryError:
-        raise ValueError(
-            f"--out-dir {out}: part of that path is a file, not a folder."
-        ) from None
-    except OSError as e:
-        raise ValueError(
-            f"--out-dir {out} cannot be written: {_os_error(e)}."
-        ) from None
-    return out
-
-
-def _check_outputs(out: Path, new_run: bool) -> None:
-    """A ValueError if a path the run writes in ``out`` is of the wrong kind (found
-    only when training ends, it would cost the run), or if a new run would write
-    over an earlier run's outputs that no checkpoint refuses it for, or if one
-    of them is a link (writing through it would change a file outside the run)."""
-    for name in (*OUTPUTS, files.DirectoryLock.NAME):
-        try:
-            refuse_links(out / name)
-        except LinkRefusedError as e:
-            raise ValueError(
-                f"--out-dir {out}: {e.strerror} ({e.filename}). Move it out of the "
-                "way or give another --out-dir (--fresh moves it aside)."
-            ) from None
-    for name in OUTPUTS:
-        path = out / name
-        folder = name == "checkpoints"
-        if path.exists() and path.is_dir() != folder:
-            raise ValueError(
-                f"--out-dir {out} holds {path}, a {'file' if folder else 'folder'} "
-                f"where this run writes its {'checkpoints folder' if folder else name}"
-                ". Move it out of the way, give another --out-dir, or add --fresh "
-                "to move the earlier run's files aside."
-            )
-    found = [n for n in OUTPUTS if n != "checkpoints" and (out / n).exists()]
-    checkpoints, steps = out / "checkpoints", True
-    with contextlib.suppress(OSError):  # unreadable: left to the checkpointer
-        steps = checkpoints.is_dir() and any(
-            p.name.isdigit() for p in checkpoints.iterdir()
-        )
-    if new_run and found and not steps:  # with steps, fit names --resume too
-        raise ValueError(
-            f"--out-dir {out} holds an earlier run's {', '.join(found)} and no "
-            "checkpoint to resume. Add --fresh to move them into "
-            f"{out}/earlier-<time>/ (nothing is deleted), or give another --out-dir."
-        )
-
-
-def _check_utf8(text: str) -> None:
-    """A ValueError if the --out-dir path (made absolute) is not UTF-8: tensorstore,
-    which writes the checkpoints, takes no other."""
-    try:
-        path = os.path.abspath(text)
-    except OSError:  # the working folder is gone: _writable_dir says so
-        return
-    try:
-        path.encode("utf-8")
-    except UnicodeEncodeError:
-        shown = os.fsencode(path).decode("utf-8", "backslashreplace")
-        raise ValueError(
-            f"--out-dir {shown} is not valid UTF-8, and the checkpoints' writer "
-            "(tensorstore) takes UTF-8 paths only. Give an --out-dir whose path "
-            "is UTF-8."
-        ) from None
-
-
-def _probe_checkpoints(out: Path, primary: bool = True) -> None:
-    """A ValueError if orbax and tensorstore cannot save and restore a checkpoint
-    under ``out``: they refuse some paths the file system takes (a backslash, a
-    ``[...]`` pair, a folder named ``gs:``), otherwise found at the first
-    checkpoint. The probe folder is as long a name as ``checkpoints``, its step
-    longer than a run's; it is removed. Every process of a multi-process run
-    calls it (orbax saves together): they share the probe's name."""
-    many = jax.process_count() > 1
-    token = (
-        hashlib.sha256(str(out.absolute()).encode()).hexdigest()[:4]
-        if many
-        else secrets.token_hex(2)
-    )
-    probe = out / f".probe-{token}"
-    assert len(probe.name) == len("checkpoints")  # as long a path as theirs
-    like = {"probe": np.zeros(1, np.float32)}
-    try:
-        checkpointer = Checkpointer(probe)
-        try:
-            checkpointer.save(10**9, like, {})
-            checkpointer.restore(like)
-        finally:
-            checkpointer.close()
-    except Exception as e:
-        cause = e.__cause__ or e
-        reason = (str(cause).strip().splitlines() or [type(cause).__name__])[0]
-        reason = reason.split(" [tensorstore_spec")[0]  # its JSON spec: noise
-        raise ValueError(
-            f"--out-dir {out} cannot hold checkpoints: orbax and tensorstore, which "
-            f"write them, fail on its path ({type(cause).__name__}: {reason[:200]})."
-            " Give an --out-dir with a plainer path: no backslash, no [...], no "
-            "folder named like a URL scheme (gs:), not too long."
-        ) from None
-    finally:
-        if many:  # every process is done with it before it goes
-            from jax.experimental import multihost_utils
-
-            multihost_utils.sync_global_devices("jaxblitz-train: probe done")
-        if primary:
-            shutil.rmtree(probe, ignore_errors=True)
-
-
-def _os_error(e: OSError) -> str:
-    where = f" ({e.filename})" if getattr(e, "filename", None) else ""
-    return f"{e.strerror or e}{where}"
-
-
-def _move_aside(out: Path) -> Path | None:
-    """Move an earlier run's outputs into ``out/earlier-<time>/``; nothing deleted.
-
-    A link in an output's place (dangling too) is moved as the link itself: a
-    rename never follows it, and the file it leads to is untouched.
-    """
-    found = [out / name for name in OUTPUTS if os.path.lexists(out / name)]
-    if not found:
-        return None
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    aside = out / f"earlier-{stamp}"
-    n = 1
-    while os.path.lexists(aside):
-        n += 1
-        aside = out / f"earlier-{stamp}-{n}"
-    aside.mkdir()
-    for path in found:
-        os.replace(path, aside / path.name)
-    return aside
 
 
 if __name__ == "__main__":

@@ -244,6 +244,12 @@ def _write_in_place(target: Path, write: Callable[[IO], Any], text: bool) -> Non
             os.fsync(f.fileno())
 
 
+def os_error_text(e: OSError) -> str:
+    """An OSError as one phrase: its reason and the path it names, if any."""
+    where = f" ({e.filename})" if getattr(e, "filename", None) else ""
+    return f"{e.strerror or e}{where}"
+
+
 def write_json(obj: Any, path: str | os.PathLike) -> Path:
     """Write ``obj`` as indented JSON, atomically (a link there is refused)."""
     return atomic_write(path, lambda f: json.dump(obj, f, indent=2), text=True)

@@ -11,15 +11,31 @@ reported as a damaged file.
 The data are part of the identity twice over: their size and shape, and a digest
 of their contents (:func:`data_digest`), so the same files with other pixels in
 them are not taken for the run's data.
+
+A run's folder (``--out-dir``) is checked before any data is read:
+:func:`writable_dir` makes it and writes into it, :func:`check_utf8` and
+:func:`probe_checkpoints` ask whether the checkpoints' writer takes its path,
+:func:`check_outputs` refuses to write over another run's :data:`OUTPUTS` (or
+through a link), and :func:`move_aside` puts an earlier run's outputs into
+``earlier-<time>/`` for ``--fresh``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import os
+import secrets
+import shutil
+import tempfile
+import time
 import uuid
+from pathlib import Path
 
+import jax
 import numpy as np
 
+from jaxblitz.files import DirectoryLock, LinkRefusedError, os_error_text, refuse_links
 from jaxblitz.integrity import CorruptFileError
 
 
@@ -193,3 +209,159 @@ def new_run(config, dataset, test_set=None) -> dict:
         "identity": run_identity(config, dataset, test_set),
         "changes": [],
     }
+
+
+# -- the run's folder (--out-dir): where its outputs go, checked before any data ------
+# What a run leaves in its folder; --fresh moves an earlier run's copies aside.
+OUTPUTS = (
+    "checkpoints",
+    "metrics.json",
+    "loss.png",
+    "per_class.png",
+    "samples.png",
+    "weights.safetensors",
+)
+
+
+def writable_dir(text: str | None, default: str) -> Path:
+    """``--out-dir`` made and checked writable, or a ValueError saying why not."""
+    if text is not None and not text.strip():
+        raise ValueError(f"--out-dir is empty; give a folder (default: {default}).")
+    out = Path(text or default)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=out) as f:
+            f.write(b"jaxblitz")
+            f.flush()
+            os.fsync(f.fileno())
+    except FileExistsError:
+        raise ValueError(f"--out-dir {out} is a file, not a folder.") from None
+    except NotADirectoryError:
+        raise ValueError(
+            f"--out-dir {out}: part of that path is a file, not a folder."
+        ) from None
+    except OSError as e:
+        raise ValueError(
+            f"--out-dir {out} cannot be written: {os_error_text(e)}."
+        ) from None
+    return out
+
+
+def check_utf8(text: str) -> None:
+    """A ValueError if the --out-dir path (made absolute) is not UTF-8: tensorstore,
+    which writes the checkpoints, takes no other."""
+    try:
+        path = os.path.abspath(text)
+    except OSError:  # the working folder is gone: writable_dir says so
+        return
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        shown = os.fsencode(path).decode("utf-8", "backslashreplace")
+        raise ValueError(
+            f"--out-dir {shown} is not valid UTF-8, and the checkpoints' writer "
+            "(tensorstore) takes UTF-8 paths only. Give an --out-dir whose path "
+            "is UTF-8."
+        ) from None
+
+
+def check_outputs(out: Path, new_run: bool) -> None:
+    """A ValueError if a path the run writes in ``out`` is of the wrong kind (found
+    only when training ends, it would cost the run), or if a new run would write
+    over an earlier run's outputs that no checkpoint refuses it for, or if one
+    of them is a link (writing through it would change a file outside the run)."""
+    for name in (*OUTPUTS, DirectoryLock.NAME):
+        try:
+            refuse_links(out / name)
+        except LinkRefusedError as e:
+            raise ValueError(
+                f"--out-dir {out}: {e.strerror} ({e.filename}). Move it out of the "
+                "way or give another --out-dir (--fresh moves it aside)."
+            ) from None
+    for name in OUTPUTS:
+        path = out / name
+        folder = name == "checkpoints"
+        if path.exists() and path.is_dir() != folder:
+            raise ValueError(
+                f"--out-dir {out} holds {path}, a {'file' if folder else 'folder'} "
+                f"where this run writes its {'checkpoints folder' if folder else name}"
+                ". Move it out of the way, give another --out-dir, or add --fresh "
+                "to move the earlier run's files aside."
+            )
+    found = [n for n in OUTPUTS if n != "checkpoints" and (out / n).exists()]
+    checkpoints, steps = out / "checkpoints", True
+    with contextlib.suppress(OSError):  # unreadable: left to the checkpointer
+        steps = checkpoints.is_dir() and any(
+            p.name.isdigit() for p in checkpoints.iterdir()
+        )
+    if new_run and found and not steps:  # with steps, fit names --resume too
+        raise ValueError(
+            f"--out-dir {out} holds an earlier run's {', '.join(found)} and no "
+            "checkpoint to resume. Add --fresh to move them into "
+            f"{out}/earlier-<time>/ (nothing is deleted), or give another --out-dir."
+        )
+
+
+def probe_checkpoints(out: Path, primary: bool = True) -> None:
+    """A ValueError if orbax and tensorstore cannot save and restore a checkpoint
+    under ``out``: they refuse some paths the file system takes (a backslash, a
+    ``[...]`` pair, a folder named ``gs:``), otherwise found at the first
+    checkpoint. The probe folder is as long a name as ``checkpoints``, its step
+    longer than a run's; it is removed. Every process of a multi-process run
+    calls it (orbax saves together): they share the probe's name."""
+    from jaxblitz.checkpoints import Checkpointer  # orbax, only once a run starts
+
+    many = jax.process_count() > 1
+    token = (
+        hashlib.sha256(str(out.absolute()).encode()).hexdigest()[:4]
+        if many
+        else secrets.token_hex(2)
+    )
+    probe = out / f".probe-{token}"
+    assert len(probe.name) == len("checkpoints")  # as long a path as theirs
+    like = {"probe": np.zeros(1, np.float32)}
+    try:
+        checkpointer = Checkpointer(probe)
+        try:
+            checkpointer.save(10**9, like, {})
+            checkpointer.restore(like)
+        finally:
+            checkpointer.close()
+    except Exception as e:
+        cause = e.__cause__ or e
+        reason = (str(cause).strip().splitlines() or [type(cause).__name__])[0]
+        reason = reason.split(" [tensorstore_spec")[0]  # its JSON spec: noise
+        raise ValueError(
+            f"--out-dir {out} cannot hold checkpoints: orbax and tensorstore, which "
+            f"write them, fail on its path ({type(cause).__name__}: {reason[:200]})."
+            " Give an --out-dir with a plainer path: no backslash, no [...], no "
+            "folder named like a URL scheme (gs:), not too long."
+        ) from None
+    finally:
+        if many:  # every process is done with it before it goes
+            from jax.experimental import multihost_utils
+
+            multihost_utils.sync_global_devices("jaxblitz-train: probe done")
+        if primary:
+            shutil.rmtree(probe, ignore_errors=True)
+
+
+def move_aside(out: Path) -> Path | None:
+    """Move an earlier run's outputs into ``out/earlier-<time>/``; nothing deleted.
+
+    A link in an output's place (dangling too) is moved as the link itself: a
+    rename never follows it, and the file it leads to is untouched.
+    """
+    found = [out / name for name in OUTPUTS if os.path.lexists(out / name)]
+    if not found:
+        return None
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    aside = out / f"earlier-{stamp}"
+    n = 1
+    while os.path.lexists(aside):
+        n += 1
+        aside = out / f"earlier-{stamp}-{n}"
+    aside.mkdir()
+    for path in found:
+        os.replace(path, aside / path.name)
+    return aside

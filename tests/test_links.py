@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 import jaxblitz.compat as compat
-from jaxblitz import cli, plots
+from jaxblitz import cli, plots, runs
 from jaxblitz.checkpoints import save_weights
 from jaxblitz.data import fetch
 from jaxblitz.files import (
@@ -213,7 +213,7 @@ def test_fresh_moves_a_planted_link_aside_as_a_link(tmp_path):
     run = tmp_path / "run"
     run.mkdir()
     _plant("dangling symlink", run / "metrics.json", outside)
-    aside = cli._move_aside(run)
+    aside = runs.move_aside(run)
     assert aside is not None and os.path.islink(aside / "metrics.json")
     assert not os.path.lexists(run / "metrics.json")
     assert not os.path.lexists(outside)
