@@ -26,7 +26,7 @@ import jax
 import jax.extend.backend
 from tqdm.auto import tqdm
 
-from jaxblitz import data, evaluate, parallel, plots, runs, tensors, train
+from jaxblitz import data, evaluate, parallel, plots, runs, runtime, train
 from jaxblitz.checkpoints import Checkpointer, save_weights
 from jaxblitz.files import (
     DirectoryInUseError,
@@ -505,7 +505,7 @@ def _main(argv: list[str] | None, stop: StopSignals) -> int:
     except ValueError as e:
         parser.error(str(e))
     # A second run starts compiled: XLA programs are kept on disk between runs.
-    tensors.use_compilation_cache(min_compile_secs=0.2)
+    runtime.use_compilation_cache(min_compile_secs=0.2)
     parallel.initialize()  # joins the multi-process runtime when launched into one
     threads = args.cpu_threads
     if threads is None and args.devices is None and not accelerator_installed():

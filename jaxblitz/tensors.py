@@ -56,10 +56,8 @@ the ``dtype=`` of every constructor here raise instead; :func:`from_numpy` with
 from __future__ import annotations
 
 import operator
-import os
 import warnings
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import jax
@@ -353,21 +351,3 @@ def device_put(x: Any, device: str | jax.Device) -> Any:
     target = get_device(device)
     x = jax.tree.map(lambda a: from_numpy(a) if isinstance(a, np.ndarray) else a, x)
     return jax.device_put(x, target)
-
-
-def use_compilation_cache(min_compile_secs: float) -> str | None:
-    """Keep compiled XLA programs on disk, so a second process starts compiled.
-
-    The folder is ``$JAXBLITZ_XLA_CACHE`` (default ``~/.cache/jaxblitz/xla``);
-    ``JAXBLITZ_XLA_CACHE=""`` turns this off and leaves JAX's own setting
-    (``JAX_COMPILATION_CACHE_DIR``) alone. Programs that compiled in less than
-    ``min_compile_secs`` are kept too when it is 0 (an eager op's program is tiny,
-    but a script runs dozens). Returns the folder, or None when off.
-    """
-    folder = os.environ.get("JAXBLITZ_XLA_CACHE", "~/.cache/jaxblitz/xla")
-    if not folder:
-        return None
-    folder = str(Path(folder).expanduser())
-    jax.config.update("jax_compilation_cache_dir", folder)
-    jax.config.update("jax_persistent_cache_min_compile_time_secs", min_compile_secs)
-    return folder

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import jax as _jax
 
-from jaxblitz import tensors as _tensors
+from jaxblitz import runtime as _runtime
 
 # Loaded first, so that `torch.tensor` is the function imported below, not this
 # module (importing a submodule sets the package's attribute of its name).
@@ -400,10 +400,10 @@ def clone(input: Tensor) -> Tensor:
 
 
 # A second compat script starts compiled: each op's small XLA program is kept on
-# disk (jaxblitz.tensors.use_compilation_cache; JAXBLITZ_XLA_CACHE="" turns it
+# disk (jaxblitz.runtime.use_compilation_cache; JAXBLITZ_XLA_CACHE="" turns it
 # off), unless JAX's own cache folder is already set.
 if _jax.config.jax_compilation_cache_dir is None:
-    _tensors.use_compilation_cache(min_compile_secs=0)
+    _runtime.use_compilation_cache(min_compile_secs=0)
 
 from jaxblitz.compat import (  # noqa: E402
     accelerator,
