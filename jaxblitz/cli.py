@@ -565,7 +565,9 @@ def _main(argv: list[str] | None, stop: StopSignals) -> int:
 
 
 def _run(args, config, out, mesh, say, primary, stop) -> int:
-    runner = train.Local() if mesh is None else parallel.Sharded(mesh)
+    runner: train.Local | parallel.Sharded = (  # each a train.Runner (mypy)
+        train.Local() if mesh is None else parallel.Sharded(mesh)
+    )
     local = runner.to_host
     try:  # orbax's needs of the path, before any data is read (every process
         runs.probe_checkpoints(out, primary)  # takes part in a checkpoint's save)
@@ -614,7 +616,6 @@ def _run(args, config, out, mesh, say, primary, stop) -> int:
             log=tqdm.write if primary else lambda line: None,
             progress=primary and not args.no_progress,
             on_epoch_end=on_epoch_end,
-            runner=runner,
             stop=stop,
             test_set=test_set,  # its digest joins the run's identity
             accept_data_change=args.accept_data_change,
@@ -622,10 +623,10 @@ def _run(args, config, out, mesh, say, primary, stop) -> int:
         if args.api == "nnx":  # a Flax NNX Net in and out, the same steps
             from jaxblitz import nnx
 
-            net, history = nnx.fit(config, train_set, **fit_kwargs)
+            net, history = nnx.fit(config, train_set, runner=runner, **fit_kwargs)
             trained = nnx.to_params(net)
         else:
-            state, history = train.fit(config, train_set, **fit_kwargs)
+            state, history = train.fit(config, train_set, runner=runner, **fit_kwargs)
             trained = state.params
         stop.at_once = True
         run = checkpointer.read_meta().get("run", {})

@@ -194,11 +194,13 @@ class Sharded:
         self.mesh = mesh
         self.devices = int(mesh.devices.size)
 
-    def place(self, state, images, labels):
+    def place(
+        self, state: train.TrainState, images: np.ndarray, labels: np.ndarray
+    ) -> tuple[train.TrainState, tuple[np.ndarray, np.ndarray]]:
         host = (np.asarray(images), np.asarray(labels, np.int32))
         return replicate(state, self.mesh), host
 
-    def run(self, loop: str = "scan"):
+    def run(self, loop: str = "scan") -> train.Steps:
         """``run(state, data, idx, mask, tx)``, as ``train.run_steps``, where
         ``data`` is the host (NumPy) ``(images, labels)``."""
         mesh, n = self.mesh, self.devices

@@ -26,7 +26,7 @@ import signal
 import time
 from collections.abc import Callable
 from functools import partial
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import jax
 import jax.numpy as jnp
@@ -36,6 +36,9 @@ from tqdm.auto import tqdm
 
 from jaxblitz import data as datasets
 from jaxblitz import kernels, models, optimizers, resources, runs
+
+if TYPE_CHECKING:
+    from jaxblitz.checkpoints import Checkpointer
 
 OPTIMIZERS = ("sgd", "nesterov", "adam", "rmsprop")
 LOOPS = ("scan", "step")
@@ -254,16 +257,42 @@ def _chunk_ends(start: int, steps: int, config: Config) -> list[int]:
     return sorted(e for e in ends if e > start)
 
 
+# run(state, data, idx, mask, tx) -> (state, losses): a chunk of steps
+Steps = Callable[..., tuple[TrainState, jax.Array]]
+
+
+class Runner(Protocol):
+    """What :func:`fit` asks of a runner: :class:`Local` (one device) or
+    :class:`jaxblitz.parallel.Sharded` (data parallel), or any object with these."""
+
+    @property
+    def devices(self) -> int:
+        """How many devices share each batch (its rows are padded to a multiple)."""
+        ...
+
+    def place(
+        self, state: TrainState, images: np.ndarray, labels: np.ndarray
+    ) -> tuple[TrainState, Any]:
+        """``(state, data)`` where the runner wants them; ``data`` goes to ``run``."""
+        ...
+
+    def run(self, loop: str) -> Steps:
+        """``run(state, data, idx, mask, tx) -> (state, losses)`` for ``loop``."""
+        ...
+
+
 class Local:
     """The default runner: one device, the whole split put on it once."""
 
     devices = 1
 
-    def place(self, state: TrainState, images, labels):
+    def place(
+        self, state: TrainState, images: np.ndarray, labels: np.ndarray
+    ) -> tuple[TrainState, tuple[jax.Array, jax.Array]]:
         """``(state, data)`` where the runner wants them."""
         return state, (jnp.asarray(images), jnp.asarray(labels, jnp.int32))
 
-    def run(self, loop: str) -> Callable:
+    def run(self, loop: str) -> Steps:
         """``run(state, data, idx, mask, tx) -> (state, losses)`` for ``loop``."""
         return run_steps if loop == "scan" else run_loop
 
@@ -273,17 +302,17 @@ class Local:
 
 def fit(
     config: Config,
-    dataset,
+    dataset: datasets.Dataset,
     state: TrainState | None = None,
     *,
-    checkpointer=None,
+    checkpointer: Checkpointer | None = None,
     resume: bool = False,
     log: Callable[[str], None] = print,
     progress: bool = False,
     on_epoch_end: Callable[[int, TrainState, dict], dict] | None = None,
-    runner=None,
+    runner: Runner | None = None,
     stop: Callable[[], int | None] | None = None,
-    test_set=None,
+    test_set: datasets.Dataset | None = None,
     accept_data_change: bool = False,
 ) -> tuple[TrainState, list[dict]]:
     """Train for ``config.epochs`` on ``dataset`` (``images`` NCHW, ``labels``).
@@ -303,7 +332,7 @@ def fit(
     ``on_epoch_end`` evaluates, if any): a resume on data of other contents is
     refused unless ``accept_data_change``, which records the change.
     """
-    runner = runner or Local()
+    runner = Local() if runner is None else runner
     tx = make_optimizer(config)
     n = datasets.check_dataset(dataset)
     in_channels, num_classes = dataset.images.shape[1], len(dataset.class_names)
@@ -370,10 +399,10 @@ def fit(
         )
         for end in _chunk_ends(position, steps, config):
             step0 = int(state.step)  # state is donated to the compiled steps
-            new_state, chunk = run(
+            new_state, on_device = run(
                 state, data, idx[position:end], mask[position:end], tx
             )
-            chunk = np.asarray(chunk)
+            chunk = np.asarray(on_device)  # (end - position,) losses
             if not np.all(np.isfinite(chunk)):
                 raise _not_finite(
                     chunk, step0, epoch, position, dataset.images, idx, mask,
