@@ -19,8 +19,9 @@ import time
 import numpy as np
 
 
-def blitz_net(torch, nn, F, in_channels: int = 3):
-    """The Blitz's ``Net()``, written once for torch and compat alike."""
+def blitz_net_class(torch, nn, F, in_channels: int = 3):
+    """The Blitz's ``Net`` class, written once for torch and compat alike (and
+    for the tests: ``tests/compat/blitz_net.py``, ``tests/test_models.py``)."""
 
     class Net(nn.Module):
         def __init__(self):
@@ -40,7 +41,12 @@ def blitz_net(torch, nn, F, in_channels: int = 3):
             x = F.relu(self.fc2(x))
             return self.fc3(x)
 
-    return Net()
+    return Net
+
+
+def blitz_net(torch, nn, F, in_channels: int = 3):
+    """The Blitz's ``Net()``, for torch or compat."""
+    return blitz_net_class(torch, nn, F, in_channels)()
 
 
 def device_for(torch) -> str:

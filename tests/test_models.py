@@ -5,6 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from benchmarks.bench_compat import blitz_net
 from jaxblitz import models
 
 KEY = jax.random.key(0)
@@ -223,27 +224,7 @@ def test_mse_loss_is_the_mean_squared_difference_and_checks_shapes():
 def torch_net(in_channels: int):
     """The Blitz's ``Net``, verbatim apart from the channel count."""
     torch = pytest.importorskip("torch")
-    nn, F = torch.nn, torch.nn.functional
-
-    class Net(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.conv1 = nn.Conv2d(in_channels, 6, 5)
-            self.pool = nn.MaxPool2d(2, 2)
-            self.conv2 = nn.Conv2d(6, 16, 5)
-            self.fc1 = nn.Linear(16 * 5 * 5, 120)
-            self.fc2 = nn.Linear(120, 84)
-            self.fc3 = nn.Linear(84, 10)
-
-        def forward(self, x):
-            x = self.pool(F.relu(self.conv1(x)))
-            x = self.pool(F.relu(self.conv2(x)))
-            x = torch.flatten(x, 1)
-            x = F.relu(self.fc1(x))
-            x = F.relu(self.fc2(x))
-            return self.fc3(x)
-
-    return torch, Net()
+    return torch, blitz_net(torch, torch.nn, torch.nn.functional, in_channels)
 
 
 def load_into_torch(torch, net, params):

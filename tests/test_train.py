@@ -15,6 +15,7 @@ import pytest
 from jaxblitz import cli, evaluate, kernels, models, train
 from jaxblitz.checkpoints import Checkpointer, load_weights, save_weights
 from jaxblitz.data import epoch_order
+from tests.jit_counts import jit_cache_size
 
 
 class Data(NamedTuple):
@@ -168,7 +169,7 @@ def test_the_second_epoch_compiles_nothing_new():
     sizes = []
 
     def record(epoch, state, metrics):
-        sizes.append(train.run_steps._cache_size())
+        sizes.append(jit_cache_size(train.run_steps))
         return {}
 
     config = train.Config(dataset="x", epochs=3, log_every=4, batch_size=4)
@@ -378,10 +379,10 @@ except RuntimeError as e:
 def test_fit_again_with_the_same_config_reuses_the_compiled_epoch():
     config = train.Config(dataset="x", epochs=1)
     train.fit(config, random_data(12), log=lambda s: None)
-    compiled = train.run_steps._cache_size()
+    compiled = jit_cache_size(train.run_steps)
     for _ in range(2):
         train.fit(dataclasses.replace(config), random_data(12), log=lambda s: None)
-    assert train.run_steps._cache_size() == compiled
+    assert jit_cache_size(train.run_steps) == compiled
     assert train.make_optimizer(config) is train.make_optimizer(
         dataclasses.replace(config)
     )

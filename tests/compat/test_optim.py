@@ -11,6 +11,7 @@ import pytest
 
 import jaxblitz.compat
 from tests.compat.test_nn_parity import check
+from tests.jit_counts import jit_cache_size
 
 pt = pytest.importorskip("torch")
 ct = jaxblitz.compat
@@ -240,12 +241,12 @@ def test_first_step_makes_the_states_without_compiling():
     from jaxblitz.compat.optim import optimizer
 
     net = nn.Sequential(nn.Linear(7, 5), nn.ReLU(), nn.Linear(5, 3), nn.Linear(3, 2))
-    before = optimizer._init_jit._cache_size()
+    before = jit_cache_size(optimizer._init_jit)
     # (the constructor may warm the update up ahead on another thread: compat._warm)
     opt = jaxblitz.compat.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
     net(jaxblitz.compat.ones(4, 7)).sum().backward()
     opt.step()
-    assert optimizer._init_jit._cache_size() == before
+    assert jit_cache_size(optimizer._init_jit) == before
     assert len(opt.state) == 6
     state = opt.state_dict()["state"]
     for i, p in enumerate(net.parameters()):  # torch: the first gradient

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import jaxblitz.compat as torch
+from benchmarks.bench_compat import blitz_net
 
 pt = pytest.importorskip("torch")
 ptF = pt.nn.functional
@@ -186,24 +187,7 @@ def test_optimizer_trajectories_over_20_steps_match_pytorch(name):
 
 def test_lenet_outputs_and_gradients_match_pytorch():
     def build(module):
-        nn_, F_ = module.nn, module.nn.functional
-
-        class Net(nn_.Module):
-            def __init__(self):
-                super().__init__()
-                self.conv1 = nn_.Conv2d(3, 6, 5)
-                self.conv2 = nn_.Conv2d(6, 16, 5)
-                self.fc1 = nn_.Linear(400, 120)
-                self.fc2 = nn_.Linear(120, 84)
-                self.fc3 = nn_.Linear(84, 10)
-
-            def forward(self, x):
-                x = F_.max_pool2d(F_.relu(self.conv1(x)), 2)
-                x = F_.max_pool2d(F_.relu(self.conv2(x)), 2)
-                x = module.flatten(x, 1)
-                return self.fc3(F_.relu(self.fc2(F_.relu(self.fc1(x)))))
-
-        return Net()
+        return blitz_net(module, module.nn, module.nn.functional)
 
     ours, theirs = build(torch), build(pt)
     ours.load_state_dict(

@@ -163,23 +163,10 @@ def test_a_state_dict_keeps_its_metadata_both_ways(tmp_path):
 
 
 def test_a_real_torch_state_dict_loads_into_the_compat_blitz_net(tmp_path):
+    from benchmarks.bench_compat import blitz_net
     from tests.compat.blitz_net import Net
 
-    class TheirBlitzNet(pt.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.conv1, self.conv2 = pt.nn.Conv2d(3, 6, 5), pt.nn.Conv2d(6, 16, 5)
-            self.fc1, self.fc2 = pt.nn.Linear(400, 120), pt.nn.Linear(120, 84)
-            self.fc3 = pt.nn.Linear(84, 10)
-            self.pool = pt.nn.MaxPool2d(2, 2)
-
-        def forward(self, x):
-            x = self.pool(pt.relu(self.conv1(x)))
-            x = self.pool(pt.relu(self.conv2(x)))
-            x = pt.relu(self.fc1(pt.flatten(x, 1)))
-            return self.fc3(pt.relu(self.fc2(x)))
-
-    theirs = TheirBlitzNet()
+    theirs = blitz_net(pt, pt.nn, pt.nn.functional)
     pt.save(theirs.state_dict(), tmp_path / "cifar_net.pth")
     net = Net()
     net.load_state_dict(torch.load(tmp_path / "cifar_net.pth", weights_only=True))

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import jaxblitz.compat as torch
+from tests.jit_counts import jit_cache_size
 
 
 def test_default_dtypes_are_torchs():
@@ -212,10 +213,10 @@ def test_draws_of_new_shapes_share_one_random_program():
     from jaxblitz.compat import creation
 
     torch.rand(3, 7)  # the size class's program exists
-    before = creation._draw_flat._cache_size()
+    before = jit_cache_size(creation._draw_flat)
     for shape in [(2, 3), (5, 3), (4, 4), (3, 3, 3), (10,), (16, 16)]:
         torch.rand(*shape)
-    assert creation._draw_flat._cache_size() == before
+    assert jit_cache_size(creation._draw_flat) == before
     assert creation._size_class(257) == 512
     assert creation._size_class(70001) == 73728  # 1/16 of 2**17 steps
 
