@@ -291,7 +291,24 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1):
     )
 
 
-def to_dtype(input: Tensor, dt: _dtype.dtype) -> Tensor:
-    if input.dtype is dt:
-        return input
-    return apply("ToCopyBackward0", _cast_fn, input, dt=dt.np.name)
+def to_dtype(input: Tensor, dt: _dtype.dtype, *, memory_format: Any = None) -> Tensor:
+    """``x.float()``, ``x.double()``, ...; ``memory_format`` lays the result out
+    as ``x.to(dtype, memory_format=...)`` does (the default preserves)."""
+    out = input
+    if input.dtype is not dt:
+        out = apply("ToCopyBackward0", _cast_fn, input, dt=dt.np.name)
+    return _formatted(out, memory_format)
+
+
+def _formatted(t: Tensor, memory_format: Any) -> Tensor:
+    """``t``, or a copy laid out in ``memory_format`` where it is not already."""
+    from jaxblitz.compat import _info
+
+    if memory_format is None or memory_format is _info.preserve_format:
+        return t
+    if not isinstance(memory_format, _info.memory_format):
+        raise TypeError(
+            "to(): argument 'memory_format' must be torch.memory_format, not "
+            f"{type(memory_format).__name__}"
+        )
+    return t if t.is_contiguous(memory_format) else t.clone(memory_format=memory_format)

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 import jax
 import numpy as np
 
-from jaxblitz.compat import _dtype, _info, _special_math
+from jaxblitz.compat import _dtype, _special_math
 from jaxblitz.compat._tensor_base import TensorBase, from_host
 from jaxblitz.compat.autograd.graph import AutogradMixin
 from jaxblitz.compat.creation import LEGACY_DTYPES
@@ -535,6 +535,7 @@ from jaxblitz.compat._stats import (
     quantile as quantile,
 )
 from jaxblitz.compat._unary import (
+    _formatted,
     abs,
     neg,
     positive,
@@ -739,8 +740,11 @@ class MathMixin(AutogradMixin):
 
     # -- dtype and device ----------------------------------------------------------
     def to(self, *args: Any, **kwargs: Any) -> Tensor:
-        """``x.to(device)``, ``x.to(dtype)``, ``x.to(device, dtype)``, ``x.to(t)``."""
+        """``x.to(device)``, ``x.to(dtype)``, ``x.to(device, dtype)``, ``x.to(t)``,
+        then ``non_blocking`` and ``copy`` (a new tensor even where nothing
+        changes), as torch's overloads take them, and ``memory_format``."""
         target_dtype, target_device = kwargs.get("dtype"), kwargs.get("device")
+        flags = []  # non_blocking, copy
         for arg in args:
             if isinstance(arg, _dtype.dtype):
                 target_dtype = arg
@@ -748,6 +752,9 @@ class MathMixin(AutogradMixin):
                 target_dtype, target_device = arg.dtype, _dtype.tensor_device(arg)
             elif isinstance(arg, str | _dtype.device):
                 target_device = arg
+            elif isinstance(arg, bool):
+                flags.append(arg)
+        copy = kwargs.get("copy", len(flags) > 1 and flags[1])
         out = self if target_dtype is None else to_dtype(self, target_dtype)
         if target_device is not None:
             dev = _moved_to(_dtype.device(target_device))
@@ -760,10 +767,10 @@ class MathMixin(AutogradMixin):
                     with _dtype.x64(True):  # float64 crosses as itself)
                         moved = jax.device_put(out._data, target)
                 out = TensorBase._wrap(moved, out.requires_grad, out._grad_fn)
-        fmt = kwargs.get("memory_format", _info.preserve_format)
-        if fmt is not _info.preserve_format and not out.is_contiguous(fmt):
-            out = out.clone(memory_format=fmt)
-        return out
+        formatted = _formatted(out, kwargs.get("memory_format"))
+        if copy and formatted is self:
+            return self.clone(memory_format=kwargs.get("memory_format"))
+        return formatted
 
     def cuda(self, device: Any = None, non_blocking: bool = False) -> Tensor:
         if device is None or isinstance(device, int):
