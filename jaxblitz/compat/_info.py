@@ -9,6 +9,7 @@ import ml_dtypes
 import numpy as np
 
 from jaxblitz.compat import _dtype
+from jaxblitz.compat._tensor_base import TorchName
 
 __all__ = [
     "channels_last",
@@ -69,17 +70,8 @@ class iinfo:  # noqa: N801 -- torch's name
         return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"
 
 
-class memory_format:  # noqa: N801 -- torch's name
+class memory_format(TorchName):  # noqa: N801 -- torch's name
     """How a tensor's strides order its dimensions."""
-
-    def __init__(self, name: str) -> None:
-        self._name = name
-
-    def __repr__(self) -> str:
-        return f"torch.{self._name}"
-
-    def __reduce__(self) -> str:
-        return self._name
 
 
 contiguous_format = memory_format("contiguous_format")

@@ -247,9 +247,9 @@ _PRINTING = ("printing a tensor", "return the tensor and print it after the call
 _CONVERT = "return the tensor and convert it after the call"
 
 
-class layout:  # noqa: N801 -- torch's name
-    """``torch.layout``: how a tensor's elements are kept; compat's are
-    :data:`strided`."""
+class TorchName:
+    """A named constant of torch's (``torch.strided``, ``torch.channels_last``):
+    printed and pickled by its name."""
 
     def __init__(self, name: str) -> None:
         self._name = name
@@ -259,6 +259,11 @@ class layout:  # noqa: N801 -- torch's name
 
     def __reduce__(self) -> str:
         return self._name
+
+
+class layout(TorchName):  # noqa: N801 -- torch's name
+    """``torch.layout``: how a tensor's elements are kept; compat's are
+    :data:`strided`."""
 
 
 strided = layout("strided")

@@ -3,66 +3,22 @@
 from __future__ import annotations
 
 import math
-from math import inf
 
-from jaxblitz import compat as torch
-from jaxblitz.compat.distributions import constraints
+from jaxblitz.compat.distributions._half import Half
 from jaxblitz.compat.distributions.normal import Normal
-from jaxblitz.compat.distributions.transformed_distribution import (
-    TransformedDistribution,
-)
-from jaxblitz.compat.distributions.transforms import AbsTransform
 from jaxblitz.compat.tensor import Tensor
 
 __all__ = ["HalfNormal"]
 
 
-class HalfNormal(TransformedDistribution):
-    arg_constraints = {"scale": constraints.positive}
-    support = constraints.nonnegative
-    has_rsample = True
+class HalfNormal(Half):
+    _base = Normal
     base_dist: Normal
-
-    def __init__(
-        self, scale: Tensor | float, validate_args: bool | None = None
-    ) -> None:
-        base_dist = Normal(0, scale, validate_args=False)
-        super().__init__(base_dist, AbsTransform(), validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(HalfNormal, _instance)
-        return super().expand(batch_shape, _instance=new)
-
-    @property
-    def scale(self) -> Tensor:
-        return self.base_dist.scale
 
     @property
     def mean(self) -> Tensor:
         return self.scale * math.sqrt(2 / math.pi)
 
     @property
-    def mode(self) -> Tensor:
-        return torch.zeros_like(self.scale)
-
-    @property
     def variance(self) -> Tensor:
         return self.scale.pow(2) * (1 - 2 / math.pi)
-
-    def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        log_prob = self.base_dist.log_prob(value) + math.log(2)
-        log_prob = torch.where(value >= 0, log_prob, -inf)
-        return log_prob
-
-    def cdf(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        return 2 * self.base_dist.cdf(value) - 1
-
-    def icdf(self, prob):
-        return self.base_dist.icdf((prob + 1) / 2)
-
-    def entropy(self):
-        return self.base_dist.entropy() - math.log(2)
