@@ -66,7 +66,8 @@ def test_script_and_trace_give_the_module_that_runs_and_trains_as_the_original(
     np.testing.assert_allclose(
         ours(ct.tensor(x)).detach().numpy(),
         torch_net(pt.tensor(x)).detach().numpy(),
-        rtol=1e-6,
+        rtol=1e-5,  # float32 sums in another order: a few ulps (the weights are
+        atol=1e-6,  # torch's random init, so a value near 0 can come up)
     )
     assert not net.training
 
