@@ -9,41 +9,14 @@ import math
 from math import inf, nan
 
 from jaxblitz import compat as torch
-from jaxblitz.compat.distributions import constraints
+from jaxblitz.compat.distributions._loc_scale import LocScale
 from jaxblitz.compat.distributions.distribution import Distribution
-from jaxblitz.compat.distributions.utils import _Number, broadcast_all
 from jaxblitz.compat.tensor import Tensor
 
 __all__ = ["Cauchy"]
 
 
-class Cauchy(Distribution):
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.real
-    has_rsample = True
-
-    def __init__(
-        self,
-        loc: Tensor | float,
-        scale: Tensor | float,
-        validate_args: bool | None = None,
-    ) -> None:
-        self.loc, self.scale = broadcast_all(loc, scale)
-        if isinstance(loc, _Number) and isinstance(scale, _Number):
-            batch_shape = ()
-        else:
-            batch_shape = self.loc.size()
-        super().__init__(batch_shape, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Cauchy, _instance)
-        batch_shape = torch.Size(batch_shape)
-        new.loc = self.loc.expand(batch_shape)
-        new.scale = self.scale.expand(batch_shape)
-        super(Cauchy, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
-
+class Cauchy(LocScale, Distribution):
     @property
     def mean(self) -> Tensor:
         return torch.full(

@@ -6,19 +6,15 @@
 from __future__ import annotations
 
 from jaxblitz import compat as torch
-from jaxblitz.compat.distributions import constraints
+from jaxblitz.compat.distributions._loc_scale import LocScale
 from jaxblitz.compat.distributions.distribution import Distribution
-from jaxblitz.compat.distributions.utils import _finfo, _Number, broadcast_all
+from jaxblitz.compat.distributions.utils import _finfo
 from jaxblitz.compat.tensor import Tensor
 
 __all__ = ["Laplace"]
 
 
-class Laplace(Distribution):
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.real
-    has_rsample = True
-
+class Laplace(LocScale, Distribution):
     @property
     def mean(self) -> Tensor:
         return self.loc
@@ -34,28 +30,6 @@ class Laplace(Distribution):
     @property
     def stddev(self) -> Tensor:
         return 2**0.5 * self.scale
-
-    def __init__(
-        self,
-        loc: Tensor | float,
-        scale: Tensor | float,
-        validate_args: bool | None = None,
-    ) -> None:
-        self.loc, self.scale = broadcast_all(loc, scale)
-        if isinstance(loc, _Number) and isinstance(scale, _Number):
-            batch_shape = ()
-        else:
-            batch_shape = self.loc.size()
-        super().__init__(batch_shape, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Laplace, _instance)
-        batch_shape = torch.Size(batch_shape)
-        new.loc = self.loc.expand(batch_shape)
-        new.scale = self.scale.expand(batch_shape)
-        super(Laplace, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
 
     def rsample(self, sample_shape: tuple[int, ...] = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)

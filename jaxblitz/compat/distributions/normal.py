@@ -9,20 +9,17 @@ from __future__ import annotations
 import math
 
 from jaxblitz import compat as torch
-from jaxblitz.compat.distributions import constraints
+from jaxblitz.compat.distributions._loc_scale import LocScale
 from jaxblitz.compat.distributions.exp_family import ExponentialFamily
-from jaxblitz.compat.distributions.utils import _Number, _standard_normal, broadcast_all
+from jaxblitz.compat.distributions.utils import _Number, _standard_normal
 from jaxblitz.compat.tensor import Tensor
 
 __all__ = ["Normal"]
 
 
-class Normal(ExponentialFamily):
+class Normal(LocScale, ExponentialFamily):
     """The normal distribution with mean ``loc`` and standard deviation ``scale``."""
 
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.real
-    has_rsample = True
     _mean_carrier_measure = 0
 
     @property
@@ -40,28 +37,6 @@ class Normal(ExponentialFamily):
     @property
     def variance(self) -> Tensor:
         return self.stddev.pow(2)
-
-    def __init__(
-        self,
-        loc: Tensor | float,
-        scale: Tensor | float,
-        validate_args: bool | None = None,
-    ) -> None:
-        self.loc, self.scale = broadcast_all(loc, scale)
-        if isinstance(loc, _Number) and isinstance(scale, _Number):
-            batch_shape = ()
-        else:
-            batch_shape = self.loc.size()
-        super().__init__(batch_shape, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Normal, _instance)
-        batch_shape = torch.Size(batch_shape)
-        new.loc = self.loc.expand(batch_shape)
-        new.scale = self.scale.expand(batch_shape)
-        super(Normal, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
 
     def sample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
