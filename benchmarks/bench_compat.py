@@ -95,9 +95,9 @@ def make_step(
     step.settle = lambda: None
     if torch.__name__.startswith("jaxblitz"):
         # compat compiles a repeated backward graph as one program on a spare
-        # core (compat/autograd/_fused.py): warm-up waits for it, as a long
+        # core (compat/_eager/_fused.py): warm-up waits for it, as a long
         # training loop would have it.
-        from jaxblitz.compat.autograd import _fused
+        from jaxblitz.compat._eager import _fused
 
         step.settle = _fused.wait
     return step
@@ -139,7 +139,7 @@ def programs_per_step(step, steps: int = 8) -> float:
     eager mode every compiled call compat makes (``lazy.jit``) and its fused
     backward, in lazy mode every graph run (a sync) and call run at once."""
     from jaxblitz.compat import lazy
-    from jaxblitz.compat.autograd import _fused
+    from jaxblitz.compat._eager import _fused
 
     count = [0]
     call, fused = lazy.jit.__call__, _fused._program

@@ -8,7 +8,7 @@ forward, loss, backward, step, ``loss.item()``), each in a new Python process.
 PyTorch eager against compat cold (an empty XLA cache folder: every op's program
 compiled), cold without the background warm-ups (``JAXBLITZ_WARM=0``: the
 backward's and the optimizer's programs compiled when first called, on the main
-thread; see ``jaxblitz.compat._warm``) and warm (a second process, the programs
+thread; see ``jaxblitz.compat._eager._warm``) and warm (a second process, the programs
 read from that folder, as a user's second run is), and compat's lazy execution
 cold and warm (``JAXBLITZ_COMPAT_LAZY=1``: the step is one program, compiled at
 ``loss.item()``). The candidates take turns,

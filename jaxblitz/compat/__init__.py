@@ -22,7 +22,7 @@ from jaxblitz import runtime as _runtime
 # Loaded first, so that `torch.tensor` is the function imported below, not this
 # module (importing a submodule sets the package's attribute of its name).
 from jaxblitz.compat import tensor as _tensor_module  # noqa: F401
-from jaxblitz.compat._decompositions import (
+from jaxblitz.compat.ops._decompositions import (
     cholesky,
     cholesky_inverse,
     cholesky_solve,
@@ -52,7 +52,7 @@ from jaxblitz.compat._determinism import (  # noqa: E402
     set_deterministic_debug_mode,
     use_deterministic_algorithms,
 )
-from jaxblitz.compat._dtype import (
+from jaxblitz.compat.tensor._dtype import (
     bfloat16,
     bool,
     can_cast,
@@ -78,8 +78,8 @@ from jaxblitz.compat._dtype import (
     short,
     uint8,
 )
-from jaxblitz.compat._format import set_printoptions  # noqa: E402
-from jaxblitz.compat._info import (  # noqa: E402
+from jaxblitz.compat.tensor._format import set_printoptions  # noqa: E402
+from jaxblitz.compat.tensor._info import (  # noqa: E402
     channels_last,
     channels_last_3d,
     contiguous_format,
@@ -88,8 +88,8 @@ from jaxblitz.compat._info import (  # noqa: E402
     memory_format,
     preserve_format,
 )
-from jaxblitz.compat._random_inplace import bernoulli  # noqa: E402
-from jaxblitz.compat._scatter import (  # noqa: E402 -- index and mask writes
+from jaxblitz.compat.ops._random_inplace import bernoulli  # noqa: E402
+from jaxblitz.compat.ops._scatter import (  # noqa: E402 -- index and mask writes
     as_strided_scatter,
     diagonal_scatter,
     index_copy,
@@ -103,7 +103,7 @@ from jaxblitz.compat._scatter import (  # noqa: E402 -- index and mask writes
     take_along_dim,
     unique_consecutive,
 )
-from jaxblitz.compat._stats import (
+from jaxblitz.compat.ops._stats import (
     aminmax,
     corrcoef,
     cov,
@@ -116,7 +116,7 @@ from jaxblitz.compat._stats import (
     nanquantile,
     quantile,
 )
-from jaxblitz.compat._tensor_base import layout, strided  # noqa: E402
+from jaxblitz.compat.tensor._tensor_base import layout, strided  # noqa: E402
 from jaxblitz.compat._threads import (  # noqa: E402
     get_num_interop_threads,
     get_num_threads,
@@ -135,7 +135,7 @@ from jaxblitz.compat.autograd.grad_mode import (
     no_grad,
     set_grad_enabled,
 )
-from jaxblitz.compat.creation import (
+from jaxblitz.compat.tensor.creation import (
     BFloat16Tensor,
     BoolTensor,
     ByteTensor,
@@ -324,7 +324,7 @@ from jaxblitz.compat.ops import (
     where,
 )
 from jaxblitz.compat.serialization import load, save
-from jaxblitz.compat.shape_ops import (  # noqa: E402 -- views, as torch.* functions  # noqa: E402 -- splits and copies
+from jaxblitz.compat.ops.shape_ops import (  # noqa: E402 -- views, as torch.* functions  # noqa: E402 -- splits and copies
     as_strided,
     broadcast_shapes,
     broadcast_tensors,
@@ -426,7 +426,7 @@ from jaxblitz.compat import (  # noqa: E402
     testing,
     utils,
 )
-from jaxblitz.compat._multinomial import multinomial  # noqa: E402 (+ the method)
+from jaxblitz.compat.ops._multinomial import multinomial  # noqa: E402 (+ the method)
 from jaxblitz.compat.amp import (  # noqa: E402 -- torch.autocast
     autocast,
     get_autocast_dtype,

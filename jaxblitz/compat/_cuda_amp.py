@@ -11,7 +11,7 @@ import warnings
 from typing import Any
 
 from jaxblitz.compat import amp
-from jaxblitz.compat._dtype import float16
+from jaxblitz.compat.tensor._dtype import float16
 
 __all__ = ["GradScaler", "autocast", "custom_bwd", "custom_fwd"]
 

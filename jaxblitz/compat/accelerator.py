@@ -12,7 +12,7 @@ from typing import Any
 
 import jax
 
-from jaxblitz.compat._dtype import accelerator_devices, accelerator_type, device
+from jaxblitz.compat.tensor._dtype import accelerator_devices, accelerator_type, device
 
 __all__ = [
     "current_accelerator",

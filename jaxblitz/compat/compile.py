@@ -37,9 +37,9 @@ from typing import Any
 import jax
 
 from jaxblitz.compat import lazy
-from jaxblitz.compat._dtype import x64
+from jaxblitz.compat.tensor._dtype import x64
 from jaxblitz.compat._functionalize import Frame, GradRead
-from jaxblitz.compat._tensor_base import TracedValueError
+from jaxblitz.compat.tensor._tensor_base import TracedValueError
 from jaxblitz.compat.nn.module import Module
 from jaxblitz.compat.optim import Optimizer
 from jaxblitz.compat.tensor import Tensor

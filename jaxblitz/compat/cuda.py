@@ -15,8 +15,8 @@ import jax
 
 from jaxblitz.compat import _cuda_amp as amp
 from jaxblitz.compat import lazy
-from jaxblitz.compat._dtype import device, jax_device
-from jaxblitz.compat.creation import initial_seed, manual_seed
+from jaxblitz.compat.tensor._dtype import device, jax_device
+from jaxblitz.compat.tensor.creation import initial_seed, manual_seed
 
 # torch.cuda.amp: `import torch.cuda.amp` ports to `import jaxblitz.compat.cuda.amp`,
 # which finds the module here (this module is not a package).

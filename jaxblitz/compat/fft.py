@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING, Any
 import jax.numpy as jnp
 import numpy as np
 
-from jaxblitz.compat import _dtype
-from jaxblitz.compat._arrange import roll
-from jaxblitz.compat._funnel import _require_tensors, _to_out
-from jaxblitz.compat._tensor_base import wrap_dim
+from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.ops._arrange import roll
+from jaxblitz.compat.ops._funnel import _require_tensors, _to_out
+from jaxblitz.compat.tensor._tensor_base import wrap_dim
 from jaxblitz.compat.autograd.graph import apply
-from jaxblitz.compat.creation import _finish, _placed
+from jaxblitz.compat.tensor.creation import _finish, _placed
 
 if TYPE_CHECKING:
     from jaxblitz.compat.tensor import Tensor

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 import jax.numpy as jnp
 import numpy as np
 
-from jaxblitz.compat import _dtype
-from jaxblitz.compat._decompositions import (
+from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.ops._decompositions import (
     LinAlgError,
     _check_invertible,
     _cholesky,
@@ -32,12 +32,12 @@ from jaxblitz.compat._decompositions import (
     matrix_power,
     svdvals,
 )
-from jaxblitz.compat._decompositions import inverse as inv
-from jaxblitz.compat._funnel import _abs, _no_grad, _norm_fn, _require_tensors
-from jaxblitz.compat._reduce import _dim
-from jaxblitz.compat._tensor_base import wrap_dim
+from jaxblitz.compat.ops._decompositions import inverse as inv
+from jaxblitz.compat.ops._funnel import _abs, _no_grad, _norm_fn, _require_tensors
+from jaxblitz.compat.ops._reduce import _dim
+from jaxblitz.compat.tensor._tensor_base import wrap_dim
 from jaxblitz.compat.autograd.graph import apply
-from jaxblitz.compat.creation import zeros
+from jaxblitz.compat.tensor.creation import zeros
 
 if TYPE_CHECKING:
     from jaxblitz.compat.tensor import Tensor

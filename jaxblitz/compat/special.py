@@ -26,9 +26,11 @@ from typing import TYPE_CHECKING, Any
 import jax.numpy as jnp
 import jax.scipy.special as jss
 
-from jaxblitz.compat import _bessel, _dtype, _polynomials
-from jaxblitz.compat._arrange import log_softmax, softmax  # no out=, as torch's
-from jaxblitz.compat._funnel import (
+from jaxblitz.compat.ops import _bessel
+from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.ops import _polynomials
+from jaxblitz.compat.ops._arrange import log_softmax, softmax  # no out=, as torch's
+from jaxblitz.compat.ops._funnel import (
     _default_float,
     _elementwise,
     _no_grad,
@@ -39,8 +41,8 @@ from jaxblitz.compat._funnel import (
     _unary_fn,
     _value,
 )
-from jaxblitz.compat._reduce import logsumexp as _logsumexp
-from jaxblitz.compat._special_math import (
+from jaxblitz.compat.ops._reduce import logsumexp as _logsumexp
+from jaxblitz.compat.ops._special_math import (
     _no_input_derivative,
     _pairwise_fn,
     _torch_vjp,
@@ -57,8 +59,8 @@ from jaxblitz.compat._special_math import (
     sinc,
     xlogy,
 )
-from jaxblitz.compat._tensor_base import TensorBase
-from jaxblitz.compat._unary import (
+from jaxblitz.compat.tensor._tensor_base import TensorBase
+from jaxblitz.compat.ops._unary import (
     _floating_unary,
     erf,
     exp2,
@@ -66,7 +68,7 @@ from jaxblitz.compat._unary import (
     log1p,
     sigmoid,
 )
-from jaxblitz.compat._unary import round as _round
+from jaxblitz.compat.ops._unary import round as _round
 
 if TYPE_CHECKING:
     from jaxblitz.compat.tensor import Tensor

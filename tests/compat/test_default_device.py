@@ -16,8 +16,8 @@ import pytest
 
 import jaxblitz.compat as torch
 import jaxblitz.compat.nn.functional as F
-from jaxblitz.compat import _dtype
-from jaxblitz.compat._tensor_base import TensorBase
+from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.tensor._tensor_base import TensorBase
 
 CPU, CUDA0, CUDA1 = torch.device("cpu"), torch.device("cuda:0"), torch.device("cuda:1")
 SAME = "Expected all tensors to be on the same device"

@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 import jaxblitz.compat as torch
-from jaxblitz.compat import _warm, nn
-from jaxblitz.compat.autograd import _fused
+from jaxblitz.compat import nn
+from jaxblitz.compat._eager import _warm
+from jaxblitz.compat._eager import _fused
 from tests.compat.blitz_net import Net
 from tests.compat.modes import eager_only
 from tests.compat.test_extending import _square

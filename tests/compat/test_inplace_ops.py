@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import jaxblitz.compat as compat
-from jaxblitz.compat.inplace import ELEMENTWISE
+from jaxblitz.compat.ops.inplace import ELEMENTWISE
 
 torch = pytest.importorskip("torch")
 

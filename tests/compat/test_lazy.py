@@ -235,7 +235,7 @@ def test_a_loop_of_scalar_writes_compiles_one_program_for_every_index(eager_mode
     """``ids[i] = t`` (a tensor: a number is stored on the host, with no program):
     the index is an argument of the programs, not part of them (one compiled
     per index took a minute a loop)."""
-    from jaxblitz.compat import _layout
+    from jaxblitz.compat.tensor import _layout
     from jaxblitz.compat.autograd import graph
 
     ids = torch.zeros(50, dtype=torch.long)
@@ -317,7 +317,7 @@ def test_an_error_found_at_the_sync_names_the_call_and_the_line_that_made_it(
 ):
     import jax
 
-    from jaxblitz.compat import _dtype
+    from jaxblitz.compat.tensor import _dtype
 
     def boom(v):
         raise ValueError("boom")

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import jaxblitz.compat as torch
-from jaxblitz.compat import _torch_read
+from jaxblitz.compat.serialization import _torch_read
 from jaxblitz.integrity import CorruptFileError
 from tests.compat.test_serialization_hostile import g, i, pkl, s, t
 

@@ -279,7 +279,7 @@ def test_states_made_on_the_host_are_the_compiled_inits(name):
 def test_host_evaluation_refuses_what_numpy_would_not_do_exactly():
     import jax.numpy as jnp
 
-    from jaxblitz.compat import _host_eval
+    from jaxblitz.compat._eager import _host_eval
 
     x = jnp.ones(3)
     assert _host_eval.plan(lambda a: jnp.exp(jnp.zeros_like(a)), x) is None
@@ -410,7 +410,7 @@ def test_scalar_state_updates_from_scalars_and_hyperparameters_alone(case):
     (parameters, gradients, buffers), so every parameter's are the same."""
     import jax
 
-    from jaxblitz.compat._dtype import x64
+    from jaxblitz.compat.tensor._dtype import x64
     from jaxblitz.compat.optim import optimizer
 
     ps = _params(ct)

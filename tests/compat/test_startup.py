@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 import jaxblitz.compat as torch
-from jaxblitz.compat import _warm, nn
+from jaxblitz.compat import nn
+from jaxblitz.compat._eager import _warm
 from tests.compat.modes import eager_only
 
 
@@ -111,7 +112,7 @@ def first_step(sizes: tuple[int, int, int, int], seed: int = 0):
     return wanted, [p.detach().numpy().copy() for p in net.parameters()]
 
 
-@eager_only("the first step's warm-ups (compat/_warm.py) and per-op programs")
+@eager_only("the first step's warm-ups (compat/_eager/_warm.py) and per-op programs")
 def test_first_step_warms_its_programs_once_with_the_same_result(warm):
     compiled_warm, params_warm = first_step((23, 9, 3, 5))
     assert not _warm.active()  # the first backward ended the warm-ups

@@ -139,8 +139,8 @@ def test_the_generator_seeds_and_splits_as_jax_random_does_on_the_host():
     jax.random.key and jax.random.split, at any seed torch takes."""
     import jax
 
-    from jaxblitz.compat import _host_random
-    from jaxblitz.compat._dtype import x64
+    from jaxblitz.compat.tensor import _host_random
+    from jaxblitz.compat.tensor._dtype import x64
 
     rng = np.random.default_rng(0)
     seeds = [0, 1, -1, 2**63 - 1, -(2**63), 2**32, 67280421310721]
@@ -179,7 +179,7 @@ def test_draws_are_jax_randoms_own_draws_in_their_shape(shape):
     of jax.random drawing ``shape`` itself from the generator's next key."""
     import jax
 
-    from jaxblitz.compat._dtype import x64
+    from jaxblitz.compat.tensor._dtype import x64
 
     g = torch.Generator().manual_seed(7)
     with x64(True):
@@ -210,7 +210,7 @@ def test_draws_are_jax_randoms_own_draws_in_their_shape(shape):
 def test_draws_of_new_shapes_share_one_random_program():
     """A threefry program takes ~0.5 s to compile: shapes of one size class
     (here, up to 256 values) share it, and only a slice is compiled per shape."""
-    from jaxblitz.compat import creation
+    from jaxblitz.compat.tensor import creation
 
     torch.rand(3, 7)  # the size class's program exists
     before = jit_cache_size(creation._draw_flat)

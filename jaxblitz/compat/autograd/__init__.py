@@ -23,9 +23,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxblitz.compat import lazy
-from jaxblitz.compat._dtype import x64
-from jaxblitz.compat._tensor_base import TensorBase, from_host
-from jaxblitz.compat.autograd import _fused, function, graph
+from jaxblitz.compat.tensor._dtype import x64
+from jaxblitz.compat.tensor._tensor_base import TensorBase, from_host
+from jaxblitz.compat.autograd import function, graph
+from jaxblitz.compat._eager import _fused
 from jaxblitz.compat.autograd import profiler as profiler  # torch.autograd.profiler
 from jaxblitz.compat.autograd.anomaly_mode import (
     detect_anomaly,
@@ -48,7 +49,7 @@ from jaxblitz.compat.autograd.graph import (
     run_backward,
 )
 from jaxblitz.compat.autograd.variable import Variable
-from jaxblitz.compat.creation import zeros_like
+from jaxblitz.compat.tensor.creation import zeros_like
 from jaxblitz.grad import GradcheckError, numerical_jacobian
 
 __all__ = [

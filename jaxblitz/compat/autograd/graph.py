@@ -10,7 +10,7 @@ vector-Jacobian product -- derived by ``jax.vjp`` from that same ``fn`` inside o
 jitted call (the forward is recomputed there, which XLA fuses) -- and accumulates
 into the leaves' ``.grad``. No derivative is written by hand here.
 
-Every op runs inside ``x64(True)`` (see :mod:`jaxblitz.compat._dtype`).
+Every op runs inside ``x64(True)`` (see :mod:`jaxblitz.compat.tensor._dtype`).
 """
 
 from __future__ import annotations
@@ -24,9 +24,12 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import jax
 import numpy as np
 
-from jaxblitz.compat import _dtype, _layout, _warm, lazy
-from jaxblitz.compat._dtype import x64
-from jaxblitz.compat._tensor_base import TensorBase, _from_numpy_copy
+from jaxblitz.compat import lazy
+from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.tensor import _layout
+from jaxblitz.compat._eager import _warm
+from jaxblitz.compat.tensor._dtype import x64
+from jaxblitz.compat.tensor._tensor_base import TensorBase, _from_numpy_copy
 from jaxblitz.compat.autograd import anomaly_mode
 from jaxblitz.compat.autograd.grad_mode import is_grad_enabled, set_grad_enabled
 
@@ -280,7 +283,7 @@ _SAVES: dict[str, tuple] = {
     "ConvolutionBackward0": ((0, 1), (1, 0)),
     "LinalgVectorNormBackward0": ((0, None), ("result", None)),
     "RemainderBackward0": ((0, 1), (1, 1)),
-    # the index ops (compat/_gather.py): torch saves the index, and some the input
+    # the index ops (compat/ops/_gather.py): torch saves the index, and some the input
     "GatherBackward0": ((0, None), (1, None)),
     "TakeBackward0": ((0, None), (1, None)),
     "MaskedSelectBackward0": ((0, None), (1, None)),
@@ -292,7 +295,7 @@ _SAVES: dict[str, tuple] = {
     "ScatterAddBackward0": ((1, None),),
     "ScatterReduceBackward0": ((0, None), (1, None), (2, None), ("result", None)),
     "MedianBackward0": ((0, None), ("result", None)),
-    # the special and two-argument math ops (compat/_special_math.py)
+    # the special and two-argument math ops (compat/ops/_special_math.py)
     "SgnBackward0": ((0, None), ("result", None)),
     "HypotBackward0": ((0, 0), (1, 1), ("result", None)),
     "CopysignBackward0": ((0, 0), ("result", None)),

@@ -12,7 +12,7 @@ from typing import Any
 
 class _VariableMeta(type):
     def __instancecheck__(cls, other: Any) -> bool:
-        from jaxblitz.compat._tensor_base import TensorBase
+        from jaxblitz.compat.tensor._tensor_base import TensorBase
 
         return isinstance(other, TensorBase)
 
@@ -24,8 +24,8 @@ class Variable(metaclass=_VariableMeta):
     def __new__(
         cls, data: Any = None, requires_grad: bool = False, volatile: Any = None
     ):
-        from jaxblitz.compat._tensor_base import TensorBase
-        from jaxblitz.compat.creation import tensor
+        from jaxblitz.compat.tensor._tensor_base import TensorBase
+        from jaxblitz.compat.tensor.creation import tensor
 
         if volatile is not None:
             raise NotImplementedError(

@@ -19,7 +19,7 @@ import numpy as np
 from jax import lax
 
 from jaxblitz.compat.autograd.graph import apply
-from jaxblitz.compat.creation import default_generator
+from jaxblitz.compat.tensor.creation import default_generator
 from jaxblitz.compat.tensor import Tensor
 
 

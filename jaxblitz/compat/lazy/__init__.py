@@ -53,7 +53,7 @@ import jax
 import jax.extend.core
 import numpy as np
 
-from jaxblitz.compat import _dtype
+from jaxblitz.compat.tensor import _dtype
 
 __all__ = [
     "LazyArray",
@@ -684,7 +684,7 @@ MAX_PROGRAMS = 256  # structures kept compiled (oldest dropped first)
 
 
 def _asker() -> str:
-    """``user.py:12 via compat/ops.py:34``: the user's line that asked for a
+    """``user.py:12 via compat/ops/__init__.py:34``: the user's line that asked for a
     value, and the compat line that needed it (``JAXBLITZ_COMPAT_LAZY_WHY=1``)."""
     inner = None
     for frame, lineno in traceback.walk_stack(None):

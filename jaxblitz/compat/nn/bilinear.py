@@ -9,9 +9,9 @@ from typing import Any
 
 import jax.numpy as jnp
 
-from jaxblitz.compat._tensor_base import TensorBase
+from jaxblitz.compat.tensor._tensor_base import TensorBase
 from jaxblitz.compat.autograd.graph import apply
-from jaxblitz.compat.creation import empty
+from jaxblitz.compat.tensor.creation import empty
 from jaxblitz.compat.nn import init
 from jaxblitz.compat.nn.module import Module, Parameter
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from jaxblitz.compat._funnel import _without_derivative
-from jaxblitz.compat._tensor_base import _as_int
+from jaxblitz.compat.ops._funnel import _without_derivative
+from jaxblitz.compat.tensor._tensor_base import _as_int
 from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.nn.module import Module
 from jaxblitz.compat.tensor import Tensor

@@ -14,7 +14,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from jaxblitz.compat import _dtype, creation
+from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.tensor import creation
 from jaxblitz.compat.autograd.grad_mode import no_grad
 from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.backends import _precision

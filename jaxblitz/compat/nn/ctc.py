@@ -19,7 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxblitz.compat._tensor_base import TensorBase
+from jaxblitz.compat.tensor._tensor_base import TensorBase
 from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.nn.losses import _concrete, _Loss, _reduction
 

@@ -3,7 +3,7 @@
 ``nn.CosineSimilarity``, ``nn.PairwiseDistance`` -- with torch's formulas,
 gradients and error words.
 
-Norms are :func:`~jaxblitz.compat._funnel._norm_fn`, ``torch.norm``'s: a zero
+Norms are :func:`~jaxblitz.compat.ops._funnel._norm_fn`, ``torch.norm``'s: a zero
 difference passes back a zero gradient, as torch's ``norm_backward`` does.
 """
 
@@ -12,9 +12,9 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from jaxblitz.compat import _dtype
-from jaxblitz.compat._funnel import _norm_fn
-from jaxblitz.compat._tensor_base import TensorBase, wrap_dim
+from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.ops._funnel import _norm_fn
+from jaxblitz.compat.tensor._tensor_base import TensorBase, wrap_dim
 from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.nn.losses import _broadcast_shapes, _check_broadcast, _tensor
 from jaxblitz.compat.nn.module import Module

@@ -17,9 +17,9 @@ import math
 import warnings
 from typing import Any
 
-from jaxblitz.compat import _dtype
+from jaxblitz.compat.tensor import _dtype
 from jaxblitz.compat.autograd.graph import apply
-from jaxblitz.compat.creation import rand
+from jaxblitz.compat.tensor.creation import rand
 from jaxblitz.compat.nn.module import Module
 from jaxblitz.compat.tensor import Tensor
 

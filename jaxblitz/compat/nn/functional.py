@@ -22,9 +22,11 @@ import jax
 import jax.numpy as jnp
 
 from jaxblitz import kernels, models
-from jaxblitz.compat import _dtype, _funnel, _not_offered, ops
-from jaxblitz.compat._funnel import _check_arguments
-from jaxblitz.compat._tensor_base import _as_int, wrap_dim
+from jaxblitz.compat import _not_offered, ops
+from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.ops import _funnel
+from jaxblitz.compat.ops._funnel import _check_arguments
+from jaxblitz.compat.tensor._tensor_base import _as_int, wrap_dim
 from jaxblitz.compat.autograd.graph import apply, apply_saving
 from jaxblitz.compat.backends import _precision
 from jaxblitz.compat.nn._convnd import conv_nd_fn

@@ -23,7 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxblitz.compat.autograd.graph import apply
-from jaxblitz.compat.creation import _TORCH_POINTS, torch_linspace
+from jaxblitz.compat.tensor.creation import _TORCH_POINTS, torch_linspace
 from jaxblitz.compat.tensor import Tensor
 
 _MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}

@@ -15,11 +15,11 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from jaxblitz.compat import _host_random
-from jaxblitz.compat._dtype import x64
-from jaxblitz.compat._tensor_base import TensorBase, from_host
+from jaxblitz.compat.tensor import _host_random
+from jaxblitz.compat.tensor._dtype import x64
+from jaxblitz.compat.tensor._tensor_base import TensorBase, from_host
 from jaxblitz.compat.autograd.grad_mode import no_grad
-from jaxblitz.compat.creation import default_generator
+from jaxblitz.compat.tensor.creation import default_generator
 
 __all__ = [
     "calculate_gain",
@@ -119,7 +119,7 @@ def _key(generator: Any) -> jax.Array:
 
 
 # Drawn on the host (NumPy, from the generator's next key): initialising a network
-# compiles no XLA program per parameter shape (see compat/_host_random.py).
+# compiles no XLA program per parameter shape (see compat/tensor/_host_random.py).
 
 
 def uniform_(

@@ -14,9 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from jaxblitz.compat import _dtype, _host_random, creation
-from jaxblitz.compat._dtype import x64
-from jaxblitz.compat._tensor_base import from_host
+from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.tensor import _host_random
+from jaxblitz.compat.tensor import creation
+from jaxblitz.compat.tensor._dtype import x64
+from jaxblitz.compat.tensor._tensor_base import from_host
 from jaxblitz.compat.nn import functional as F
 from jaxblitz.compat.nn._convnd import _ntuple, conv_extra_repr, mode_pads
 from jaxblitz.compat.nn.container import Sequential  # noqa: F401

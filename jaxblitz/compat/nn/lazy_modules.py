@@ -18,10 +18,10 @@ import warnings
 from itertools import chain
 from typing import Any
 
-from jaxblitz.compat._dtype import int64
+from jaxblitz.compat.tensor._dtype import int64
 from jaxblitz.compat.autograd.grad_mode import no_grad
-from jaxblitz.compat.creation import empty
-from jaxblitz.compat.creation import tensor as make_tensor
+from jaxblitz.compat.tensor.creation import empty
+from jaxblitz.compat.tensor.creation import tensor as make_tensor
 from jaxblitz.compat.nn.conv_transpose import (
     ConvTranspose1d,
     ConvTranspose2d,

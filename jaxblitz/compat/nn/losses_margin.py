@@ -14,8 +14,8 @@ from typing import Any
 
 import jax.numpy as jnp
 
-from jaxblitz.compat import _dtype
-from jaxblitz.compat._tensor_base import TensorBase
+from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.tensor._tensor_base import TensorBase
 from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.nn.distance import (
     distance_dtype,

@@ -19,7 +19,9 @@ from typing import Any
 import jax.numpy as jnp
 from jax import lax
 
-from jaxblitz.compat import _dtype, creation, ops
+from jaxblitz.compat import ops
+from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.tensor import creation
 from jaxblitz.compat.autograd.grad_mode import no_grad
 from jaxblitz.compat.autograd.graph import apply, run
 from jaxblitz.compat.nn.module import Module, Parameter

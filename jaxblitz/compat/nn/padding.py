@@ -18,7 +18,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxblitz.compat._tensor_base import _as_int
+from jaxblitz.compat.tensor._tensor_base import _as_int
 from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.nn.module import Module
 from jaxblitz.compat.tensor import Tensor

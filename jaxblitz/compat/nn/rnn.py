@@ -18,9 +18,11 @@ import numbers
 import warnings
 from typing import Any
 
-from jaxblitz.compat import _dtype, _host_random, creation
-from jaxblitz.compat._dtype import x64
-from jaxblitz.compat._tensor_base import from_host
+from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.tensor import _host_random
+from jaxblitz.compat.tensor import creation
+from jaxblitz.compat.tensor._dtype import x64
+from jaxblitz.compat.tensor._tensor_base import from_host
 from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.backends import _precision
 from jaxblitz.compat.nn import _rnn_scan

@@ -21,7 +21,8 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-from jaxblitz.compat import creation, ops
+from jaxblitz.compat import ops
+from jaxblitz.compat.tensor import creation
 from jaxblitz.compat.autograd.grad_mode import is_grad_enabled
 from jaxblitz.compat.backends import mha
 from jaxblitz.compat.nn import functional as F

@@ -4,7 +4,7 @@ dict.
 
 ``state_dict()`` names them like any buffer (``Optimizer._buffers``); torch keeps
 them as float32 scalar tensors. Loading puts them back into the Optax state after
-the parameter-shaped buffers are loaded (:mod:`jaxblitz.compat._optim_state`
+the parameter-shaped buffers are loaded (:mod:`jaxblitz.compat.optim._optim_state`
 reads every buffer in its parameter's shape).
 """
 
@@ -15,9 +15,9 @@ from typing import Any
 
 import jax.numpy as jnp
 
-from jaxblitz.compat import _optim_state
-from jaxblitz.compat._dtype import x64
-from jaxblitz.compat._tensor_base import TensorBase
+from jaxblitz.compat.optim import _optim_state
+from jaxblitz.compat.tensor._dtype import x64
+from jaxblitz.compat.tensor._tensor_base import TensorBase
 from jaxblitz.compat.optim.optimizer import Optimizer
 
 

@@ -21,10 +21,13 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from jaxblitz.compat import _host_eval, _optim_state, _warm, lazy
-from jaxblitz.compat._dtype import x64
-from jaxblitz.compat._optim_state import _INTERNAL
-from jaxblitz.compat._tensor_base import from_host
+from jaxblitz.compat import lazy
+from jaxblitz.compat._eager import _host_eval
+from jaxblitz.compat.optim import _optim_state
+from jaxblitz.compat._eager import _warm
+from jaxblitz.compat.tensor._dtype import x64
+from jaxblitz.compat.optim._optim_state import _INTERNAL
+from jaxblitz.compat.tensor._tensor_base import from_host
 from jaxblitz.compat.autograd.grad_mode import enable_grad, no_grad
 from jaxblitz.compat.tensor import Tensor
 
@@ -381,7 +384,7 @@ class Optimizer:
 
     def state_dict(self) -> dict[str, Any]:
         """torch's structure: ``{"state": {0: {...}}, "param_groups": [...]}``
-        (see :mod:`jaxblitz.compat._optim_state`)."""
+        (see :mod:`jaxblitz.compat.optim._optim_state`)."""
         return _optim_state.state_dict(self)
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:

@@ -151,7 +151,8 @@ def start(loader: Any, base_seed: int, collate_fn: Any, iterable: bool = False) 
         "worker_init_fn": loader.worker_init_fn,
         "collate_fn": collate_fn,
     }
-    from jaxblitz.compat import _dtype, autograd
+    from jaxblitz.compat import autograd
+    from jaxblitz.compat.tensor import _dtype
 
     state = {
         "auto_collation": loader._auto_collation,

@@ -16,7 +16,8 @@ from typing import Any, Generic, TypeVar
 
 import numpy as np
 
-from jaxblitz.compat import _dtype, creation
+from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.tensor import creation
 
 __all__ = [
     "BatchSampler",
@@ -176,7 +177,7 @@ class WeightedRandomSampler(Sampler[int]):
         self.generator = generator
 
     def __iter__(self) -> Iterator[int]:
-        from jaxblitz.compat._multinomial import multinomial
+        from jaxblitz.compat.ops._multinomial import multinomial
 
         drawn = multinomial(
             self.weights, self.num_samples, self.replacement, generator=self.generator

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from jaxblitz.compat._tensor_base import TensorBase
+from jaxblitz.compat.tensor._tensor_base import TensorBase
 
 __all__ = ["WorkerInfo", "get_worker_info"]
 
@@ -104,7 +104,7 @@ def _pickler_base() -> type:
 
 
 def _rebuild(array: np.ndarray, kind: str, requires_grad: bool) -> TensorBase:
-    from jaxblitz.compat.creation import from_numpy
+    from jaxblitz.compat.tensor.creation import from_numpy
     from jaxblitz.compat.nn.module import Parameter
 
     t = from_numpy(array)
@@ -291,7 +291,9 @@ def main(worker_id: int, read_fd: int, write_fd: int) -> None:
         with contextlib.suppress(OSError):
             send(write_fd, dumps(("failed", Failure(where))))
         return
-    from jaxblitz.compat import _dtype, autograd, creation
+    from jaxblitz.compat import autograd
+    from jaxblitz.compat.tensor import _dtype
+    from jaxblitz.compat.tensor import creation
 
     # What a forked copy would have kept of the main process's compat state.
     _dtype.set_default_dtype(spec["default_dtype"])

@@ -15,7 +15,7 @@ import warnings
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from jaxblitz.compat._tensor_base import TensorBase
+from jaxblitz.compat.tensor._tensor_base import TensorBase
 from jaxblitz.compat.autograd.grad_mode import is_grad_enabled, no_grad
 
 __all__ = ["checkpoint", "checkpoint_sequential", "noop_context_fn"]

@@ -198,7 +198,7 @@ class FakeData(VisionDataset):
     def __getitem__(self, index: int) -> tuple[Any, Any]:
         if index >= len(self):
             raise IndexError(f"{self.__class__.__name__} index out of range")
-        from jaxblitz.compat.creation import Generator, randint, randn
+        from jaxblitz.compat.tensor.creation import Generator, randint, randn
 
         gen = Generator().manual_seed(index + self.random_offset)
         img = np.asarray(randn(*self.image_size, generator=gen)._data)

@@ -24,9 +24,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxblitz.compat import _dtype, nn
-from jaxblitz.compat.creation import default_generator, from_numpy
-from jaxblitz.compat.shape_ops import flatten
+from jaxblitz.compat import nn
+from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.tensor.creation import default_generator, from_numpy
+from jaxblitz.compat.ops.shape_ops import flatten
 from jaxblitz.compat.tensor import Tensor
 from jaxblitz.compat.vision.transforms import InterpolationMode
 from jaxblitz.compat.vision.transforms import functional as F

@@ -9,7 +9,7 @@ from typing import IO, Any
 
 import numpy as np
 
-from jaxblitz.compat.creation import tensor as _tensor
+from jaxblitz.compat.tensor.creation import tensor as _tensor
 from jaxblitz.compat.tensor import Tensor
 
 

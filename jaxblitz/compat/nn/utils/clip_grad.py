@@ -14,12 +14,12 @@ import types
 import warnings
 from collections.abc import Iterable
 
-from jaxblitz.compat import creation
-from jaxblitz.compat._reduce import norm
-from jaxblitz.compat._tensor_base import TensorBase
-from jaxblitz.compat._unary import clamp
+from jaxblitz.compat.tensor import creation
+from jaxblitz.compat.ops._reduce import norm
+from jaxblitz.compat.tensor._tensor_base import TensorBase
+from jaxblitz.compat.ops._unary import clamp
 from jaxblitz.compat.autograd.grad_mode import no_grad
-from jaxblitz.compat.shape_ops import stack
+from jaxblitz.compat.ops.shape_ops import stack
 from jaxblitz.compat.tensor import Tensor
 
 __all__ = [

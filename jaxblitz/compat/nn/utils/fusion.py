@@ -7,8 +7,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from jaxblitz.compat import creation
-from jaxblitz.compat._unary import rsqrt
+from jaxblitz.compat.tensor import creation
+from jaxblitz.compat.ops._unary import rsqrt
 from jaxblitz.compat.nn.module import Parameter
 from jaxblitz.compat.tensor import Tensor
 

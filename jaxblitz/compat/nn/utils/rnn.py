@@ -20,8 +20,9 @@ from typing import Any, NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
-from jaxblitz.compat import _dtype, creation
-from jaxblitz.compat._tensor_base import TensorBase
+from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.tensor import creation
+from jaxblitz.compat.tensor._tensor_base import TensorBase
 from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.tensor import Tensor
 

@@ -16,10 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from jaxblitz.compat import _dtype
-from jaxblitz.compat.creation import from_numpy, ones, tensor, torch_linspace
+from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.tensor.creation import from_numpy, ones, tensor, torch_linspace
 from jaxblitz.compat.nn.grid import grid_sample
-from jaxblitz.compat.shape_ops import cat
+from jaxblitz.compat.ops.shape_ops import cat
 from jaxblitz.compat.tensor import Tensor
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from jaxblitz.compat.creation import (
+from jaxblitz.compat.tensor.creation import (
     as_tensor,
     default_generator,
     from_numpy,

@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 from PIL import Image, ImageOps
 
-from jaxblitz.compat import _dtype
-from jaxblitz.compat.creation import as_tensor, from_numpy
+from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.tensor.creation import as_tensor, from_numpy
 from jaxblitz.compat.tensor import Tensor
 from jaxblitz.compat.vision.transforms import _geometry
 from jaxblitz.compat.vision.transforms._geometry import (
@@ -566,7 +566,7 @@ def adjust_brightness(img: Any, brightness_factor: float) -> Any:
     if not isinstance(img, Tensor):
         return _enhance(img, "Brightness", brightness_factor)
     _channels(img, [1, 3])
-    from jaxblitz.compat.creation import zeros_like
+    from jaxblitz.compat.tensor.creation import zeros_like
 
     return _blend(img, zeros_like(img), brightness_factor)
 
@@ -1041,7 +1041,7 @@ def _get_perspective_coeffs(startpoints: Any, endpoints: Any) -> list[float]:
     # torch: linalg.lstsq(a, b, driver="gels"), in double, then float32
     _, res, info = lapack.dgels(a, b)
     if info > 0:
-        from jaxblitz.compat._decompositions import LinAlgError
+        from jaxblitz.compat.ops._decompositions import LinAlgError
 
         raise LinAlgError(
             "torch.linalg.lstsq: The least squares solution could not be computed "

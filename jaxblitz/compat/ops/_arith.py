@@ -1,0 +1,330 @@
+"""Blitz 1, "Tensors": arithmetic (also the operators), bitwise and logical ops,
+comparisons."""
+
+from __future__ import annotations
+
+import builtins
+import numbers
+from typing import TYPE_CHECKING, Any
+
+import jax.numpy as jnp
+import numpy as np
+
+from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.ops._funnel import (
+    _add_fn,
+    _alpha_operand,
+    _binary_fn,
+    _check_divisor,
+    _default_float,
+    _div_fn,
+    _elementwise,
+    _floor_divide_fn,
+    _logical_fn,
+    _no_grad,
+    _not_implemented,
+    _operand,
+    _pow_fn,
+    _promote,
+    _remainder_fn,
+    _require_a_tensor,
+    _require_tensors,
+    _rremainder_fn,
+    _shift_fn,
+    _sub_fn,
+    _to_out,
+    _unary_fn,
+    _value,
+)
+from jaxblitz.compat.tensor._tensor_base import TensorBase
+
+if TYPE_CHECKING:
+    from jaxblitz.compat.tensor import Tensor
+
+# ---------------------------------------------------------------------------
+# Arithmetic (also the operators)
+# ---------------------------------------------------------------------------
+
+
+def _check_alpha(dt: _dtype.dtype, alpha: Any) -> None:
+    if isinstance(alpha, bool) and dt is not _dtype.bool:
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if not dt.is_floating_point and not isinstance(alpha, numbers.Integral):
+        raise RuntimeError(
+            "For integral input tensors, argument alpha must not be a floating "
+            "point number."
+        )
+
+
+def add(input: Any, other: Any, *, alpha: Any = 1, out: Tensor | None = None):
+    """``torch.add(input, other, alpha=1, out=None)``: ``input + alpha * other``."""
+    input, other = _value(input), _value(other)
+    dt = _promote(input, other)
+    _check_alpha(dt, alpha)
+    scale, alpha = _alpha_operand(alpha)
+    result = _elementwise(
+        "AddBackward0", _add_fn, input, other, *scale, dt=dt, alpha=alpha
+    )
+    return _to_out(result, out)
+
+
+def _check_sub(input: Any, other: Any) -> None:
+    a, b = (_operand(v)[0] is _dtype.bool for v in (input, other))
+    if a and b:
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with two bool tensors is not supported. "
+            "Use the `^` or `logical_xor()` operator instead."
+        )
+    if a or b:
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with a bool tensor is not supported. If "
+            "you are trying to invert a mask, use the `~` or `logical_not()` "
+            "operator instead."
+        )
+
+
+def sub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
+    """``input - alpha * other``."""
+    input, other = _value(input), _value(other)
+    _check_sub(input, other)
+    dt = _promote(input, other)
+    _check_alpha(dt, alpha)
+    scale, alpha = _alpha_operand(alpha)
+    return _elementwise(
+        "SubBackward0", _sub_fn, input, other, *scale, dt=dt, alpha=alpha
+    )
+
+
+def rsub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
+    """``other - alpha * input`` (``2 - x``; torch: RsubBackward1)."""
+    _require_tensors("rsub", input)
+    input, other = _value(input), _value(other)
+    _check_sub(input, other)
+    dt = _promote(input, other)
+    _check_alpha(dt, alpha)
+    scale, alpha = _alpha_operand(alpha)
+    return _elementwise(
+        "RsubBackward1", _sub_fn, other, input, *scale, dt=dt, alpha=alpha
+    )
+
+
+def mul(input: Any, other: Any, *, out: Tensor | None = None) -> Tensor:
+    input, other = _value(input), _value(other)
+    dt = _promote(input, other)
+    result = _elementwise(
+        "MulBackward0", _binary_fn, input, other, op=jnp.multiply, dt=dt
+    )
+    return _to_out(result, out)
+
+
+def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
+    """``torch.div``: true division (ints give the default float dtype), or with
+    ``rounding_mode`` ``'trunc'``/``'floor'`` in the promoted dtype."""
+    input, other = _value(input), _value(other)
+    dt = _promote(input, other)
+    if rounding_mode is None:
+        return _elementwise(
+            "DivBackward0", _div_fn, input, other, dt=_default_float(dt), mode=None
+        )
+    if rounding_mode not in ("trunc", "floor"):
+        raise RuntimeError(
+            "div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
+            f"found '{rounding_mode}'"
+        )
+    if dt is _dtype.bool:
+        raise _not_implemented(f"div_{rounding_mode}_cpu", dt)
+    if not dt.is_floating_point:
+        _check_divisor(other, dt)
+    return _elementwise(
+        "DivBackward2", _div_fn, input, other, dt=dt, mode=rounding_mode
+    )
+
+
+def true_divide(input: Any, other: Any) -> Tensor:
+    return div(input, other)
+
+
+def floor_divide(input: Any, other: Any) -> Tensor:
+    """``input // other``: Python's floor division (torch has no derivative)."""
+    input, other = _value(input), _value(other)
+    dt = _promote(input, other)
+    if dt is _dtype.bool:
+        raise _not_implemented("div_floor_cpu", dt)
+    if not dt.is_floating_point:
+        _check_divisor(other, dt)
+    return _elementwise("NotImplemented", _floor_divide_fn, input, other, dt=dt)
+
+
+def remainder(input: Any, other: Any) -> Tensor:
+    """``input % other``: Python's modulus, the sign of the divisor."""
+    _require_a_tensor("remainder", input, other)
+    input, other = _value(input), _value(other)
+    dt = _promote(input, other)
+    if dt is _dtype.bool:
+        raise _not_implemented("remainder_cpu", dt)
+    if not dt.is_floating_point:
+        _check_divisor(other, dt)
+    if not isinstance(input, TensorBase):  # 2 % x: torch has no derivative
+        return _elementwise("NotImplemented", _rremainder_fn, input, other, dt=dt)
+    tensor_other = isinstance(other, TensorBase)
+    name = "RemainderBackward1" if tensor_other else "RemainderBackward0"
+    return _elementwise(name, _remainder_fn, input, other, dt=dt)
+
+
+def fmod(input: Any, other: Any) -> Tensor:
+    """C's ``fmod``: the remainder takes the sign of the dividend."""
+    _require_tensors("fmod", input)
+    input, other = _value(input), _value(other)
+    dt = _promote(input, other)
+    if dt is _dtype.bool:
+        raise _not_implemented("fmod_cpu", dt)
+    if not dt.is_floating_point:
+        _check_divisor(other, dt)
+    name = "FmodBackward1" if isinstance(other, TensorBase) else "FmodBackward0"
+    return _elementwise(name, _binary_fn, input, other, op=jnp.fmod, dt=dt)
+
+
+def pow(input: Any, exponent: Any) -> Tensor:  # noqa: A001 -- torch's name
+    """``input ** exponent``; either may be a number (``torch.pow(2, x)``)."""
+    _require_a_tensor("pow", input, exponent)
+    input, exponent = _value(input), _value(exponent)
+    dt = _promote(input, exponent)
+    if not isinstance(exponent, TensorBase):
+        if _dtype.category(dt) == 1 and exponent < 0:
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        name = "PowBackward0"
+    elif dt is _dtype.bool:  # x ** True is a copy, but no bool kernel takes tensors
+        raise _not_implemented("pow", dt)
+    else:
+        name = "PowBackward1" if isinstance(input, TensorBase) else "PowBackward2"
+    return _elementwise(name, _pow_fn, input, exponent, dt=dt)
+
+
+def square(input: Tensor) -> Tensor:
+    return pow(input, 2)
+
+
+multiply, divide, subtract = mul, div, sub
+
+
+# ---------------------------------------------------------------------------
+# Bitwise and logical ops, comparisons (no gradients)
+# ---------------------------------------------------------------------------
+
+
+def _bitwise(kernel: str, op):
+    def fn(input: Any, other: Any) -> Tensor:
+        _require_a_tensor(fn.__name__, input, other)
+        input, other = _value(input), _value(other)
+        dt = _promote(input, other)
+        if dt.is_floating_point:
+            raise _not_implemented(f"{kernel}_cpu", dt)
+        return _no_grad(_binary_fn, input, other, op=op, dt=dt.np.name)
+
+    fn.__name__ = f"bitwise_{kernel}"
+    return fn
+
+
+bitwise_and = _bitwise("and", jnp.bitwise_and)
+bitwise_or = _bitwise("or", jnp.bitwise_or)
+bitwise_xor = _bitwise("xor", jnp.bitwise_xor)
+
+
+def _shift(kernel: str, left: bool):
+    def fn(input: Any, other: Any) -> Tensor:
+        _require_a_tensor(fn.__name__, input, other)
+        input, other = _value(input), _value(other)
+        dt = _promote(input, other)
+        if dt.is_floating_point or dt is _dtype.bool:
+            raise _not_implemented(f"{kernel}_cpu", dt)
+        return _no_grad(_shift_fn, input, other, left=left, dt=dt.np.name)
+
+    fn.__name__ = f"bitwise_{'left' if left else 'right'}_shift"
+    return fn
+
+
+bitwise_left_shift = _shift("lshift", left=True)
+bitwise_right_shift = _shift("rshift", left=False)
+
+
+def bitwise_not(input: Tensor) -> Tensor:
+    if input.dtype.is_floating_point:
+        raise _not_implemented("bitwise_not_cpu", input.dtype)
+    return _no_grad(_unary_fn, input, op=jnp.invert, dt=input.dtype.np.name)
+
+
+def _logical(op):
+    def fn(input: Tensor, other: Tensor) -> Tensor:
+        _require_tensors(op.__name__, input, other)
+        return _no_grad(_logical_fn, input, other, op=op)
+
+    fn.__name__ = op.__name__
+    return fn
+
+
+logical_and = _logical(jnp.logical_and)
+logical_or = _logical(jnp.logical_or)
+logical_xor = _logical(jnp.logical_xor)
+
+
+def logical_not(input: Tensor) -> Tensor:
+    return _no_grad(_unary_fn, input, op=jnp.logical_not, dt="bool")
+
+
+def _comparison(name: str, op):
+    def fn(input: Tensor, other: Any) -> Tensor:
+        _require_tensors(name, input)
+        input, other = _value(input), _value(other)
+        dt = _promote(input, other)  # both are cast to it, as torch does
+        return _no_grad(_binary_fn, input, other, op=op, dt=dt.np.name)
+
+    fn.__name__ = name
+    return fn
+
+
+eq = _comparison("eq", jnp.equal)
+ne = _comparison("ne", jnp.not_equal)
+lt = _comparison("lt", jnp.less)
+le = _comparison("le", jnp.less_equal)
+gt = _comparison("gt", jnp.greater)
+ge = _comparison("ge", jnp.greater_equal)
+greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
+
+
+def _bool_unary(op):
+    def fn(input: Tensor) -> Tensor:
+        return _no_grad(_unary_fn, input, op=op, dt=input.dtype.np.name)
+
+    fn.__name__ = op.__name__
+    return fn
+
+
+isnan = _bool_unary(jnp.isnan)
+isinf = _bool_unary(jnp.isinf)
+isfinite = _bool_unary(jnp.isfinite)
+isposinf = _bool_unary(jnp.isposinf)
+isneginf = _bool_unary(jnp.isneginf)
+
+
+def equal(a: Tensor, b: Tensor) -> bool:
+    return a.shape == b.shape and builtins.bool(
+        np.array_equal(np.asarray(a), np.asarray(b))
+    )
+
+
+def allclose(a: Tensor, b: Tensor, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+    return builtins.bool(
+        np.allclose(np.asarray(a), np.asarray(b), rtol, atol, equal_nan)
+    )
+
+
+def isclose(a: Tensor, b: Tensor, rtol=1e-05, atol=1e-08, equal_nan=False) -> Tensor:
+    _require_tensors("isclose", a, b)
+    for name, tol in (("rtol", rtol), ("atol", atol)):
+        if tol < 0:
+            raise RuntimeError(
+                f"{name} must be greater than or equal to zero, but got {tol}"
+            )
+    return TensorBase._wrap(
+        jnp.asarray(np.isclose(np.asarray(a), np.asarray(b), rtol, atol, equal_nan))
+    )

@@ -1,0 +1,261 @@
+"""Blitz 1, "Tensors": in-place ops (``x.add_(y)``, ``x += y``, ``fill_``,
+``copy_``, ``uniform_``) as the methods of :class:`InplaceMixin`.
+
+Each computes its result out of place (:mod:`.ops`, :mod:`.creation`) and writes
+it into the tensor's storage, so every handle on that storage sees it; the
+result's grad_fn becomes the tensor's (see :meth:`AutogradMixin._inplace`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import jax
+import jax.numpy as jnp
+
+from jaxblitz.compat import ops
+from jaxblitz.compat.tensor._dtype import x64
+from jaxblitz.compat.tensor._tensor_base import TensorBase
+from jaxblitz.compat.autograd.grad_mode import no_grad
+from jaxblitz.compat.autograd.graph import AutogradMixin, apply
+from jaxblitz.compat.tensor.creation import default_generator, draw, full, tensor
+
+if TYPE_CHECKING:
+    from jaxblitz.compat.tensor import Tensor
+
+
+def _fill_fn(dst, src, *, dt):
+    """``dst`` overwritten by ``src`` (broadcast, cast): no gradient to ``dst``."""
+    return jnp.broadcast_to(jnp.asarray(src).astype(dt), dst.shape)
+
+
+def _in_place(fn: Callable[..., Tensor], name: str = "") -> Callable[..., Tensor]:
+    """``x.fn_(...)``: ``fn(x, ...)`` written into ``x``."""
+
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        self._check_inplace()
+        return self._inplace(fn(self, *args, **kwargs))
+
+    method.__name__ = (name or fn.__name__) + "_"
+    return method
+
+
+# Every elementwise op of :mod:`.ops` with a torch ``name_`` method (the result is
+# cast back to the tensor's dtype where torch allows it, see ``_inplace``).
+ELEMENTWISE = [
+    "abs",
+    "absolute",
+    "acos",
+    "arccos",
+    "asin",
+    "arcsin",
+    "atan",
+    "arctan",
+    "cos",
+    "cosh",
+    "sin",
+    "sinh",
+    "tan",
+    "tanh",
+    "exp",
+    "exp2",
+    "expm1",
+    "log",
+    "log10",
+    "log1p",
+    "log2",
+    "sqrt",
+    "rsqrt",
+    "square",
+    "reciprocal",
+    "sigmoid",
+    "erf",
+    "relu",
+    "neg",
+    "negative",
+    "sign",
+    "floor",
+    "ceil",
+    "round",
+    "trunc",
+    "fix",
+    "frac",
+    "add",
+    "sub",
+    "subtract",
+    "mul",
+    "multiply",
+    "div",
+    "divide",
+    "true_divide",
+    "floor_divide",
+    "fmod",
+    "remainder",
+    "pow",
+    "clamp",
+    "clip",
+    "clamp_min",
+    "clamp_max",
+    "lerp",
+    "addcmul",
+    "addcdiv",
+    "addmm",
+    "logical_and",
+    "logical_or",
+    "logical_xor",
+    "logical_not",
+    "bitwise_and",
+    "bitwise_or",
+    "bitwise_xor",
+    "bitwise_not",
+    "bitwise_left_shift",
+    "bitwise_right_shift",
+    "eq",
+    "ne",
+    "not_equal",
+    "lt",
+    "less",
+    "le",
+    "less_equal",
+    "gt",
+    "greater",
+    "ge",
+    "greater_equal",
+    "cumsum",
+    "cumprod",
+    "acosh",
+    "arccosh",
+    "asinh",
+    "arcsinh",
+    "atanh",
+    "arctanh",
+    "atan2",
+    "arctan2",
+    "copysign",
+    "deg2rad",
+    "rad2deg",
+    "erfc",
+    "erfinv",
+    "digamma",
+    "lgamma",
+    "mvlgamma",
+    "i0",
+    "igamma",
+    "igammac",
+    "hypot",
+    "logit",
+    "nextafter",
+    "sinc",
+    "sgn",
+    "xlogy",
+    "gcd",
+    "lcm",
+    "heaviside",
+    "ldexp",
+    "nan_to_num",
+]
+
+
+def _uniform(key, shape, dt, a, b):
+    return jax.random.uniform(key, shape, dt, a, b)
+
+
+def _normal(key, shape, dt, a, b):
+    return a + b * draw(jax.random.normal, key, shape, dt)
+
+
+def _random_fill(fill: Callable) -> Callable[..., Tensor]:
+    """``x.uniform_(a, b)`` / ``x.normal_(mean, std)`` from compat's generator."""
+
+    def method(
+        self: Tensor, a: float = 0.0, b: float = 1.0, *, generator: Any = None
+    ) -> Tensor:
+        self._check_inplace()
+        if fill is _normal and b < 0:
+            raise RuntimeError(f"normal expects std >= 0.0, but found std {b:g}")
+        key = (generator or default_generator).next_key()
+        with x64(True):
+            array = fill(key, self.shape, self.dtype.np, a, b)
+        self._set_data(array)
+        return self
+
+    return method
+
+
+class InplaceMixin(AutogradMixin):
+    """``add_`` ... ``tanh_``, ``+=`` and friends, ``fill_``, ``zero_``, ``copy_``,
+    ``uniform_`` and ``normal_``."""
+
+    __slots__ = ()
+
+    def fill_(self, value: Any) -> Tensor:
+        self._check_inplace()
+        if isinstance(value, TensorBase):
+            if value.dim():
+                raise RuntimeError(
+                    "fill_ only supports 0-dimension value tensor but got tensor with "
+                    f"{value.dim()} dimensions."
+                )
+            name = "FillBackward3"
+        else:
+            with no_grad():
+                value = full((), value, dtype=self.dtype)
+            name = "FillBackward2"
+        return self._inplace(apply(name, _fill_fn, self, value, dt=self.dtype.np.name))
+
+    def zero_(self) -> Tensor:
+        return self.fill_(0)
+
+    def copy_(self, src: Any, non_blocking: bool = False) -> Tensor:
+        self._check_inplace()
+        src = src if isinstance(src, TensorBase) else tensor(src)
+        src = ops._to_device_of(self, src)  # torch copies across devices
+        ops._check_broadcast(self, src)
+        shape = tuple(jnp.broadcast_shapes(tuple(src.shape), tuple(self.shape)))
+        if shape != tuple(self.shape):
+            raise RuntimeError(
+                f"output with shape {list(self.shape)} doesn't match the broadcast "
+                f"shape {list(shape)}"
+            )
+        return self._inplace(
+            apply("CopyBackwards", _fill_fn, self, src, dt=self.dtype.np.name)
+        )
+
+    uniform_ = _random_fill(
+        lambda key, shape, dt, a, b: draw(_uniform, key, shape, dt, a, b)
+    )
+    normal_ = _random_fill(_normal)
+
+
+# The `name_` method of every elementwise op, and the augmented operators
+# (torch: x += y is x.add_(y), x //= y is x.floor_divide_(y), x <<= y ...).
+# ... and of the index ops (torch: x.scatter_(...), x.masked_fill_(...)).
+for _name in ELEMENTWISE + [
+    "scatter",
+    "scatter_add",
+    "scatter_reduce",
+    "masked_fill",
+    "tril",
+    "triu",
+]:
+    setattr(InplaceMixin, f"{_name}_", _in_place(getattr(ops, _name), _name))
+# x.polygamma_(n) is torch.polygamma(n, x) written into x; x.float_power_(y) needs
+# a float64 x (torch refuses to cast its double result back).
+InplaceMixin.polygamma_ = _in_place(ops._special_math.polygamma_method, "polygamma")
+InplaceMixin.float_power_ = _in_place(ops._special_math.float_power_base, "float_power")
+for _op, _name in {
+    "iadd": "add",
+    "isub": "sub",
+    "imul": "mul",
+    "itruediv": "div",
+    "ifloordiv": "floor_divide",
+    "imod": "remainder",
+    "ipow": "pow",
+    "iand": "bitwise_and",
+    "ior": "bitwise_or",
+    "ixor": "bitwise_xor",
+    "ilshift": "bitwise_left_shift",
+    "irshift": "bitwise_right_shift",
+}.items():
+    setattr(InplaceMixin, f"__{_op}__", getattr(InplaceMixin, f"{_name}_"))

@@ -1,0 +1,243 @@
+"""Blitz 1, "Tensors": ``torch.Tensor`` as a thin handle over a ``jax.Array``.
+
+:class:`Tensor` is the handle (:class:`~jaxblitz.compat.tensor._tensor_base.TensorBase`:
+storage, shape, dtype, conversions) plus one mixin per kind of method, each in the
+module that owns it:
+
+- :class:`~jaxblitz.compat.autograd.graph.AutogradMixin`: ``requires_grad``,
+  ``grad_fn``, ``retain_grad``, ``.data``, ``detach``;
+- :class:`~jaxblitz.compat.ops.MathMixin`: math, comparisons and operators,
+  ``to``/``float``/``cuda``;
+- :class:`~jaxblitz.compat.ops.shape_ops.ShapeMixin`: ``view``, ``permute``, ...,
+  ``x[idx]`` and ``x[idx] = v``;
+- :class:`~jaxblitz.compat.ops.inplace.InplaceMixin`: ``add_``, ``+=``, ``fill_``,
+  ``copy_``, ``uniform_``;
+- :class:`~jaxblitz.compat.tensor.creation.CreationMixin`: ``new_ones``, ``new_tensor``.
+
+Every math op goes through the funnel :func:`jaxblitz.compat.autograd.graph.apply`.
+Imports run one way: ``_dtype`` -> ``_tensor_base`` -> ``autograd.graph`` ->
+``creation`` -> ``ops`` -> ``shape_ops``/``inplace`` -> this module.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.tensor import _layout
+from jaxblitz.compat.tensor import _tensor_base
+from jaxblitz.compat.tensor import creation
+from jaxblitz.compat.ops._random_inplace import RandomMixin
+from jaxblitz.compat.ops._scatter import ScatterMixin
+from jaxblitz.compat.tensor._tensor_base import Size, _as_int, _type_name, sizes
+from jaxblitz.compat.autograd import backward as _backward
+from jaxblitz.compat.autograd.grad_mode import no_grad
+from jaxblitz.compat.tensor.creation import CreationMixin
+from jaxblitz.compat.ops.inplace import InplaceMixin
+from jaxblitz.compat.ops import MathMixin
+from jaxblitz.compat.ops.shape_ops import ShapeMixin
+
+__all__ = ["Size", "Tensor"]
+
+
+class Tensor(
+    InplaceMixin, MathMixin, ShapeMixin, ScatterMixin, RandomMixin, CreationMixin
+):
+    """``torch.Tensor``. Build with ``torch.tensor``/``zeros``/...; see module doc."""
+
+    __slots__ = ()
+
+    def __new__(cls, *args: Any, **kwargs: Any):
+        # torch.Tensor(2, 3) (uninitialised float) or torch.Tensor([1, 2]) (data).
+        if cls is Tensor and (args or kwargs):
+            if len(args) == 1 and _as_int(args[0]) is None:
+                data = args[0]
+                if not isinstance(data, list | tuple | np.ndarray | Tensor):
+                    raise TypeError(
+                        f"new(): data must be a sequence (got {_type_name(data)})"
+                    )
+                return creation.tensor(data, dtype=_dtype.get_default_dtype())
+            return creation.empty(sizes("new", args), **kwargs)
+        return super().__new__(cls)
+
+    def backward(
+        self,
+        gradient: Any = None,
+        retain_graph: bool | None = None,
+        create_graph: bool = False,
+        inputs: Any = None,
+    ) -> None:
+        """Accumulate d(self)/d(leaf) . gradient into every leaf's ``.grad``."""
+        _backward(self, gradient, retain_graph, create_graph, inputs)
+
+    # -- complex parts: compat's dtypes are real ----------------------------------
+    def conj(self) -> Tensor:
+        return self  # torch: a real tensor is its own conjugate (the same object)
+
+    resolve_conj = resolve_neg = conj
+
+    @property
+    def real(self) -> Tensor:
+        return self
+
+    @property
+    def imag(self) -> Tensor:
+        raise RuntimeError(
+            "imag is not implemented for tensors with non-complex dtypes."
+        )
+
+    @property
+    def H(self) -> Tensor:  # noqa: N802 -- torch's name
+        if self.dim() not in (0, 2):
+            extra = (
+                " For batches of matrices, consider using tensor.mH"
+                if self.dim() > 2
+                else ""
+            )
+            raise RuntimeError(
+                "tensor.H is only supported on matrices (2-D tensors). Got "
+                f"{self.dim()}-D tensor.{extra}"
+            )
+        return self.transpose(0, 1) if self.dim() else self
+
+    @property
+    def mH(self) -> Tensor:  # noqa: N802 -- torch's name
+        if self.dim() < 2:
+            raise RuntimeError(
+                "tensor.mH is only supported on matrices or batches of matrices. "
+                f"Got {self.dim()}-D tensor."
+            )
+        return self.mT
+
+    # -- memory ----------------------------------------------------------------------
+    @property
+    def output_nr(self) -> int:
+        """Which output of its grad_fn this tensor is (a piece of ``split``...)."""
+        multi = self.__dict__.get("_multi_view")
+        return multi[1] if multi else 0
+
+    def pin_memory(self, device: Any = None) -> Tensor:
+        from jaxblitz.compat import cuda  # noqa: PLC0415 -- cuda imports Tensor
+
+        if not cuda.is_available():
+            raise RuntimeError(
+                "Cannot access accelerator device when none is available."
+            )
+        raise NotImplementedError(
+            "Tensor.pin_memory is not supported by jaxblitz.compat (JAX manages "
+            "host-to-device transfers)"
+        )
+
+    def share_memory_(self) -> Tensor:
+        """A no-op: compat's tensors live in one process."""
+        return self
+
+    def resize_(self, *size: Any, memory_format: Any = None) -> Tensor:
+        """``x.resize_(*size)``: ``x`` re-laid contiguously over its storage, from
+        its offset; growing past the storage is refused."""
+        shape = sizes("resize_", size)
+        if self.requires_grad:
+            raise RuntimeError("cannot resize variables that require grad")
+        offset = self.storage_offset()
+        room = int(np.prod(self._s.shape, dtype=np.int64))
+        if offset + int(np.prod(shape, dtype=np.int64)) > room:
+            raise NotImplementedError(
+                "Tensor.resize_: growing past the tensor's storage is not supported "
+                "by jaxblitz.compat"
+            )
+        if self._as is not None:
+            raise NotImplementedError(
+                "Tensor.resize_ of a dtype view is not supported by jaxblitz.compat"
+            )
+        layout = _layout.Layout(shape, _layout.contiguous_strides(shape), offset)
+        self._view = None if layout == _layout.identity(self._s.shape) else layout
+        self._cache = None
+        return self
+
+    def resize_as_(self, other: Tensor, memory_format: Any = None) -> Tensor:
+        return self.resize_(other.shape)
+
+    def new_empty_strided(
+        self,
+        size: Any,
+        stride: Any,
+        *,
+        dtype: Any = None,
+        device: Any = None,
+        requires_grad: bool = False,
+        layout: Any = None,
+        pin_memory: bool = False,
+    ) -> Tensor:
+        size, stride = tuple(size), tuple(stride)
+        room = (
+            0
+            if 0 in size
+            else 1 + sum((n - 1) * st for n, st in zip(size, stride, strict=True))
+        )
+        with no_grad():
+            out = creation.empty(
+                room, dtype=dtype or self.dtype, device=device or self.device
+            ).as_strided(size, stride)
+        out._base = None  # a fresh tensor, not a view
+        return out.requires_grad_(requires_grad)
+
+    # -- Python callables over the elements (CPU, no autograd) -------------------
+    def _host_fill(self, name: str, values: np.ndarray) -> Tensor:
+        if self.requires_grad:
+            raise RuntimeError(
+                f"Can't call {name}() on Variable that requires grad. Use "
+                f"var.detach().{name}() instead."
+            )
+        self._check_inplace()
+        self._set_data(_tensor_base.from_host(values.astype(self.dtype.np)))
+        return self
+
+    def apply_(self, callable: Any) -> Tensor:
+        """Each element replaced by ``callable(element)`` (a Python loop)."""
+        values = [callable(v) for v in np.asarray(self._data).reshape(-1).tolist()]
+        return self._host_fill("apply_", np.asarray(values).reshape(self.shape))
+
+    def map_(self, tensor: Tensor, callable: Any) -> Tensor:
+        """Each element replaced by ``callable(element, tensor's element)``."""
+        other = np.broadcast_to(np.asarray(tensor._data), tuple(self.shape))
+        pairs = zip(
+            np.asarray(self._data).reshape(-1).tolist(),
+            other.reshape(-1).tolist(),
+            strict=True,
+        )
+        values = [callable(a, b) for a, b in pairs]
+        return self._host_fill("map_", np.asarray(values).reshape(self.shape))
+
+
+_tensor_base.use_tensor_class(Tensor)
+
+
+def _as_function(name: str) -> Any:
+    """``torch.name(input, *args)``: the Tensor method (or property) ``name``."""
+
+    def fn(input: Tensor, *args: Any) -> Any:
+        if not isinstance(input, Tensor):
+            raise TypeError(
+                f"{name}(): argument 'input' (position 1) must be Tensor, not "
+                f"{_type_name(input)}"
+            )
+        got = getattr(input, name)
+        return got if name in ("real", "imag") else got(*args)
+
+    fn.__name__ = fn.__qualname__ = name
+    return fn
+
+
+conj, resolve_conj, resolve_neg, real, imag = map(
+    _as_function, ("conj", "resolve_conj", "resolve_neg", "real", "imag")
+)
+is_complex, is_nonzero, is_same_size, is_signed, is_conj, is_neg = map(
+    _as_function,
+    ("is_complex", "is_nonzero", "is_same_size", "is_signed", "is_conj", "is_neg"),
+)
+
+
+def resize_as_(input: Tensor, the_template: Tensor, *, memory_format: Any = None):
+    return input.resize_as_(the_template)
