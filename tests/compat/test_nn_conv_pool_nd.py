@@ -342,3 +342,68 @@ def test_a_small_conv1d_and_conv3d_training_step_matches_torch():
         return losses, [p.detach() for p in params]
 
     check(step)
+
+
+# -- conv_transpose3d in the order of torch's CPU kernel -----------------------------
+
+# (input, weight, bias, options): ones torch's CPU runs as slow_conv_transpose3d (a
+# single image, or an output padding not below the stride), summed in its order.
+SLOW_TRANSPOSED = {
+    "plain": ((1, 4, 5, 5, 5), (4, 8, 3, 3, 3), False, {}),
+    "stride_pad_output_pad": (
+        (1, 3, 4, 4, 4),
+        (3, 3, 3, 3, 3),
+        True,
+        dict(stride=2, padding=2, output_padding=1),
+    ),
+    "groups_dilation_batch": (
+        (2, 2, 4, 4, 4),
+        (2, 2, 4, 5, 6),
+        True,
+        dict(
+            stride=(3, 2, 1),
+            padding=(1, 2, 3),
+            output_padding=(2, 3, 1),
+            groups=2,
+            dilation=4,
+        ),
+    ),
+    "unbatched_mixed": (
+        (4, 5, 5, 5),
+        (4, 8, 3, 3, 3),
+        True,
+        dict(
+            stride=(1, 2, 3),
+            padding=(0, 1, 2),
+            output_padding=(0, 1, 2),
+            dilation=(2, 1, 1),
+        ),
+    ),
+    "wide_no_bias": ((1, 32, 6, 6, 6), (32, 4, 3, 3, 3), False, dict(padding=1)),
+}
+
+
+@pytest.mark.parametrize("case", SLOW_TRANSPOSED, ids=str)
+def test_conv_transpose3d_float32_matches_torch_bit_for_bit(case):
+    xs, ws, has_bias, options = SLOW_TRANSPOSED[case]
+    rng = np.random.default_rng(11)
+    x, w = rng.standard_normal(xs), rng.standard_normal(ws)
+    b = rng.standard_normal(ws[1] * options.get("groups", 1)) if has_bias else None
+    cotangent = None
+    outs, grads = {}, {}
+    for lib in (pt, ct):
+        leaves = [
+            lib.tensor(a, dtype=lib.float32, requires_grad=True)
+            for a in (x, w, b)
+            if a is not None
+        ]
+        bias = leaves[2] if has_bias else None
+        y = lib.nn.functional.conv_transpose3d(*leaves[:2], bias, **options)
+        if cotangent is None:
+            cotangent = rng.standard_normal(tuple(y.shape))
+        y.backward(lib.tensor(cotangent, dtype=lib.float32))
+        outs[lib] = y.detach().numpy()
+        grads[lib] = [t.grad.numpy() for t in leaves]
+    np.testing.assert_array_equal(outs[ct], outs[pt])
+    for got, want in zip(grads[ct], grads[pt], strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * abs(want).max())

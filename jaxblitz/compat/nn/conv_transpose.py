@@ -6,14 +6,25 @@ A transposed convolution is the gradient of a convolution with respect to its
 input: ``lax.conv_general_dilated`` with the input dilated by ``stride``
 (``lhs_dilation``), the kernel flipped and its in/out axes swapped per group, and
 ``dilation * (k - 1) - padding`` padding on each side (``output_padding`` more on
-the high side). Gradients come from ``jax.vjp`` of that one function.
+the high side). On the CPU, a 3-d one that torch runs as ATen's
+``slow_conv_transpose3d`` (float64, and float32 where oneDNN does not take it)
+is computed in that kernel's order instead, so its rounding is torch's: one
+product over input channels gives each kernel tap's "column", and col2vol adds
+the columns into the output tap by tap, in row-major order, then the bias.
+Gradients come from ``jax.vjp`` of the one function.
 """
 
 from __future__ import annotations
 
 import math
+from functools import partial
 from typing import Any
 
+import numpy as np
+from jax import lax
+from jax import numpy as jnp
+
+from jaxblitz.compat import _threads
 from jaxblitz.compat.tensor import _dtype
 from jaxblitz.compat.tensor import creation
 from jaxblitz.compat.autograd.grad_mode import no_grad
@@ -26,12 +37,29 @@ from jaxblitz.compat.nn.module import Module, Parameter
 from jaxblitz.compat.tensor import Tensor
 
 
-def _conv_transpose_fn(x, weight, bias, *, stride, pads, dilation, groups, precision):
+def _conv_transpose_fn(x, weight, bias, *, slow, **options):
+    """(N, C_in, *spatial) * (C_in, C_out/groups, *kernel): on the CPU in the order of
+    ATen's ``slow_conv_transpose3d`` where ``slow``, elsewhere as a convolution
+    (``options``: stride, padding, output_padding, dilation, groups, precision)."""
+    conv = partial(_as_convolution, **options)
+    if not slow:
+        return conv(x, weight, bias)
+    col2vol = partial(_columns_added, **options)
+    return lax.platform_dependent(x, weight, bias, cpu=col2vol, default=conv)
+
+
+def _as_convolution(
+    x, weight, bias, *, stride, padding, output_padding, dilation, groups, precision
+):
     cin, cout_g, *k = weight.shape  # torch: (in, out / groups, *kernel)
     n = len(k)
     w = weight.reshape(groups, cin // groups, cout_g, *k).swapaxes(1, 2)
     w = w.reshape(groups * cout_g, cin // groups, *k)
     w = w[(slice(None), slice(None)) + (slice(None, None, -1),) * n]
+    pads = tuple(
+        (di * (ki - 1) - pi, di * (ki - 1) - pi + oi)
+        for pi, di, ki, oi in zip(padding, dilation, k, output_padding, strict=True)
+    )
     return conv_nd_fn(
         x,
         w,
@@ -41,8 +69,104 @@ def _conv_transpose_fn(x, weight, bias, *, stride, pads, dilation, groups, preci
         lhs_dilation=stride,
         dilation=dilation,
         groups=groups,
-        precision=precision,  # torch's flags on this device: backends._precision
+        precision=precision,
     )
+
+
+def _columns_added(
+    x, weight, bias, *, stride, padding, output_padding, dilation, groups, precision
+):
+    """ATen's ``slow_conv_transpose3d`` (any rank): the columns, one product over
+    each group's input channels, then col2vol and the bias."""
+    batch, cin, *size = x.shape  # (N, C_in, *spatial)
+    _, cout_g, *k = weight.shape  # (C_in, C_out/groups, *kernel)
+    n, cin_g, taps = len(size), cin // groups, math.prod(k)
+    positions = math.prod(size)
+
+    def product(xg, wg):  # (N, C, positions) x (C, C_out * taps), one group's
+        # laid out where XLA's CPU dot sums the channels in the order torch's BLAS
+        # does: (columns, positions) in float32, (positions, columns) in float64
+        if x.dtype == jnp.float32:
+            return jnp.einsum("ncp,cm->nmp", xg, wg, precision=precision)
+        return jnp.einsum("ncp,cm->npm", xg, wg, precision=precision).swapaxes(1, 2)
+
+    cols = jnp.concatenate(  # torch runs a grouped one group by group
+        [
+            product(
+                x[:, g * cin_g : (g + 1) * cin_g].reshape(batch, cin_g, positions),
+                weight[g * cin_g : (g + 1) * cin_g].reshape(cin_g, -1),
+            )
+            for g in range(groups)
+        ],
+        axis=1,
+    )
+    cols = cols.reshape(batch, groups * cout_g, taps, *size)
+    # A tap's column lands every ``stride`` along each axis of an extended output
+    # (the positions ``input * stride + tap * dilation``, before the padding is
+    # cropped): dilated by the stride, it is added at ``tap * dilation``.
+    spread = [(m - 1) * s + 1 for m, s in zip(size, stride, strict=True)]
+    out = [
+        e + (d * (ki - 1)) - 2 * p + o
+        for e, d, ki, p, o in zip(
+            spread, dilation, k, padding, output_padding, strict=True
+        )
+    ]
+    ext = [
+        max(e + d * (ki - 1), p + m)
+        for e, d, ki, p, m in zip(spread, dilation, k, padding, out, strict=True)
+    ]
+    zero = jnp.zeros((), x.dtype)
+    dilate = [(0, 0, 0)] * 2 + [(0, 0, s - 1) for s in stride]
+    offsets = np.array(list(np.ndindex(*k)), np.int32) * np.array(dilation, np.int32)
+
+    def add_tap(vol, tap):  # torch: col2vol, one tap after another
+        offset, col = tap
+        at = (np.int32(0),) * 2 + tuple(offset[a] for a in range(n))
+        col = lax.pad(col, zero, dilate)
+        added = lax.dynamic_slice(vol, at, col.shape) + col
+        return lax.dynamic_update_slice(vol, added, at), None
+
+    vol = jnp.zeros((batch, groups * cout_g, *ext), x.dtype)
+    vol, _ = lax.scan(add_tap, vol, (offsets, jnp.moveaxis(cols, 2, 0)))
+    y = vol[
+        (slice(None),) * 2
+        + tuple(slice(p, p + m) for p, m in zip(padding, out, strict=True))
+    ]
+    if bias is None:
+        return y
+    return y + bias.reshape(-1, *(1,) * n)
+
+
+def _slow_on_cpu(
+    input: Tensor, weight: Tensor, s: tuple, d: tuple, op: tuple, groups: int
+) -> bool:
+    """Whether torch's CPU runs this 3-d transposed convolution as
+    ``slow_conv_transpose3d``: float64 always, float32 where ATen's ``use_mkldnn``
+    leaves it (a small single-image ungrouped one, or an output padding not below
+    the stride); other dtypes keep the convolution."""
+    if len(s) != 3 or input.dtype not in (_dtype.float32, _dtype.float64):
+        return False
+    if input.dtype is _dtype.float64 or any(
+        o >= si for o, si in zip(op, s, strict=True)
+    ):
+        return True
+    batch, channels, depth, height = input.shape[:4]
+    kh, kw = weight.shape[-2:]
+    worth = (  # torch: "For 1x1 filters, MKLDNN is faster ... when multi-threaded"
+        max(s) > 1
+        or max(d) > 1
+        or batch >= 16
+        or kw != 1
+        or kh != 1
+        or _threads.get_num_threads() > 1
+    )
+    takes = (  # torch: "for some case, native is faster"
+        groups > 1
+        or (kw > 3 and kh > 3)
+        or batch > 1
+        or batch * channels * depth * height > 20480
+    )
+    return not (worth and takes)
 
 
 _AXES = {3: ("depth", "height", "width"), 2: ("height", "width")}
@@ -125,10 +249,6 @@ def _conv_transpose(
             f"Given input size per channel: ({_by(given)}). Calculated output size "
             f"per channel: ({_by(out)}). Output size is too small"
         )
-    pads = tuple(
-        (di * (ki - 1) - pi, di * (ki - 1) - pi + oi)
-        for pi, di, ki, oi in zip(p, d, k, op, strict=True)
-    )
     return apply(
         "ConvolutionBackward0",
         _conv_transpose_fn,
@@ -136,10 +256,12 @@ def _conv_transpose(
         weight,
         bias,
         stride=s,
-        pads=pads,
+        padding=p,
+        output_padding=op,
         dilation=d,
         groups=int(groups),
-        precision=_precision.of("conv", input, weight),
+        precision=_precision.of("conv", input, weight),  # torch's flags, this device
+        slow=_slow_on_cpu(input, weight, s, d, op, int(groups)),
     )
 
 
