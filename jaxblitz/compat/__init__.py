@@ -22,29 +22,6 @@ from jaxblitz import runtime as _runtime
 # Loaded first, so that `torch.tensor` is the function imported below, not this
 # module (importing a submodule sets the package's attribute of its name).
 from jaxblitz.compat import tensor as _tensor_module  # noqa: F401
-from jaxblitz.compat.ops._decompositions import (
-    cholesky,
-    cholesky_inverse,
-    cholesky_solve,
-    cross,
-    det,
-    diag_embed,
-    diagflat,
-    dist,
-    inner,
-    inverse,
-    kron,
-    logdet,
-    matrix_exp,
-    matrix_power,
-    pinverse,
-    qr,
-    rot90,
-    slogdet,
-    svd,
-    trace,
-    vdot,
-)
 from jaxblitz.compat._determinism import (  # noqa: E402
     are_deterministic_algorithms_enabled,
     get_deterministic_debug_mode,
@@ -52,71 +29,6 @@ from jaxblitz.compat._determinism import (  # noqa: E402
     set_deterministic_debug_mode,
     use_deterministic_algorithms,
 )
-from jaxblitz.compat.tensor._dtype import (
-    bfloat16,
-    bool,
-    can_cast,
-    device,
-    double,
-    dtype,
-    float,
-    float16,
-    float32,
-    float64,
-    get_default_device,
-    get_default_dtype,
-    half,
-    int,
-    int8,
-    int16,
-    int32,
-    int64,
-    long,
-    promote_types,
-    set_default_device,
-    set_default_dtype,
-    short,
-    uint8,
-)
-from jaxblitz.compat.tensor._format import set_printoptions  # noqa: E402
-from jaxblitz.compat.tensor._info import (  # noqa: E402
-    channels_last,
-    channels_last_3d,
-    contiguous_format,
-    finfo,
-    iinfo,
-    memory_format,
-    preserve_format,
-)
-from jaxblitz.compat.ops._random_inplace import bernoulli  # noqa: E402
-from jaxblitz.compat.ops._scatter import (  # noqa: E402 -- index and mask writes
-    as_strided_scatter,
-    diagonal_scatter,
-    index_copy,
-    index_fill,
-    index_put,
-    index_reduce,
-    masked_scatter,
-    put,
-    select_scatter,
-    slice_scatter,
-    take_along_dim,
-    unique_consecutive,
-)
-from jaxblitz.compat.ops._stats import (
-    aminmax,
-    corrcoef,
-    cov,
-    cummax,
-    cummin,
-    logcumsumexp,
-    msort,
-    nanmean,
-    nanmedian,
-    nanquantile,
-    quantile,
-)
-from jaxblitz.compat.tensor._tensor_base import layout, strided  # noqa: E402
 from jaxblitz.compat._threads import (  # noqa: E402
     get_num_interop_threads,
     get_num_threads,
@@ -134,43 +46,6 @@ from jaxblitz.compat.autograd.grad_mode import (
     is_inference_mode_enabled,
     no_grad,
     set_grad_enabled,
-)
-from jaxblitz.compat.tensor.creation import (
-    BFloat16Tensor,
-    BoolTensor,
-    ByteTensor,
-    CharTensor,
-    DoubleTensor,
-    FloatTensor,
-    Generator,
-    HalfTensor,
-    IntTensor,
-    LongTensor,
-    ShortTensor,
-    arange,
-    as_tensor,
-    empty,
-    empty_like,
-    eye,
-    from_numpy,
-    full,
-    full_like,
-    initial_seed,
-    linspace,
-    logspace,
-    manual_seed,
-    normal,
-    ones,
-    ones_like,
-    rand,
-    rand_like,
-    randint,
-    randn,
-    randn_like,
-    randperm,
-    tensor,
-    zeros,
-    zeros_like,
 )
 from jaxblitz.compat.ops import (
     abs,
@@ -323,7 +198,57 @@ from jaxblitz.compat.ops import (
     var_mean,
     where,
 )
-from jaxblitz.compat.serialization import load, save
+from jaxblitz.compat.ops._decompositions import (
+    cholesky,
+    cholesky_inverse,
+    cholesky_solve,
+    cross,
+    det,
+    diag_embed,
+    diagflat,
+    dist,
+    inner,
+    inverse,
+    kron,
+    logdet,
+    matrix_exp,
+    matrix_power,
+    pinverse,
+    qr,
+    rot90,
+    slogdet,
+    svd,
+    trace,
+    vdot,
+)
+from jaxblitz.compat.ops._random_inplace import bernoulli  # noqa: E402
+from jaxblitz.compat.ops._scatter import (  # noqa: E402 -- index and mask writes
+    as_strided_scatter,
+    diagonal_scatter,
+    index_copy,
+    index_fill,
+    index_put,
+    index_reduce,
+    masked_scatter,
+    put,
+    select_scatter,
+    slice_scatter,
+    take_along_dim,
+    unique_consecutive,
+)
+from jaxblitz.compat.ops._stats import (
+    aminmax,
+    corrcoef,
+    cov,
+    cummax,
+    cummin,
+    logcumsumexp,
+    msort,
+    nanmean,
+    nanmedian,
+    nanquantile,
+    quantile,
+)
 from jaxblitz.compat.ops.shape_ops import (  # noqa: E402 -- views, as torch.* functions  # noqa: E402 -- splits and copies
     as_strided,
     broadcast_shapes,
@@ -365,6 +290,7 @@ from jaxblitz.compat.ops.shape_ops import (  # noqa: E402 -- views, as torch.* f
     unsqueeze,
     vsplit,
 )
+from jaxblitz.compat.serialization import load, save
 from jaxblitz.compat.tensor import (  # noqa: E402 -- a real tensor's complex parts
     Size,
     Tensor,
@@ -380,6 +306,80 @@ from jaxblitz.compat.tensor import (  # noqa: E402 -- a real tensor's complex pa
     resize_as_,
     resolve_conj,
     resolve_neg,
+)
+from jaxblitz.compat.tensor._dtype import (
+    bfloat16,
+    bool,
+    can_cast,
+    device,
+    double,
+    dtype,
+    float,
+    float16,
+    float32,
+    float64,
+    get_default_device,
+    get_default_dtype,
+    half,
+    int,
+    int8,
+    int16,
+    int32,
+    int64,
+    long,
+    promote_types,
+    set_default_device,
+    set_default_dtype,
+    short,
+    uint8,
+)
+from jaxblitz.compat.tensor._format import set_printoptions  # noqa: E402
+from jaxblitz.compat.tensor._info import (  # noqa: E402
+    channels_last,
+    channels_last_3d,
+    contiguous_format,
+    finfo,
+    iinfo,
+    memory_format,
+    preserve_format,
+)
+from jaxblitz.compat.tensor._tensor_base import layout, strided  # noqa: E402
+from jaxblitz.compat.tensor.creation import (
+    BFloat16Tensor,
+    BoolTensor,
+    ByteTensor,
+    CharTensor,
+    DoubleTensor,
+    FloatTensor,
+    Generator,
+    HalfTensor,
+    IntTensor,
+    LongTensor,
+    ShortTensor,
+    arange,
+    as_tensor,
+    empty,
+    empty_like,
+    eye,
+    from_numpy,
+    full,
+    full_like,
+    initial_seed,
+    linspace,
+    logspace,
+    manual_seed,
+    normal,
+    ones,
+    ones_like,
+    rand,
+    rand_like,
+    randint,
+    randn,
+    randn_like,
+    randperm,
+    tensor,
+    zeros,
+    zeros_like,
 )
 
 
@@ -426,7 +426,6 @@ from jaxblitz.compat import (  # noqa: E402
     testing,
     utils,
 )
-from jaxblitz.compat.ops._multinomial import multinomial  # noqa: E402 (+ the method)
 from jaxblitz.compat.amp import (  # noqa: E402 -- torch.autocast
     autocast,
     get_autocast_dtype,
@@ -481,6 +480,7 @@ from jaxblitz.compat.ops import (  # noqa: E402 -- special and two-argument math
     sinc,
     xlogy,
 )
+from jaxblitz.compat.ops._multinomial import multinomial  # noqa: E402 (+ the method)
 
 # torch.* names of torch.nn.functional's ops that take the same arguments there
 # (the losses are left out: torch's own take reduction as an enum number)

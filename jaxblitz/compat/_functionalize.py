@@ -22,12 +22,10 @@ import jax
 import numpy as np
 
 from jaxblitz.compat import lazy
-from jaxblitz.compat.tensor import _dtype
-from jaxblitz.compat.tensor import creation
-from jaxblitz.compat.tensor._tensor_base import _from_numpy_copy, _Storage
 from jaxblitz.compat.autograd.grad_mode import is_grad_enabled
 from jaxblitz.compat.optim.optimizer import with_hyper as _with_hyper
-from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.tensor import Tensor, _dtype, creation
+from jaxblitz.compat.tensor._tensor_base import _from_numpy_copy, _Storage
 
 
 class GradRead(Exception):

@@ -19,11 +19,10 @@ from typing import Any
 
 import numpy as np
 
-from jaxblitz.compat.tensor import _dtype
-from jaxblitz.compat.tensor._dtype import bfloat16, float16, float32
 from jaxblitz.compat.autograd.grad_mode import no_grad
+from jaxblitz.compat.tensor import Tensor, _dtype
+from jaxblitz.compat.tensor._dtype import bfloat16, float16, float32
 from jaxblitz.compat.tensor.creation import full
-from jaxblitz.compat.tensor import Tensor
 
 __all__ = [
     "GradScaler",

@@ -17,9 +17,9 @@ from typing import Any
 import jax
 import numpy as np
 
+from jaxblitz.compat.autograd.grad_mode import no_grad
 from jaxblitz.compat.tensor._dtype import x64
 from jaxblitz.compat.tensor._tensor_base import TensorBase, _Storage
-from jaxblitz.compat.autograd.grad_mode import no_grad
 from jaxblitz.models import flatten_params, unflatten_params
 
 

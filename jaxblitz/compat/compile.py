@@ -37,12 +37,12 @@ from typing import Any
 import jax
 
 from jaxblitz.compat import lazy
-from jaxblitz.compat.tensor._dtype import x64
 from jaxblitz.compat._functionalize import Frame, GradRead
-from jaxblitz.compat.tensor._tensor_base import TracedValueError
 from jaxblitz.compat.nn.module import Module
 from jaxblitz.compat.optim import Optimizer
 from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.tensor._dtype import x64
+from jaxblitz.compat.tensor._tensor_base import TracedValueError
 
 __all__ = ["CompileError", "CompiledFunction", "compile"]
 

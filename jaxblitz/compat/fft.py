@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Any
 import jax.numpy as jnp
 import numpy as np
 
-from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.ops._arrange import roll
 from jaxblitz.compat.ops._funnel import _require_tensors, _to_out
+from jaxblitz.compat.tensor import _dtype
 from jaxblitz.compat.tensor._tensor_base import wrap_dim
-from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.tensor.creation import _finish, _placed
 
 if TYPE_CHECKING:

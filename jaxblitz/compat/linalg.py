@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import jax.numpy as jnp
 import numpy as np
 
-from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.ops._decompositions import (
     LinAlgError,
     _check_invertible,
@@ -35,8 +35,8 @@ from jaxblitz.compat.ops._decompositions import (
 from jaxblitz.compat.ops._decompositions import inverse as inv
 from jaxblitz.compat.ops._funnel import _abs, _no_grad, _norm_fn, _require_tensors
 from jaxblitz.compat.ops._reduce import _dim
+from jaxblitz.compat.tensor import _dtype
 from jaxblitz.compat.tensor._tensor_base import wrap_dim
-from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.tensor.creation import zeros
 
 if TYPE_CHECKING:

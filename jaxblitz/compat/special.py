@@ -26,9 +26,7 @@ from typing import TYPE_CHECKING, Any
 import jax.numpy as jnp
 import jax.scipy.special as jss
 
-from jaxblitz.compat.ops import _bessel
-from jaxblitz.compat.tensor import _dtype
-from jaxblitz.compat.ops import _polynomials
+from jaxblitz.compat.ops import _bessel, _polynomials
 from jaxblitz.compat.ops._arrange import log_softmax, softmax  # no out=, as torch's
 from jaxblitz.compat.ops._funnel import (
     _default_float,
@@ -59,7 +57,6 @@ from jaxblitz.compat.ops._special_math import (
     sinc,
     xlogy,
 )
-from jaxblitz.compat.tensor._tensor_base import TensorBase
 from jaxblitz.compat.ops._unary import (
     _floating_unary,
     erf,
@@ -69,6 +66,8 @@ from jaxblitz.compat.ops._unary import (
     sigmoid,
 )
 from jaxblitz.compat.ops._unary import round as _round
+from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.tensor._tensor_base import TensorBase
 
 if TYPE_CHECKING:
     from jaxblitz.compat.tensor import Tensor

@@ -22,9 +22,8 @@ from typing import Any
 import jax.numpy as jnp
 import numpy as np
 
-from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.tensor import Tensor, _dtype
 from jaxblitz.compat.tensor.creation import as_tensor, empty, randint, tensor
-from jaxblitz.compat.tensor import Tensor
 
 __all__ = ["assert_allclose", "assert_close", "make_tensor"]
 

@@ -11,8 +11,7 @@ import pytest
 
 import jaxblitz.compat as torch
 from jaxblitz.compat import nn
-from jaxblitz.compat._eager import _warm
-from jaxblitz.compat._eager import _fused
+from jaxblitz.compat._eager import _fused, _warm
 from tests.compat.blitz_net import Net
 from tests.compat.modes import eager_only
 from tests.compat.test_extending import _square

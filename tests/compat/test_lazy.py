@@ -235,8 +235,8 @@ def test_a_loop_of_scalar_writes_compiles_one_program_for_every_index(eager_mode
     """``ids[i] = t`` (a tensor: a number is stored on the host, with no program):
     the index is an argument of the programs, not part of them (one compiled
     per index took a minute a loop)."""
-    from jaxblitz.compat.tensor import _layout
     from jaxblitz.compat.autograd import graph
+    from jaxblitz.compat.tensor import _layout
 
     ids = torch.zeros(50, dtype=torch.long)
     for i in range(3):

@@ -410,8 +410,8 @@ def test_scalar_state_updates_from_scalars_and_hyperparameters_alone(case):
     (parameters, gradients, buffers), so every parameter's are the same."""
     import jax
 
-    from jaxblitz.compat.tensor._dtype import x64
     from jaxblitz.compat.optim import optimizer
+    from jaxblitz.compat.tensor._dtype import x64
 
     ps = _params(ct)
     opt = OPTIMIZERS[case](ct.optim, ps)

@@ -34,7 +34,6 @@ import jax
 import numpy as np
 
 from jaxblitz.compat._eager import _warm
-from jaxblitz.compat.tensor._dtype import x64
 from jaxblitz.compat.autograd.graph import (
     AccumulateGrad,
     Node,
@@ -44,6 +43,7 @@ from jaxblitz.compat.autograd.graph import (
     _edited_result,
     _verify,
 )
+from jaxblitz.compat.tensor._dtype import x64
 
 REPEATS = 32  # a graph seen this often is compiled as one program
 _MAX_GRAPHS = 32  # structures remembered (least recently used dropped)

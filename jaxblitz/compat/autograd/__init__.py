@@ -23,10 +23,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxblitz.compat import lazy
-from jaxblitz.compat.tensor._dtype import x64
-from jaxblitz.compat.tensor._tensor_base import TensorBase, from_host
-from jaxblitz.compat.autograd import function, graph
 from jaxblitz.compat._eager import _fused
+from jaxblitz.compat.autograd import function, graph
 from jaxblitz.compat.autograd import profiler as profiler  # torch.autograd.profiler
 from jaxblitz.compat.autograd.anomaly_mode import (
     detect_anomaly,
@@ -49,6 +47,8 @@ from jaxblitz.compat.autograd.graph import (
     run_backward,
 )
 from jaxblitz.compat.autograd.variable import Variable
+from jaxblitz.compat.tensor._dtype import x64
+from jaxblitz.compat.tensor._tensor_base import TensorBase, from_host
 from jaxblitz.compat.tensor.creation import zeros_like
 from jaxblitz.grad import GradcheckError, numerical_jacobian
 

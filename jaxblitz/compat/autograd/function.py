@@ -36,9 +36,9 @@ from typing import Any
 
 import jax.numpy as jnp
 
-from jaxblitz.compat.tensor._tensor_base import TensorBase
 from jaxblitz.compat.autograd.grad_mode import is_grad_enabled, no_grad
 from jaxblitz.compat.autograd.graph import _FREED, Node, _verify, plus
+from jaxblitz.compat.tensor._tensor_base import TensorBase
 
 __all__ = [
     "BackwardCFunction",

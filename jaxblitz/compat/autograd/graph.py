@@ -25,13 +25,12 @@ import jax
 import numpy as np
 
 from jaxblitz.compat import lazy
-from jaxblitz.compat.tensor import _dtype
-from jaxblitz.compat.tensor import _layout
 from jaxblitz.compat._eager import _warm
-from jaxblitz.compat.tensor._dtype import x64
-from jaxblitz.compat.tensor._tensor_base import TensorBase, _from_numpy_copy
 from jaxblitz.compat.autograd import anomaly_mode
 from jaxblitz.compat.autograd.grad_mode import is_grad_enabled, set_grad_enabled
+from jaxblitz.compat.tensor import _dtype, _layout
+from jaxblitz.compat.tensor._dtype import x64
+from jaxblitz.compat.tensor._tensor_base import TensorBase, _from_numpy_copy
 
 if TYPE_CHECKING:
     from jaxblitz.compat.tensor import Tensor

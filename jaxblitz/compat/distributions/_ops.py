@@ -19,8 +19,8 @@ import numpy as np
 from jax import lax
 
 from jaxblitz.compat.autograd.graph import apply
-from jaxblitz.compat.tensor.creation import default_generator
 from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.tensor.creation import default_generator
 
 
 def _solve_triangular_fn(a, b, *, upper, left, unitriangular):

@@ -20,14 +20,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxblitz.compat.tensor import _dtype
-from jaxblitz.compat.tensor import creation
-from jaxblitz.compat.ops._linalg import _CPP, bmm
 from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.backends import _precision
 from jaxblitz.compat.nn import functional as F
+from jaxblitz.compat.ops._linalg import _CPP, bmm
 from jaxblitz.compat.ops.shape_ops import cat
-from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.tensor import Tensor, _dtype, creation
 
 # -- pure JAX function ---------------------------------------------------------------
 

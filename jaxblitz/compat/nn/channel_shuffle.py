@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from jaxblitz.compat.ops._funnel import _without_derivative
-from jaxblitz.compat.tensor._tensor_base import _as_int
 from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.nn.module import Module
+from jaxblitz.compat.ops._funnel import _without_derivative
 from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.tensor._tensor_base import _as_int
 
 
 def _shuffle_fn(x, *, groups):

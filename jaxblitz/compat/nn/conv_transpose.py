@@ -25,8 +25,6 @@ from jax import lax
 from jax import numpy as jnp
 
 from jaxblitz.compat import _threads
-from jaxblitz.compat.tensor import _dtype
-from jaxblitz.compat.tensor import creation
 from jaxblitz.compat.autograd.grad_mode import no_grad
 from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.backends import _precision
@@ -34,7 +32,7 @@ from jaxblitz.compat.nn import init
 from jaxblitz.compat.nn._convnd import _ntuple, conv_extra_repr, conv_nd_fn
 from jaxblitz.compat.nn.functional import _by, _conv_checks, _ints, _spread, _tensor
 from jaxblitz.compat.nn.module import Module, Parameter
-from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.tensor import Tensor, _dtype, creation
 
 
 def _conv_transpose_fn(x, weight, bias, *, slow, **options):

@@ -19,9 +19,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxblitz.compat.tensor._tensor_base import TensorBase
 from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.nn.losses import _concrete, _Loss, _reduction
+from jaxblitz.compat.tensor._tensor_base import TensorBase
 
 __all__ = ["CTCLoss", "ctc_loss"]
 

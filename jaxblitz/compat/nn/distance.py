@@ -12,12 +12,12 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from jaxblitz.compat.tensor import _dtype
-from jaxblitz.compat.ops._funnel import _norm_fn
-from jaxblitz.compat.tensor._tensor_base import TensorBase, wrap_dim
 from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.nn.losses import _broadcast_shapes, _check_broadcast, _tensor
 from jaxblitz.compat.nn.module import Module
+from jaxblitz.compat.ops._funnel import _norm_fn
+from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.tensor._tensor_base import TensorBase, wrap_dim
 
 __all__ = [
     "CosineSimilarity",

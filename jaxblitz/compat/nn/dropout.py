@@ -17,11 +17,10 @@ import math
 import warnings
 from typing import Any
 
-from jaxblitz.compat.tensor import _dtype
 from jaxblitz.compat.autograd.graph import apply
-from jaxblitz.compat.tensor.creation import rand
 from jaxblitz.compat.nn.module import Module
-from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.tensor import Tensor, _dtype
+from jaxblitz.compat.tensor.creation import rand
 
 _ALPHA = 1.7580993408473766  # torch: -SELU's scale * alpha, its negative limit
 

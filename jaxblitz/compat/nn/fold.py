@@ -14,11 +14,11 @@ from typing import Any
 
 import jax.numpy as jnp
 
-from jaxblitz.compat.tensor._tensor_base import wrap_dim
 from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.nn.module import Module
 from jaxblitz.compat.nn.padding import ntuple
 from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.tensor._tensor_base import wrap_dim
 
 _pair = ntuple(2)
 

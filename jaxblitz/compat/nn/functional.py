@@ -23,10 +23,6 @@ import jax.numpy as jnp
 
 from jaxblitz import kernels, models
 from jaxblitz.compat import _not_offered, ops
-from jaxblitz.compat.tensor import _dtype
-from jaxblitz.compat.ops import _funnel
-from jaxblitz.compat.ops._funnel import _check_arguments
-from jaxblitz.compat.tensor._tensor_base import _as_int, wrap_dim
 from jaxblitz.compat.autograd.graph import apply, apply_saving
 from jaxblitz.compat.backends import _precision
 from jaxblitz.compat.nn._convnd import conv_nd_fn
@@ -63,7 +59,10 @@ from jaxblitz.compat.nn.losses_margin import (  # noqa: F401
     triplet_margin_loss,
     triplet_margin_with_distance_loss,
 )
-from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.ops import _funnel
+from jaxblitz.compat.ops._funnel import _check_arguments
+from jaxblitz.compat.tensor import Tensor, _dtype
+from jaxblitz.compat.tensor._tensor_base import _as_int, wrap_dim
 
 # -- pure JAX functions --------------------------------------------------------
 # ``precision``: what torch's float32 flags give the op on its device

@@ -18,12 +18,11 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from jaxblitz.compat.tensor import _dtype
-from jaxblitz.compat.tensor._tensor_base import wrap_dim
-from jaxblitz.compat.ops._unary import _check_fits
 from jaxblitz.compat.autograd.graph import apply
+from jaxblitz.compat.ops._unary import _check_fits
+from jaxblitz.compat.tensor import Tensor, _dtype
+from jaxblitz.compat.tensor._tensor_base import wrap_dim
 from jaxblitz.compat.tensor.creation import rand, zeros_like
-from jaxblitz.compat.tensor import Tensor
 
 # -- pure JAX functions --------------------------------------------------------------
 

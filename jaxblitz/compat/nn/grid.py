@@ -23,8 +23,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxblitz.compat.autograd.graph import apply
-from jaxblitz.compat.tensor.creation import _TORCH_POINTS, torch_linspace
 from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.tensor.creation import _TORCH_POINTS, torch_linspace
 
 _MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}
 _PADDING = {"zeros": 0, "border": 1, "reflection": 2}

@@ -21,9 +21,9 @@ from typing import Any
 
 import jax.numpy as jnp
 
-from jaxblitz.compat.tensor._tensor_base import TensorBase
 from jaxblitz.compat.autograd.grad_mode import is_grad_enabled
 from jaxblitz.compat.autograd.graph import Node
+from jaxblitz.compat.tensor._tensor_base import TensorBase
 
 _HOOK_DICTS = (
     "_forward_pre_hooks",

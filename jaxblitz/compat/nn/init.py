@@ -15,10 +15,10 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
+from jaxblitz.compat.autograd.grad_mode import no_grad
 from jaxblitz.compat.tensor import _host_random
 from jaxblitz.compat.tensor._dtype import x64
 from jaxblitz.compat.tensor._tensor_base import TensorBase, from_host
-from jaxblitz.compat.autograd.grad_mode import no_grad
 from jaxblitz.compat.tensor.creation import default_generator
 
 __all__ = [

@@ -14,18 +14,15 @@ from typing import Any
 
 import numpy as np
 
-from jaxblitz.compat.tensor import _dtype
-from jaxblitz.compat.tensor import _host_random
-from jaxblitz.compat.tensor import creation
-from jaxblitz.compat.tensor._dtype import x64
-from jaxblitz.compat.tensor._tensor_base import from_host
 from jaxblitz.compat.nn import functional as F
 from jaxblitz.compat.nn._convnd import _ntuple, conv_extra_repr, mode_pads
 from jaxblitz.compat.nn.container import Sequential  # noqa: F401
 from jaxblitz.compat.nn.losses import CrossEntropyLoss, MSELoss  # noqa: F401
 from jaxblitz.compat.nn.module import Module, Parameter
 from jaxblitz.compat.nn.padding import pad
-from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.tensor import Tensor, _dtype, _host_random, creation
+from jaxblitz.compat.tensor._dtype import x64
+from jaxblitz.compat.tensor._tensor_base import from_host
 
 
 def _init(

@@ -18,10 +18,7 @@ import warnings
 from itertools import chain
 from typing import Any
 
-from jaxblitz.compat.tensor._dtype import int64
 from jaxblitz.compat.autograd.grad_mode import no_grad
-from jaxblitz.compat.tensor.creation import empty
-from jaxblitz.compat.tensor.creation import tensor as make_tensor
 from jaxblitz.compat.nn.conv_transpose import (
     ConvTranspose1d,
     ConvTranspose2d,
@@ -36,6 +33,9 @@ from jaxblitz.compat.nn.layers import Conv1d, Conv2d, Conv3d, Linear
 from jaxblitz.compat.nn.module import Parameter
 from jaxblitz.compat.nn.normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d
 from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.tensor._dtype import int64
+from jaxblitz.compat.tensor.creation import empty
+from jaxblitz.compat.tensor.creation import tensor as make_tensor
 
 __all__ = [
     "LazyBatchNorm1d",

@@ -19,11 +19,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxblitz.compat.tensor import _dtype
-from jaxblitz.compat.tensor._tensor_base import TensorBase
 from jaxblitz.compat.autograd.grad_mode import is_grad_enabled
 from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.nn.module import Module
+from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.tensor._tensor_base import TensorBase
 
 __all__ = [
     "BCELoss",

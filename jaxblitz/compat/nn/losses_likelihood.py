@@ -14,8 +14,6 @@ from typing import Any
 import jax.numpy as jnp
 from jax.scipy.special import xlogy
 
-from jaxblitz.compat.tensor import _dtype
-from jaxblitz.compat.tensor._tensor_base import TensorBase
 from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.nn.distance import clamp_min_no_grad
 from jaxblitz.compat.nn.losses import (
@@ -26,6 +24,8 @@ from jaxblitz.compat.nn.losses import (
     _reduce,
     _reduction,
 )
+from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.tensor._tensor_base import TensorBase
 
 __all__ = [
     "GaussianNLLLoss",

@@ -14,8 +14,6 @@ from typing import Any
 
 import jax.numpy as jnp
 
-from jaxblitz.compat.tensor import _dtype
-from jaxblitz.compat.tensor._tensor_base import TensorBase
 from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.nn.distance import (
     distance_dtype,
@@ -34,6 +32,8 @@ from jaxblitz.compat.nn.losses import (
     _tensor,
     _WeightedLoss,
 )
+from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.tensor._tensor_base import TensorBase
 
 __all__ = [
     "CosineEmbeddingLoss",

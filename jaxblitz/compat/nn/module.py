@@ -11,12 +11,11 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from typing import Any
 
-from jaxblitz.compat.tensor import _dtype
 from jaxblitz.compat.autograd.grad_mode import no_grad
 from jaxblitz.compat.bridge import load_params
-from jaxblitz.compat.tensor.creation import empty
 from jaxblitz.compat.nn import hooks as _hooks
-from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.tensor import Tensor, _dtype
+from jaxblitz.compat.tensor.creation import empty
 
 
 class Parameter(Tensor):

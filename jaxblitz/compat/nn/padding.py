@@ -18,10 +18,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxblitz.compat.tensor._tensor_base import _as_int
 from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.nn.module import Module
 from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.tensor._tensor_base import _as_int
 
 # torch's grad_fn per mode ("{k}" is the number of padded dims)
 _GRAD_FN = {

@@ -19,11 +19,10 @@ import jax
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from jaxblitz.compat.tensor import _dtype
 from jaxblitz.compat.distributed import NOT_INITIALIZED
 from jaxblitz.compat.nn.module import Module
 from jaxblitz.compat.ops.shape_ops import cat
-from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.tensor import Tensor, _dtype
 from jaxblitz.parallel import padded_size
 
 

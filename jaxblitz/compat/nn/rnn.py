@@ -18,17 +18,14 @@ import numbers
 import warnings
 from typing import Any
 
-from jaxblitz.compat.tensor import _dtype
-from jaxblitz.compat.tensor import _host_random
-from jaxblitz.compat.tensor import creation
-from jaxblitz.compat.tensor._dtype import x64
-from jaxblitz.compat.tensor._tensor_base import from_host
 from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.backends import _precision
 from jaxblitz.compat.nn import _rnn_scan
 from jaxblitz.compat.nn.module import Module, Parameter
 from jaxblitz.compat.nn.utils.rnn import PackedSequence
-from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.tensor import Tensor, _dtype, _host_random, creation
+from jaxblitz.compat.tensor._dtype import x64
+from jaxblitz.compat.tensor._tensor_base import from_host
 
 _NODE = {
     "RNN_TANH": "RnnTanhBackward0",

@@ -8,10 +8,9 @@ from typing import Any
 import jax.numpy as jnp
 import numpy as np
 
-from jaxblitz.compat.tensor import _dtype
 from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.nn.module import Module
-from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.tensor import Tensor, _dtype
 
 
 def _one_hot_fn(x, *, num_classes):

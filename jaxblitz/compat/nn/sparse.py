@@ -15,12 +15,10 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from jaxblitz.compat.tensor import _dtype
-from jaxblitz.compat.tensor import creation
 from jaxblitz.compat.autograd.grad_mode import no_grad
 from jaxblitz.compat.autograd.graph import apply, run
 from jaxblitz.compat.nn.module import Module, Parameter
-from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.tensor import Tensor, _dtype, creation
 
 # -- pure JAX functions --------------------------------------------------------------
 

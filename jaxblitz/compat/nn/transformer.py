@@ -22,7 +22,6 @@ from collections.abc import Callable
 from typing import Any
 
 from jaxblitz.compat import ops
-from jaxblitz.compat.tensor import creation
 from jaxblitz.compat.autograd.grad_mode import is_grad_enabled
 from jaxblitz.compat.backends import mha
 from jaxblitz.compat.nn import functional as F
@@ -39,7 +38,7 @@ from jaxblitz.compat.nn.dropout import Dropout
 from jaxblitz.compat.nn.layers import Linear, ReLU
 from jaxblitz.compat.nn.module import Module, Parameter
 from jaxblitz.compat.nn.normalization import LayerNorm
-from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.tensor import Tensor, creation
 
 
 class NonDynamicallyQuantizableLinear(Linear):

@@ -22,10 +22,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxblitz.compat.tensor._tensor_base import _as_int
 from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.nn.module import Module
 from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.tensor._tensor_base import _as_int
 
 _MODES = (
     "nearest | linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact"

@@ -32,10 +32,10 @@ from typing import TYPE_CHECKING, Any
 import jax
 import numpy as np
 
-from jaxblitz.compat.tensor import _dtype
-from jaxblitz.compat.ops import _special_math
-from jaxblitz.compat.tensor._tensor_base import TensorBase, from_host
 from jaxblitz.compat.autograd.graph import AutogradMixin
+from jaxblitz.compat.ops import _special_math
+from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.tensor._tensor_base import TensorBase, from_host
 from jaxblitz.compat.tensor.creation import LEGACY_DTYPES
 
 if TYPE_CHECKING:

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 import jax.numpy as jnp
 import numpy as np
 
-from jaxblitz.compat.tensor import _dtype
 from jaxblitz.compat.ops._funnel import (
     _add_fn,
     _alpha_operand,
@@ -36,6 +35,7 @@ from jaxblitz.compat.ops._funnel import (
     _unary_fn,
     _value,
 )
+from jaxblitz.compat.tensor import _dtype
 from jaxblitz.compat.tensor._tensor_base import TensorBase
 
 if TYPE_CHECKING:

@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING, Any
 import jax.numpy as jnp
 import numpy as np
 
-from jaxblitz.compat.tensor import _dtype
-from jaxblitz.compat.ops._funnel import _check_devices, _promote, _require_tensors
-from jaxblitz.compat.ops._reduce import _dim
-from jaxblitz.compat.tensor._tensor_base import TensorBase, _type_name, wrap_dim
 from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.backends import _precision
+from jaxblitz.compat.ops._funnel import _check_devices, _promote, _require_tensors
+from jaxblitz.compat.ops._reduce import _dim
+from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.tensor._tensor_base import TensorBase, _type_name, wrap_dim
 from jaxblitz.compat.tensor.creation import arange
 
 if TYPE_CHECKING:

@@ -20,7 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.ops._funnel import (
     _as_tensor,
     _no_grad,
@@ -30,8 +30,8 @@ from jaxblitz.compat.ops._funnel import (
     _require_tensors,
 )
 from jaxblitz.compat.ops._linalg import matmul
+from jaxblitz.compat.tensor import _dtype
 from jaxblitz.compat.tensor._tensor_base import wrap_dim
-from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.tensor.creation import zeros
 
 if TYPE_CHECKING:

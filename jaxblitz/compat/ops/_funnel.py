@@ -14,10 +14,10 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from jaxblitz.compat.tensor import _dtype
-from jaxblitz.compat.tensor._tensor_base import TensorBase
 from jaxblitz.compat.autograd.grad_mode import is_grad_enabled
 from jaxblitz.compat.autograd.graph import apply, run
+from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.tensor._tensor_base import TensorBase
 from jaxblitz.compat.tensor.creation import tensor
 
 if TYPE_CHECKING:

@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.autograd.graph import apply, run
 from jaxblitz.compat.ops._funnel import (
     _no_grad,
     _not_implemented,
@@ -30,9 +30,9 @@ from jaxblitz.compat.ops._funnel import (
     _value,
 )
 from jaxblitz.compat.ops._linalg import _CPP
-from jaxblitz.compat.tensor._tensor_base import TensorBase, wrap_dim
 from jaxblitz.compat.ops._unary import where as _where3
-from jaxblitz.compat.autograd.graph import apply, run
+from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.tensor._tensor_base import TensorBase, wrap_dim
 
 if TYPE_CHECKING:
     from jaxblitz.compat.tensor import Tensor

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.autograd.graph import apply
+from jaxblitz.compat.backends import _precision
 from jaxblitz.compat.ops._funnel import (
     _addmm_fn,
     _as_tensor,
@@ -16,8 +17,7 @@ from jaxblitz.compat.ops._funnel import (
     _not_implemented,
     _to_out,
 )
-from jaxblitz.compat.autograd.graph import apply
-from jaxblitz.compat.backends import _precision
+from jaxblitz.compat.tensor import _dtype
 
 if TYPE_CHECKING:
     from jaxblitz.compat.tensor import Tensor

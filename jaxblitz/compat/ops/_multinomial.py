@@ -16,10 +16,7 @@ import operator
 
 import numpy as np
 
-from jaxblitz.compat.tensor import _dtype
-from jaxblitz.compat.tensor import _host_random
-from jaxblitz.compat.tensor import creation
-from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.tensor import Tensor, _dtype, _host_random, creation
 
 __all__ = ["multinomial"]
 

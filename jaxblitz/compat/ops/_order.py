@@ -18,11 +18,11 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.ops._funnel import _no_grad, _not_implemented, _require_tensors
 from jaxblitz.compat.ops._reduce import _dim, _order_fn, _ReturnType
+from jaxblitz.compat.tensor import _dtype
 from jaxblitz.compat.tensor._tensor_base import wrap_dim
-from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.tensor.creation import tensor
 
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import jax.numpy as jnp
 
-from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.ops._funnel import (
     _argmax_fn,
     _default_float,
@@ -24,12 +24,12 @@ from jaxblitz.compat.ops._funnel import (
     _truth_fn,
     _var_fn,
 )
-from jaxblitz.compat.tensor._tensor_base import TensorBase, wrap_dim
 from jaxblitz.compat.ops._unary import (
     maximum,
     minimum,
 )
-from jaxblitz.compat.autograd.graph import apply
+from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.tensor._tensor_base import TensorBase, wrap_dim
 
 if TYPE_CHECKING:
     from jaxblitz.compat.tensor import Tensor

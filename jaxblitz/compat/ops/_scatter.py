@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 import jax.numpy as jnp
 import numpy as np
 
-from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.autograd.grad_mode import is_grad_enabled, no_grad
+from jaxblitz.compat.autograd.graph import AutogradMixin, apply
 from jaxblitz.compat.ops._funnel import _require_tensors, _value
 from jaxblitz.compat.ops._gather import (
     _check_flat,
@@ -28,10 +29,6 @@ from jaxblitz.compat.ops._gather import (
     where,
 )
 from jaxblitz.compat.ops._order import _numpy
-from jaxblitz.compat.tensor._tensor_base import TensorBase, wrap_dim
-from jaxblitz.compat.autograd.grad_mode import is_grad_enabled, no_grad
-from jaxblitz.compat.autograd.graph import AutogradMixin, apply
-from jaxblitz.compat.tensor.creation import arange, full, tensor
 from jaxblitz.compat.ops.inplace import _in_place
 from jaxblitz.compat.ops.shape_ops import (
     _build,
@@ -44,6 +41,9 @@ from jaxblitz.compat.ops.shape_ops import (
     diagonal,
     select,
 )
+from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.tensor._tensor_base import TensorBase, wrap_dim
+from jaxblitz.compat.tensor.creation import arange, full, tensor
 
 if TYPE_CHECKING:
     from jaxblitz.compat.tensor import Tensor

@@ -15,7 +15,7 @@ import jax.numpy as jnp
 import jax.scipy.special as jss
 import numpy as np
 
-from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.ops._funnel import (
     _binary_fn,
     _cast,
@@ -31,9 +31,9 @@ from jaxblitz.compat.ops._funnel import (
     _value,
     _without_derivative,
 )
-from jaxblitz.compat.tensor._tensor_base import TensorBase
 from jaxblitz.compat.ops._unary import _floating_unary, _same_unary
-from jaxblitz.compat.autograd.graph import apply
+from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.tensor._tensor_base import TensorBase
 
 if TYPE_CHECKING:
     from jaxblitz.compat.tensor import Tensor

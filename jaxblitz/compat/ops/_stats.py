@@ -11,13 +11,13 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.ops._arith import div
 from jaxblitz.compat.ops._funnel import _no_grad, _not_implemented, _require_tensors
 from jaxblitz.compat.ops._order import _median_all_fn, _pick_fn, _return_type
 from jaxblitz.compat.ops._reduce import _dim, _order_fn, nansum, sort
+from jaxblitz.compat.tensor import _dtype
 from jaxblitz.compat.tensor._tensor_base import TensorBase, wrap_dim
-from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.tensor.creation import tensor
 
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.ops._funnel import (
     _abs,
     _addcdiv_fn,
@@ -38,8 +38,8 @@ from jaxblitz.compat.ops._funnel import (
 from jaxblitz.compat.ops._linalg import (
     _CPP,
 )
+from jaxblitz.compat.tensor import _dtype
 from jaxblitz.compat.tensor._tensor_base import TensorBase
-from jaxblitz.compat.autograd.graph import apply
 
 if TYPE_CHECKING:
     from jaxblitz.compat.tensor import Tensor

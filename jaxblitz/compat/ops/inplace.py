@@ -15,10 +15,10 @@ import jax
 import jax.numpy as jnp
 
 from jaxblitz.compat import ops
-from jaxblitz.compat.tensor._dtype import x64
-from jaxblitz.compat.tensor._tensor_base import TensorBase
 from jaxblitz.compat.autograd.grad_mode import no_grad
 from jaxblitz.compat.autograd.graph import AutogradMixin, apply
+from jaxblitz.compat.tensor._dtype import x64
+from jaxblitz.compat.tensor._tensor_base import TensorBase
 from jaxblitz.compat.tensor.creation import default_generator, draw, full, tensor
 
 if TYPE_CHECKING:

@@ -21,9 +21,15 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxblitz.compat import lazy
-from jaxblitz.compat.tensor import _dtype
-from jaxblitz.compat.tensor import _info
-from jaxblitz.compat.tensor import _layout
+from jaxblitz.compat.autograd.grad_mode import is_grad_enabled
+from jaxblitz.compat.autograd.graph import (
+    AutogradMixin,
+    _view_requires,
+    apply,
+    node_class,
+    record_view,
+)
+from jaxblitz.compat.tensor import _dtype, _info, _layout
 from jaxblitz.compat.tensor._layout import Layout
 from jaxblitz.compat.tensor._tensor_base import (
     TensorBase,
@@ -32,14 +38,6 @@ from jaxblitz.compat.tensor._tensor_base import (
     _type_name,
     sizes,
     wrap_dim,
-)
-from jaxblitz.compat.autograd.grad_mode import is_grad_enabled
-from jaxblitz.compat.autograd.graph import (
-    AutogradMixin,
-    _view_requires,
-    apply,
-    node_class,
-    record_view,
 )
 
 if TYPE_CHECKING:

@@ -16,9 +16,9 @@ from typing import Any
 import jax.numpy as jnp
 
 from jaxblitz.compat.optim import _optim_state
+from jaxblitz.compat.optim.optimizer import Optimizer
 from jaxblitz.compat.tensor._dtype import x64
 from jaxblitz.compat.tensor._tensor_base import TensorBase
-from jaxblitz.compat.optim.optimizer import Optimizer
 
 
 class ScalarBuffers(Optimizer):

@@ -18,11 +18,11 @@ import jax.numpy as jnp
 import optax
 
 from jaxblitz.compat.optim import _optim_state
-from jaxblitz.compat.tensor._dtype import x64
-from jaxblitz.compat.tensor._tensor_base import TensorBase
 from jaxblitz.compat.optim.adam_variants import _f64, lerp
 from jaxblitz.compat.optim.optimizer import Optimizer, _check, _check_tensor
 from jaxblitz.compat.optim.sgd import _nonzero
+from jaxblitz.compat.tensor._dtype import x64
+from jaxblitz.compat.tensor._tensor_base import TensorBase
 
 
 class TorchAdafactorState(NamedTuple):

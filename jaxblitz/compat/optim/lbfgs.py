@@ -16,12 +16,12 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
-from jaxblitz.compat.optim import _optim_state
-from jaxblitz.compat.ops._arith import mul
-from jaxblitz.compat.tensor._tensor_base import TensorBase
 from jaxblitz.compat.autograd.grad_mode import enable_grad, no_grad
-from jaxblitz.compat.optim.optimizer import Optimizer, _check, _check_tensor
+from jaxblitz.compat.ops._arith import mul
 from jaxblitz.compat.ops.shape_ops import cat
+from jaxblitz.compat.optim import _optim_state
+from jaxblitz.compat.optim.optimizer import Optimizer, _check, _check_tensor
+from jaxblitz.compat.tensor._tensor_base import TensorBase
 
 
 def _scalar(value: Any) -> Any:

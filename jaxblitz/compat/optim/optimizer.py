@@ -22,14 +22,13 @@ import jax.numpy as jnp
 import optax
 
 from jaxblitz.compat import lazy
-from jaxblitz.compat._eager import _host_eval
-from jaxblitz.compat.optim import _optim_state
-from jaxblitz.compat._eager import _warm
-from jaxblitz.compat.tensor._dtype import x64
-from jaxblitz.compat.optim._optim_state import _INTERNAL
-from jaxblitz.compat.tensor._tensor_base import from_host
+from jaxblitz.compat._eager import _host_eval, _warm
 from jaxblitz.compat.autograd.grad_mode import enable_grad, no_grad
+from jaxblitz.compat.optim import _optim_state
+from jaxblitz.compat.optim._optim_state import _INTERNAL
 from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.tensor._dtype import x64
+from jaxblitz.compat.tensor._tensor_base import from_host
 
 
 def _update(params, grads, states, hyper, *, tx):

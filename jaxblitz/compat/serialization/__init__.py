@@ -225,8 +225,7 @@ def _load_bytes(
     mmap: bool | None,
     encoding: str,
 ) -> Any:
-    from jaxblitz.compat.serialization import _safetensors_format
-    from jaxblitz.compat.serialization import _torch_read
+    from jaxblitz.compat.serialization import _safetensors_format, _torch_read
     from jaxblitz.compat.serialization._torch_globals import Loader
     from jaxblitz.compat.serialization._unpickler import UnpicklingError
 

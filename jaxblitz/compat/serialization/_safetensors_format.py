@@ -14,11 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from jaxblitz.compat.tensor import _dtype
-from jaxblitz.compat.tensor import _layout
-from jaxblitz.compat.tensor.creation import tensor
 from jaxblitz.compat.nn.module import Parameter
-from jaxblitz.compat.tensor import Size, Tensor
+from jaxblitz.compat.tensor import Size, Tensor, _dtype, _layout
+from jaxblitz.compat.tensor.creation import tensor
 from jaxblitz.integrity import CorruptFileError, read_safetensors
 
 _FORMAT = "jaxblitz.compat"

@@ -25,12 +25,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxblitz.compat import serialization
-from jaxblitz.compat.tensor import _dtype
-from jaxblitz.compat.tensor import _layout
-from jaxblitz.compat.tensor._tensor_base import _Storage
-from jaxblitz.compat.serialization._unpickler import Global, Unpickler, UnpicklingError
 from jaxblitz.compat.nn.module import Parameter
-from jaxblitz.compat.tensor import Size, Tensor
+from jaxblitz.compat.serialization._unpickler import Global, Unpickler, UnpicklingError
+from jaxblitz.compat.tensor import Size, Tensor, _dtype, _layout
+from jaxblitz.compat.tensor._tensor_base import _Storage
 
 _SCALARS = [
     "Float", "Double", "Half", "BFloat16", "Long", "Int", "Short", "Char", "Byte",

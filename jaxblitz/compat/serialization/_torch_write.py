@@ -21,9 +21,9 @@ from typing import IO, Any
 
 import numpy as np
 
-from jaxblitz.compat.tensor._dtype import device, dtype
 from jaxblitz.compat.nn.module import Module, Parameter
 from jaxblitz.compat.tensor import Size, Tensor
+from jaxblitz.compat.tensor._dtype import device, dtype
 
 MAGIC_NUMBER = 0x1950A86A20F9469CFC6C
 PROTOCOL_VERSION = 1001

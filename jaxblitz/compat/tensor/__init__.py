@@ -25,19 +25,16 @@ from typing import Any
 
 import numpy as np
 
-from jaxblitz.compat.tensor import _dtype
-from jaxblitz.compat.tensor import _layout
-from jaxblitz.compat.tensor import _tensor_base
-from jaxblitz.compat.tensor import creation
-from jaxblitz.compat.ops._random_inplace import RandomMixin
-from jaxblitz.compat.ops._scatter import ScatterMixin
-from jaxblitz.compat.tensor._tensor_base import Size, _as_int, _type_name, sizes
 from jaxblitz.compat.autograd import backward as _backward
 from jaxblitz.compat.autograd.grad_mode import no_grad
-from jaxblitz.compat.tensor.creation import CreationMixin
-from jaxblitz.compat.ops.inplace import InplaceMixin
 from jaxblitz.compat.ops import MathMixin
+from jaxblitz.compat.ops._random_inplace import RandomMixin
+from jaxblitz.compat.ops._scatter import ScatterMixin
+from jaxblitz.compat.ops.inplace import InplaceMixin
 from jaxblitz.compat.ops.shape_ops import ShapeMixin
+from jaxblitz.compat.tensor import _dtype, _layout, _tensor_base, creation
+from jaxblitz.compat.tensor._tensor_base import Size, _as_int, _type_name, sizes
+from jaxblitz.compat.tensor.creation import CreationMixin
 
 __all__ = ["Size", "Tensor"]
 

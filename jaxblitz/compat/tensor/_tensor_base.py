@@ -30,11 +30,10 @@ import jax
 import numpy as np
 
 from jaxblitz.compat import lazy
-from jaxblitz.compat.tensor import _dtype
-from jaxblitz.compat.tensor import _layout
+from jaxblitz.compat.lazy import LazyArray
+from jaxblitz.compat.tensor import _dtype, _layout
 from jaxblitz.compat.tensor._dtype import device, dtype, x64
 from jaxblitz.compat.tensor._format import tensor_repr
-from jaxblitz.compat.lazy import LazyArray
 
 if TYPE_CHECKING:
     from jaxblitz.compat.autograd.graph import Node

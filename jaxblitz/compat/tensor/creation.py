@@ -24,8 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxblitz.compat import _threads
-from jaxblitz.compat.tensor import _dtype
-from jaxblitz.compat.tensor import _host_random
+from jaxblitz.compat.tensor import _dtype, _host_random
 from jaxblitz.compat.tensor._dtype import x64
 from jaxblitz.compat.tensor._layout import Layout
 from jaxblitz.compat.tensor._tensor_base import (
@@ -231,8 +230,9 @@ def _placed(fn):
 
 def _finish(array: Any, dtype: Any, device: Any, requires_grad: bool) -> Tensor:
     """The tensor of ``array`` on ``device`` (None: the default device): a CPU
-    tensor's array is left uncommitted (:func:`jaxblitz.compat.tensor._dtype.placement`),
-    an accelerator's is committed to it."""
+    tensor's array is left uncommitted
+    (:func:`jaxblitz.compat.tensor._dtype.placement`), an accelerator's is
+    committed to it."""
     target = _dtype.placement(_dtype.factory_device(device))
     if target is None and dtype is None and isinstance(array, np.ndarray):
         return _host_made(array, requires_grad)

@@ -16,8 +16,7 @@ from typing import Any, Generic, TypeVar
 
 import numpy as np
 
-from jaxblitz.compat.tensor import _dtype
-from jaxblitz.compat.tensor import creation
+from jaxblitz.compat.tensor import _dtype, creation
 
 __all__ = [
     "BatchSampler",

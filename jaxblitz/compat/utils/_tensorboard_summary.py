@@ -13,8 +13,8 @@ from tensorboard.compat.proto.summary_pb2 import SummaryMetadata as _Metadata
 from tensorboard.compat.proto.tensor_pb2 import TensorProto
 from tensorboard.compat.proto.tensor_shape_pb2 import TensorShapeProto
 
-from jaxblitz.compat.tensor._dtype import bfloat16, float16
 from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.tensor._dtype import bfloat16, float16
 
 
 def make_np(x: Any) -> np.ndarray:

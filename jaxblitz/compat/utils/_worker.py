@@ -104,8 +104,8 @@ def _pickler_base() -> type:
 
 
 def _rebuild(array: np.ndarray, kind: str, requires_grad: bool) -> TensorBase:
-    from jaxblitz.compat.tensor.creation import from_numpy
     from jaxblitz.compat.nn.module import Parameter
+    from jaxblitz.compat.tensor.creation import from_numpy
 
     t = from_numpy(array)
     if kind == "parameter":
@@ -292,8 +292,7 @@ def main(worker_id: int, read_fd: int, write_fd: int) -> None:
             send(write_fd, dumps(("failed", Failure(where))))
         return
     from jaxblitz.compat import autograd
-    from jaxblitz.compat.tensor import _dtype
-    from jaxblitz.compat.tensor import creation
+    from jaxblitz.compat.tensor import _dtype, creation
 
     # What a forked copy would have kept of the main process's compat state.
     _dtype.set_default_dtype(spec["default_dtype"])

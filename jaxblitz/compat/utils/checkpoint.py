@@ -15,8 +15,8 @@ import warnings
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from jaxblitz.compat.tensor._tensor_base import TensorBase
 from jaxblitz.compat.autograd.grad_mode import is_grad_enabled, no_grad
+from jaxblitz.compat.tensor._tensor_base import TensorBase
 
 __all__ = ["checkpoint", "checkpoint_sequential", "noop_context_fn"]
 

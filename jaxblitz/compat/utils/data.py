@@ -27,8 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from jaxblitz.compat.tensor import creation
-from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.tensor import Tensor, creation
 from jaxblitz.compat.utils import _distributed_sampler as distributed
 from jaxblitz.compat.utils._distributed_sampler import (  # noqa: F401 (torch's)
     DistributedSampler,

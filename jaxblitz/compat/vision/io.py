@@ -24,9 +24,9 @@ from typing import Any
 import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
 
+from jaxblitz.compat.tensor import Tensor
 from jaxblitz.compat.tensor._dtype import uint8
 from jaxblitz.compat.tensor.creation import from_numpy
-from jaxblitz.compat.tensor import Tensor
 
 __all__ = [
     "ImageReadMode",

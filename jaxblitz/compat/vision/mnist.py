@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from jaxblitz.compat.tensor.creation import from_numpy
 from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.tensor.creation import from_numpy
 from jaxblitz.compat.vision._base import ImageDataset, not_found
 from jaxblitz.data import fetch, idx
 

@@ -25,10 +25,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxblitz.compat import nn
-from jaxblitz.compat.tensor import _dtype
-from jaxblitz.compat.tensor.creation import default_generator, from_numpy
 from jaxblitz.compat.ops.shape_ops import flatten
-from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.tensor import Tensor, _dtype
+from jaxblitz.compat.tensor.creation import default_generator, from_numpy
 from jaxblitz.compat.vision.transforms import InterpolationMode
 from jaxblitz.compat.vision.transforms import functional as F
 

@@ -9,8 +9,8 @@ from typing import IO, Any
 
 import numpy as np
 
-from jaxblitz.compat.tensor.creation import tensor as _tensor
 from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.tensor.creation import tensor as _tensor
 
 
 def _norm(x: np.ndarray, value_range: tuple[float, float] | None) -> np.ndarray:

@@ -14,13 +14,12 @@ import types
 import warnings
 from collections.abc import Iterable
 
-from jaxblitz.compat.tensor import creation
-from jaxblitz.compat.ops._reduce import norm
-from jaxblitz.compat.tensor._tensor_base import TensorBase
-from jaxblitz.compat.ops._unary import clamp
 from jaxblitz.compat.autograd.grad_mode import no_grad
+from jaxblitz.compat.ops._reduce import norm
+from jaxblitz.compat.ops._unary import clamp
 from jaxblitz.compat.ops.shape_ops import stack
-from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.tensor import Tensor, creation
+from jaxblitz.compat.tensor._tensor_base import TensorBase
 
 __all__ = [
     "clip_grad_norm_",

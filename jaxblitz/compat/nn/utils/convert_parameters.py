@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from jaxblitz.compat.tensor._tensor_base import TensorBase
 from jaxblitz.compat.ops.shape_ops import cat
 from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.tensor._tensor_base import TensorBase
 
 __all__ = ["parameters_to_vector", "vector_to_parameters"]
 

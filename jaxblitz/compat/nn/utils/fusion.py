@@ -7,10 +7,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from jaxblitz.compat.tensor import creation
-from jaxblitz.compat.ops._unary import rsqrt
 from jaxblitz.compat.nn.module import Parameter
-from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.ops._unary import rsqrt
+from jaxblitz.compat.tensor import Tensor, creation
 
 __all__ = [
     "fuse_conv_bn_eval",

@@ -22,7 +22,6 @@ from enum import Enum, auto
 
 import numpy as np
 
-from jaxblitz.compat.tensor import creation
 from jaxblitz.compat.autograd.grad_mode import no_grad
 from jaxblitz.compat.nn.module import Module
 from jaxblitz.compat.nn.normalization import normalize
@@ -34,7 +33,7 @@ from jaxblitz.compat.nn.utils.spectral_norm import (
 )
 from jaxblitz.compat.nn.utils.weight_norm import _weight_norm, norm_except_dim
 from jaxblitz.compat.ops.shape_ops import cat
-from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.tensor import Tensor, creation
 
 __all__ = ["orthogonal", "spectral_norm", "weight_norm"]
 

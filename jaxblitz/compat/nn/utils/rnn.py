@@ -20,11 +20,9 @@ from typing import Any, NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
-from jaxblitz.compat.tensor import _dtype
-from jaxblitz.compat.tensor import creation
-from jaxblitz.compat.tensor._tensor_base import TensorBase
 from jaxblitz.compat.autograd.graph import apply
-from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.tensor import Tensor, _dtype, creation
+from jaxblitz.compat.tensor._tensor_base import TensorBase
 
 __all__ = [
     "PackedSequence",

@@ -28,11 +28,18 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from jaxblitz.compat.tensor._dtype import float32
-from jaxblitz.compat.tensor.creation import empty, normal, rand, randint, randperm, tensor
 from jaxblitz.compat.nn.module import Module
 from jaxblitz.compat.ops.shape_ops import cat
 from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.tensor._dtype import float32
+from jaxblitz.compat.tensor.creation import (
+    empty,
+    normal,
+    rand,
+    randint,
+    randperm,
+    tensor,
+)
 from jaxblitz.compat.vision.transforms import functional as F
 from jaxblitz.compat.vision.transforms.autoaugment import (
     AugMix,

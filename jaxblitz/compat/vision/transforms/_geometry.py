@@ -16,11 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from jaxblitz.compat.tensor import _dtype
-from jaxblitz.compat.tensor.creation import from_numpy, ones, tensor, torch_linspace
 from jaxblitz.compat.nn.grid import grid_sample
 from jaxblitz.compat.ops.shape_ops import cat
-from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.tensor import Tensor, _dtype
+from jaxblitz.compat.tensor.creation import from_numpy, ones, tensor, torch_linspace
 
 
 def linspace32(start: float, end: float, steps: int) -> np.ndarray:

@@ -15,6 +15,8 @@ from typing import Any
 import jax
 import numpy as np
 
+from jaxblitz.compat.nn.module import Module
+from jaxblitz.compat.tensor import Tensor
 from jaxblitz.compat.tensor.creation import (
     as_tensor,
     default_generator,
@@ -23,8 +25,6 @@ from jaxblitz.compat.tensor.creation import (
     randint,
     tensor,
 )
-from jaxblitz.compat.nn.module import Module
-from jaxblitz.compat.tensor import Tensor
 from jaxblitz.compat.vision.transforms import functional as F
 from jaxblitz.compat.vision.transforms._geometry import linspace32
 from jaxblitz.compat.vision.transforms.functional import InterpolationMode

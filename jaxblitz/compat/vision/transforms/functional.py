@@ -23,9 +23,8 @@ from typing import Any
 import numpy as np
 from PIL import Image, ImageOps
 
-from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.tensor import Tensor, _dtype
 from jaxblitz.compat.tensor.creation import as_tensor, from_numpy
-from jaxblitz.compat.tensor import Tensor
 from jaxblitz.compat.vision.transforms import _geometry
 from jaxblitz.compat.vision.transforms._geometry import (
     _assert_image_tensor,
