@@ -37,9 +37,7 @@ _FAST = {"cpu": bfloat16, "cuda": float16}
 
 
 def _cuda_available() -> bool:
-    from jaxblitz.compat import cuda
-
-    return cuda.is_available()
+    return bool(_dtype.gpus())
 
 
 def is_autocast_available(device_type: str) -> bool:

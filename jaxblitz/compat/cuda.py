@@ -15,7 +15,7 @@ import jax
 
 from jaxblitz.compat import _cuda_amp as amp
 from jaxblitz.compat import lazy
-from jaxblitz.compat.tensor._dtype import device, jax_device
+from jaxblitz.compat.tensor._dtype import device, gpus, jax_device
 from jaxblitz.compat.tensor.creation import initial_seed, manual_seed
 
 # torch.cuda.amp: `import torch.cuda.amp` ports to `import jaxblitz.compat.cuda.amp`,
@@ -41,13 +41,6 @@ __all__ = [
 ]
 
 
-def _gpus() -> list:
-    try:
-        return jax.devices("gpu")
-    except RuntimeError:
-        return []
-
-
 def _gpu(index: Any = None) -> jax.Device:
     if isinstance(index, str | device):
         index = device(index).index
@@ -56,11 +49,11 @@ def _gpu(index: Any = None) -> jax.Device:
 
 
 def is_available() -> bool:
-    return bool(_gpus())
+    return bool(gpus())
 
 
 def device_count() -> int:
-    return len(_gpus())
+    return len(gpus())
 
 
 def is_initialized() -> bool:

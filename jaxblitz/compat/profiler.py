@@ -22,6 +22,8 @@ from typing import Any
 
 import jax
 
+from jaxblitz.compat.tensor import _dtype
+
 __all__ = [
     "ProfilerAction",
     "ProfilerActivity",
@@ -51,10 +53,8 @@ class ProfilerAction(enum.Enum):
 
 
 def supported_activities() -> set[ProfilerActivity]:
-    from jaxblitz.compat import cuda
-
     found = {ProfilerActivity.CPU}
-    return (found | {ProfilerActivity.CUDA}) if cuda.is_available() else found
+    return (found | {ProfilerActivity.CUDA}) if _dtype.gpus() else found
 
 
 class record_function(contextlib.ContextDecorator):  # noqa: N801 -- torch's name

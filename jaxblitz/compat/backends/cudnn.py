@@ -4,6 +4,8 @@ it for its program (:mod:`._precision`). XLA picks its own GPU kernels, so the
 others (``benchmark``; ``deterministic`` is XLA's ``--xla_gpu_deterministic_ops``)
 are kept for the script to read back and change nothing."""
 
+from jaxblitz.compat.tensor import _dtype
+
 benchmark = False
 deterministic = False
 enabled = True
@@ -11,9 +13,7 @@ allow_tf32 = True
 
 
 def is_available() -> bool:
-    from jaxblitz.compat import cuda  # noqa: PLC0415 -- compat.cuda imports creation
-
-    return cuda.is_available()
+    return bool(_dtype.gpus())
 
 
 def version() -> None:

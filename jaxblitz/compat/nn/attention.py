@@ -22,7 +22,9 @@ import numpy as np
 
 from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.backends import _precision
-from jaxblitz.compat.nn import functional as F
+from jaxblitz.compat.nn._linear import linear
+from jaxblitz.compat.nn.dropout import dropout
+from jaxblitz.compat.ops._arrange import _softmax
 from jaxblitz.compat.ops._linalg import _CPP, bmm
 from jaxblitz.compat.ops.shape_ops import cat
 from jaxblitz.compat.tensor import Tensor, _dtype, creation
@@ -334,18 +336,18 @@ def _in_projection_packed(q, k, v, w, b=None) -> list[Tensor]:
     e = q.size(-1)
     if k is v:
         if q is k:  # self-attention
-            proj = F.linear(q, w, b)
+            proj = linear(q, w, b)
             proj = proj.unflatten(-1, (3, e)).unsqueeze(0).transpose(0, -2)
             proj = proj.squeeze(-2).contiguous()
             return [proj[0], proj[1], proj[2]]
         w_q, w_kv = w.split([e, e * 2])
         b_q, b_kv = (None, None) if b is None else b.split([e, e * 2])
-        kv = F.linear(k, w_kv, b_kv).unflatten(-1, (2, e)).unsqueeze(0)
+        kv = linear(k, w_kv, b_kv).unflatten(-1, (2, e)).unsqueeze(0)
         kv = kv.transpose(0, -2).squeeze(-2).contiguous()
-        return [F.linear(q, w_q, b_q), kv[0], kv[1]]
+        return [linear(q, w_q, b_q), kv[0], kv[1]]
     w_q, w_k, w_v = w.chunk(3)
     b_q, b_k, b_v = (None,) * 3 if b is None else b.chunk(3)
-    return [F.linear(q, w_q, b_q), F.linear(k, w_k, b_k), F.linear(v, w_v, b_v)]
+    return [linear(q, w_q, b_q), linear(k, w_k, b_k), linear(v, w_v, b_v)]
 
 
 def _in_projection(q, k, v, w_q, w_k, w_v, b_q=None, b_k=None, b_v=None):
@@ -363,7 +365,7 @@ def _in_projection(q, k, v, w_q, w_k, w_v, b_q=None, b_k=None, b_v=None):
             raise AssertionError(
                 f"expecting {what} shape of {shape}, but got {t.shape}"
             )
-    return F.linear(q, w_q, b_q), F.linear(k, w_k, b_k), F.linear(v, w_v, b_v)
+    return linear(q, w_q, b_q), linear(k, w_k, b_k), linear(v, w_v, b_v)
 
 
 def _pad_one(mask: Tensor) -> Tensor:
@@ -562,11 +564,11 @@ def multi_head_attention_forward(
         weights = bmm(q_scaled, k.transpose(-2, -1))
         if attn_mask is not None:  # torch: baddbmm(attn_mask, q_scaled, k^T)
             weights = attn_mask + weights
-        weights = F.softmax(weights, dim=-1)
+        weights = _softmax("softmax", weights, -1, None, log=False)
         if dropout_p > 0.0:
-            weights = F.dropout(weights, p=dropout_p)
+            weights = dropout(weights, p=dropout_p)
         out = bmm(weights, v).transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
-        out = F.linear(out, out_proj_weight, out_proj_bias)
+        out = linear(out, out_proj_weight, out_proj_bias)
         out = out.view(tgt_len, bsz, out.size(1))
         weights = weights.view(bsz, num_heads, tgt_len, src_len)
         if average_attn_weights:
@@ -585,7 +587,7 @@ def multi_head_attention_forward(
     v = v.view(bsz, num_heads, src_len, head_dim)
     out = _attention(q, k, v, attn_mask, dropout_p, is_causal, None, False, _safe)
     out = out.permute(2, 0, 1, 3).reshape(bsz * tgt_len, embed_dim)
-    out = F.linear(out, out_proj_weight, out_proj_bias)
+    out = linear(out, out_proj_weight, out_proj_bias)
     out = out.view(tgt_len, bsz, out.size(1))
     return (out if batched else out.squeeze(1)), None
 

@@ -29,9 +29,11 @@ from jaxblitz.compat.autograd.grad_mode import no_grad
 from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.backends import _precision
 from jaxblitz.compat.nn import init
+from jaxblitz.compat.nn._args import _by, _ints, _spread
 from jaxblitz.compat.nn._convnd import _ntuple, conv_extra_repr, conv_nd_fn
-from jaxblitz.compat.nn.functional import _by, _conv_checks, _ints, _spread, _tensor
+from jaxblitz.compat.nn.conv import _conv_checks
 from jaxblitz.compat.nn.module import Module, Parameter
+from jaxblitz.compat.ops._funnel import _tensor
 from jaxblitz.compat.tensor import Tensor, _dtype, creation
 
 

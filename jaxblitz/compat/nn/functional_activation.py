@@ -19,6 +19,9 @@ import jax.numpy as jnp
 from jax import lax
 
 from jaxblitz.compat.autograd.graph import apply
+from jaxblitz.compat.ops import _funnel
+from jaxblitz.compat.ops._arrange import _implicit_dim, _softmax
+from jaxblitz.compat.ops._funnel import _tensor
 from jaxblitz.compat.ops._unary import _check_fits
 from jaxblitz.compat.tensor import Tensor, _dtype
 from jaxblitz.compat.tensor._tensor_base import wrap_dim
@@ -111,14 +114,6 @@ def _rrelu_fn(x, noise):
 
 
 # -- torch.nn.functional -------------------------------------------------------------
-
-
-def _tensor(name: str, input: Any) -> None:
-    if not isinstance(input, Tensor):
-        raise TypeError(
-            f"{name}(): argument 'input' (position 1) must be Tensor, not "
-            f"{type(input).__name__}"
-        )
 
 
 def _floating(name: str, kernel: str, input: Any) -> None:
@@ -226,7 +221,7 @@ def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
 
 
 def relu_(input: Tensor) -> Tensor:
-    return _functional().relu(input, inplace=True)
+    return relu(input, inplace=True)
 
 
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:
@@ -389,10 +384,9 @@ def softmin(
     input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None
 ) -> Tensor:
     _tensor("softmin", input)
-    F = _functional()
     if dim is None:
-        dim = F._implicit_dim("softmin", input.dim())
-    return F.softmax(-input, dim, dtype=dtype)
+        dim = _implicit_dim("softmin", input.dim())
+    return _softmax("softmax", -input, dim, dtype, log=False)
 
 
 def gumbel_softmax(
@@ -419,8 +413,13 @@ def gumbel_softmax(
     return y_hard - y_soft.detach() + y_soft
 
 
-def _functional():
-    """``compat.nn.functional`` (it imports this module, so not at import time)."""
-    from jaxblitz.compat.nn import functional
+def _relu_fn(x):
+    return _funnel._relu(x)
 
-    return functional
+
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    _tensor("relu", input)
+    if inplace:
+        input._check_inplace()
+    out = apply("ReluBackward0", _relu_fn, input)
+    return input._inplace(out) if inplace else out

@@ -20,13 +20,18 @@ import jax.numpy as jnp
 
 from jaxblitz.compat import ops
 from jaxblitz.compat.autograd.graph import apply
+from jaxblitz.compat.nn._args import _ints
 from jaxblitz.compat.nn._convnd import _ntuple, _pair, _single, _triple
-from jaxblitz.compat.nn.functional import (
-    _ints,
-    _max_pool,
+from jaxblitz.compat.nn._pool_args import (
+    _pool2d_check,
+    _pool_arg,
+    _pool_choice_fn,
+    _pool_fn,
+    _pool_index_fn,
+    _pool_pick_fn,
     _pool_size,
-    _tensor,
-    max_pool2d,
+)
+from jaxblitz.compat.nn.functional_activation import (
     relu,
 )
 from jaxblitz.compat.nn.module import Module
@@ -39,9 +44,82 @@ from jaxblitz.compat.nn.pooling import (
     check_dim_range,
     pool3d_check,
 )
+from jaxblitz.compat.ops._funnel import _tensor
 from jaxblitz.compat.tensor import Tensor
 
 # -- max pooling ---------------------------------------------------------------------
+
+
+def max_pool2d(
+    input: Tensor,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    dilation: Any = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+) -> Tensor:
+    _tensor("max_pool2d", input)
+    kh, kw = _pool_arg("kernel_size", 2, kernel_size)
+    no_stride = stride is None or (isinstance(stride, tuple | list) and not stride)
+    dh, dw = (kh, kw) if no_stride else _pool_arg("stride", 3, stride)
+    ph, pw = _pool_arg("padding", 4, padding)
+    lh, lw = _pool_arg("dilation", 5, dilation)
+    c, h, w, out = _pool2d_check(
+        "max_pool2d", input, (kh, kw), (dh, dw), (ph, pw), (lh, lw), ceil_mode
+    )
+    plain = (ph, pw, lh, lw) == (0, 0, 1, 1) and not ceil_mode
+    square = kh == kw and dh == dw and (dh == kh or input.dim() == 4)
+    if plain and square and not return_indices:  # the Blitz's: the fast paths
+        return apply(
+            "MaxPool2DWithIndicesBackward0", _pool_fn, input, kernel_size=kh, stride=dh
+        )
+    return _max_pool(
+        "MaxPool2DWithIndicesBackward0",
+        input,
+        (kh, kw),
+        (dh, dw),
+        (ph, pw),
+        (lh, lw),
+        (h, w),
+        out,
+        return_indices,
+    )
+
+
+def _max_pool(
+    grad_fn: str,
+    input: Tensor,
+    k: tuple,
+    s: tuple,
+    p: tuple,
+    d: tuple,
+    size: tuple,
+    out: list[int],
+    return_indices: bool,
+) -> Any:
+    """Max pooling over the last ``len(k)`` axes (their ``size``; the output's
+    ``out``, checked), torch's values, gradient and flat indices."""
+    # The padding that makes the windows' floor give torch's size (ceil_mode).
+    extra = tuple(
+        max(0, (o - 1) * st + dd * (kk - 1) + 1 - (n + 2 * pp))
+        for o, n, kk, st, pp, dd in zip(out, size, k, s, p, d, strict=True)
+    )
+    how = {
+        "window": tuple(k),
+        "stride": tuple(s),
+        "padding": tuple((pp, pp + e) for pp, e in zip(p, extra, strict=True)),
+        "dilation": tuple(d),
+    }
+    # Which window element is the maximum (torch's: the first; a NaN wins), then
+    # the values picked there (the gradient goes to that element only, as in
+    # torch; JAX's reduce_window has no gradient with dilation) and its flat
+    # index in the input's spatial axes.
+    choice = apply(grad_fn, _pool_choice_fn, input.detach(), **how)
+    values = apply(grad_fn, _pool_pick_fn, input, choice, **how)
+    if not return_indices:
+        return values
+    return values, apply(grad_fn, _pool_index_fn, choice, size=tuple(size), **how)
 
 
 def _max_pool1d_checks(input: Tensor, k: tuple, s: tuple, p: tuple, d: tuple) -> None:

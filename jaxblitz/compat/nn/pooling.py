@@ -21,16 +21,11 @@ import numpy as np
 from jax import lax
 
 from jaxblitz.compat.autograd.graph import apply, run
+from jaxblitz.compat.nn._args import _ints, _spread
 from jaxblitz.compat.nn._convnd import _single
-from jaxblitz.compat.nn.functional import (
-    _ints,
-    _pool2d_check,
-    _pool_axes_check,
-    _pool_size,
-    _spread,
-    _tensor,
-)
+from jaxblitz.compat.nn._pool_args import _pool2d_check, _pool_axes_check, _pool_size
 from jaxblitz.compat.nn.module import Module
+from jaxblitz.compat.ops._funnel import _tensor
 from jaxblitz.compat.tensor import Tensor
 
 # -- pure JAX functions --------------------------------------------------------------

@@ -23,6 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxblitz.compat.autograd.graph import apply
+from jaxblitz.compat.nn import pooling
 from jaxblitz.compat.nn.module import Module
 from jaxblitz.compat.tensor import Tensor
 from jaxblitz.compat.tensor._tensor_base import _as_int
@@ -290,9 +291,7 @@ def _check_shapes(input: Tensor, sizes: list[int]) -> None:
 
 
 def _area(input: Tensor, sizes: list[int]) -> Tensor:
-    from jaxblitz.compat.nn import functional as F  # defined after this module
-
-    pool = getattr(F, f"adaptive_avg_pool{len(sizes)}d", None)
+    pool = getattr(pooling, f"adaptive_avg_pool{len(sizes)}d", None)
     if pool is None:
         raise NotImplementedError(
             f"interpolate: mode='area' on a {input.dim()}-D input is not supported "

@@ -6,14 +6,21 @@ from __future__ import annotations
 
 import builtins
 import string
+import warnings
 from typing import TYPE_CHECKING, Any
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
 from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.backends import _precision
-from jaxblitz.compat.ops._funnel import _check_devices, _promote, _require_tensors
+from jaxblitz.compat.ops._funnel import (
+    _check_devices,
+    _promote,
+    _require_tensors,
+    _tensor,
+)
 from jaxblitz.compat.ops._reduce import _dim
 from jaxblitz.compat.tensor import _dtype
 from jaxblitz.compat.tensor._tensor_base import TensorBase, _type_name, wrap_dim
@@ -257,12 +264,43 @@ def _sublists(first: Any, *rest: Any) -> tuple[str, tuple]:
 
 
 def softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
-    from jaxblitz.compat.nn.functional import _softmax
 
     return _softmax("softmax", input, dim, dtype, log=False)
 
 
 def log_softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
-    from jaxblitz.compat.nn.functional import _softmax
 
     return _softmax("log_softmax", input, dim, dtype, log=True)
+
+
+def _softmax_fn(x, *, axis, log):
+    flat = x.reshape(1) if x.ndim == 0 else x  # torch: a 0-d tensor is one entry
+    y = jax.nn.log_softmax(flat, axis) if log else jax.nn.softmax(flat, axis)
+    return y.reshape(x.shape)
+
+
+def _implicit_dim(name: str, ndim: int) -> int:
+    """torch's legacy implicit softmax dim (deprecated there, with a warning)."""
+    warnings.warn(
+        f"Implicit dimension choice for {name} has been deprecated. Change the "
+        "call to include dim=X as an argument.",
+        UserWarning,
+        stacklevel=4,
+    )
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def _softmax(name: str, input: Tensor, dim: Any, dtype: Any, log: bool) -> Tensor:
+    _tensor(name, input)
+    if dim is None:
+        dim = _implicit_dim(name, input.dim())
+    dim = wrap_dim(dim, input.dim())
+    if dtype is not None:  # torch casts the input first
+        input = input.to(dtype)
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(
+            f'"{name}_lastdim_kernel_impl" not implemented for '
+            f"'{input.dtype.scalar_type}'"
+        )
+    grad_fn = "LogSoftmaxBackward0" if log else "SoftmaxBackward0"
+    return apply(grad_fn, _softmax_fn, input, axis=dim, log=log)

@@ -23,6 +23,7 @@ from jaxblitz.compat.tensor.creation import tensor
 if TYPE_CHECKING:
     from jaxblitz.compat.tensor import Tensor
 
+
 # ---------------------------------------------------------------------------
 # Pure JAX functions (module level: stable jit cache keys)
 # ---------------------------------------------------------------------------
@@ -546,3 +547,12 @@ def _to_out(result: Tensor, out: Tensor | None) -> Tensor:
     else:
         out._s.array, out._s.numpy = result.to(out.dtype)._data, None
     return out
+
+
+def _tensor(name: str, input: Any) -> None:
+    """torch's TypeError for an ``input`` that is not a Tensor."""
+    if not isinstance(input, TensorBase):
+        raise TypeError(
+            f"{name}(): argument 'input' (position 1) must be Tensor, not "
+            f"{type(input).__name__}"
+        )

@@ -29,9 +29,9 @@ from jaxblitz.compat.ops._funnel import (
     _require_tensors,
     _value,
 )
-from jaxblitz.compat.ops._linalg import _CPP
 from jaxblitz.compat.ops._unary import where as _where3
 from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.tensor._dtype import _CPP
 from jaxblitz.compat.tensor._tensor_base import TensorBase, wrap_dim
 
 if TYPE_CHECKING:

@@ -18,6 +18,7 @@ from jaxblitz.compat.ops._funnel import (
     _to_out,
 )
 from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.tensor._dtype import _CPP
 
 if TYPE_CHECKING:
     from jaxblitz.compat.tensor import Tensor
@@ -25,20 +26,6 @@ if TYPE_CHECKING:
 # ---------------------------------------------------------------------------
 # Matrix products
 # ---------------------------------------------------------------------------
-
-# C++ type names, as torch's matmul and clamp errors print them
-_CPP = {
-    "float32": "float",
-    "float64": "double",
-    "float16": "c10::Half",
-    "bfloat16": "c10::BFloat16",
-    "int64": "long int",
-    "int32": "int",
-    "int16": "short int",
-    "int8": "signed char",
-    "uint8": "unsigned char",
-    "bool": "bool",
-}
 
 
 def _check_matmul(input: Tensor, other: Tensor) -> None:

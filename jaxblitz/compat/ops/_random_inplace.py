@@ -20,9 +20,8 @@ import numpy as np
 
 from jaxblitz.compat.autograd.graph import AutogradMixin, apply
 from jaxblitz.compat.ops._funnel import _not_implemented, _require_tensors
-from jaxblitz.compat.ops._linalg import _CPP
 from jaxblitz.compat.tensor import _dtype
-from jaxblitz.compat.tensor._dtype import x64
+from jaxblitz.compat.tensor._dtype import _CPP, x64
 from jaxblitz.compat.tensor._tensor_base import TensorBase
 from jaxblitz.compat.tensor.creation import default_generator, draw
 

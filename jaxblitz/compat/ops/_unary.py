@@ -35,10 +35,8 @@ from jaxblitz.compat.ops._funnel import (
     _value,
     _where_fn,
 )
-from jaxblitz.compat.ops._linalg import (
-    _CPP,
-)
 from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.tensor._dtype import _CPP
 from jaxblitz.compat.tensor._tensor_base import TensorBase
 
 if TYPE_CHECKING:

@@ -116,9 +116,7 @@ class Tensor(
         return multi[1] if multi else 0
 
     def pin_memory(self, device: Any = None) -> Tensor:
-        from jaxblitz.compat import cuda  # noqa: PLC0415 -- cuda imports Tensor
-
-        if not cuda.is_available():
+        if not _dtype.gpus():
             raise RuntimeError(
                 "Cannot access accelerator device when none is available."
             )

@@ -328,6 +328,14 @@ class device:  # noqa: N801 -- torch's name
         _defaults().pop()
 
 
+def gpus() -> list:
+    """JAX's GPUs in this process (``torch.cuda``'s devices), empty without one."""
+    try:
+        return jax.devices("gpu")
+    except RuntimeError:
+        return []
+
+
 def accelerator_devices() -> list:
     """JAX's accelerator devices in this process (GPU or TPU), empty on CPU."""
     backend = jax.default_backend()
@@ -493,3 +501,18 @@ def guard_device(found: Sequence[tuple[str, device]], method: str) -> device:
                 f"{method})"
             )
     return common
+
+
+# C++ type names, as torch's matmul and clamp errors print them
+_CPP = {
+    "float32": "float",
+    "float64": "double",
+    "float16": "c10::Half",
+    "bfloat16": "c10::BFloat16",
+    "int64": "long int",
+    "int32": "int",
+    "int16": "short int",
+    "int8": "signed char",
+    "uint8": "unsigned char",
+    "bool": "bool",
+}

@@ -9,7 +9,21 @@ import ml_dtypes
 import numpy as np
 
 from jaxblitz.compat.tensor import _dtype
-from jaxblitz.compat.tensor._tensor_base import TorchName
+
+
+class TorchName:
+    """A named constant of torch's (``torch.strided``, ``torch.channels_last``):
+    printed and pickled by its name."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __repr__(self) -> str:
+        return f"torch.{self._name}"
+
+    def __reduce__(self) -> str:
+        return self._name
+
 
 __all__ = [
     "channels_last",

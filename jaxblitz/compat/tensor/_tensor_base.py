@@ -31,9 +31,10 @@ import numpy as np
 
 from jaxblitz.compat import lazy
 from jaxblitz.compat.lazy import LazyArray
-from jaxblitz.compat.tensor import _dtype, _layout
+from jaxblitz.compat.tensor import _dtype, _info, _layout
 from jaxblitz.compat.tensor._dtype import device, dtype, x64
 from jaxblitz.compat.tensor._format import tensor_repr
+from jaxblitz.compat.tensor._info import TorchName
 
 if TYPE_CHECKING:
     from jaxblitz.compat.autograd.graph import Node
@@ -248,20 +249,6 @@ _PRINTING = ("printing a tensor", "return the tensor and print it after the call
 _CONVERT = "return the tensor and convert it after the call"
 
 
-class TorchName:
-    """A named constant of torch's (``torch.strided``, ``torch.channels_last``):
-    printed and pickled by its name."""
-
-    def __init__(self, name: str) -> None:
-        self._name = name
-
-    def __repr__(self) -> str:
-        return f"torch.{self._name}"
-
-    def __reduce__(self) -> str:
-        return self._name
-
-
 class layout(TorchName):  # noqa: N801 -- torch's name
     """``torch.layout``: how a tensor's elements are kept; compat's are
     :data:`strided`."""
@@ -412,8 +399,6 @@ class TensorBase:
         return 0 if self._view is None else self._view.offset
 
     def is_contiguous(self, memory_format: Any = None) -> bool:
-        from jaxblitz.compat.tensor import _info
-
         order = _info._INNER_FIRST.get(memory_format)
         if order is not None:  # torch answers False for another rank
             layout = self._view or _layout.identity(tuple(self.shape))

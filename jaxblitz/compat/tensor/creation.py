@@ -937,10 +937,8 @@ class _TensorType(type):
 
 
 def _options(dt: _dtype.dtype) -> str:
-    from jaxblitz.compat.ops._linalg import _CPP  # torch's C++ names: "long int"
-
     return (
-        f"TensorOptions(dtype={_CPP[dt.np.name]}, device=cpu, layout=Strided, "
+        f"TensorOptions(dtype={_dtype._CPP[dt.np.name]}, device=cpu, layout=Strided, "
         "requires_grad=false (default), pinned_memory=false (default), "
         "memory_format=(nullopt))"
     )

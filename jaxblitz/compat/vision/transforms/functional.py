@@ -610,7 +610,7 @@ def _enhance(img: Any, name: str, factor: float) -> Any:
 def _conv_depthwise(img: Tensor, kernel: np.ndarray) -> Tensor:
     """``conv2d`` of every channel of a float ``(..., C, H, W)`` image with
     ``kernel`` (no padding), as torchvision's ``groups=C`` convolution."""
-    from jaxblitz.compat.nn.functional import conv2d
+    from jaxblitz.compat.nn.conv import conv2d
 
     shape = img.shape
     c = shape[-3]

@@ -1,0 +1,48 @@
+"""torch.nn.functional's argument parsing, in torch's words: ints or tuples of ints
+(stride, padding ...) and their errors, shared by the functional ops."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jaxblitz.compat.tensor._tensor_base import _as_int
+
+
+def _ints(name: str, arg: str, position: int, value: Any) -> tuple[int, ...]:
+    """An int or a sequence of ints (stride, padding ...), as torch parses it."""
+    if not isinstance(value, tuple | list):
+        if _as_int(value) is None:
+            raise TypeError(
+                f"{name}(): argument '{arg}' (position {position}) must be tuple of "
+                f"ints, not {type(value).__name__}"
+            )
+        return (int(value),)
+    for i, v in enumerate(value):
+        if _as_int(v) is None:
+            raise TypeError(
+                f"{name}(): argument '{arg}' (position {position}) must be tuple of "
+                f"ints, but found element of type {type(v).__name__} at pos {i}"
+            )
+    return tuple(int(v) for v in value)
+
+
+def _two(values: tuple[int, ...]) -> tuple[int, ...]:
+    return values * 2 if len(values) == 1 else values
+
+
+def _square(name: str, values: tuple) -> int:
+    if len(set(values)) != 1:
+        raise NotImplementedError(
+            f"{name}: only square kernels/strides/padding are supported by "
+            f"jaxblitz.compat, got {values}"
+        )
+    return values[0]
+
+
+def _spread(values: tuple[int, ...], n: int) -> tuple[int, ...]:
+    """One value for each of ``n`` axes, as torch expands a single int."""
+    return values * n if len(values) == 1 else values
+
+
+def _by(sizes: Any) -> str:
+    return " x ".join(str(n) for n in sizes)

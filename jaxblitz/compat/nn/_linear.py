@@ -1,0 +1,51 @@
+"""``torch.nn.functional.linear``: ``input @ weight.T + bias`` as one recorded op,
+the core's :func:`jaxblitz.models.linear`; the weight's transpose is read inside
+that op's program, not written out by one of its own."""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from jaxblitz import models
+from jaxblitz.compat.autograd.graph import apply
+from jaxblitz.compat.backends import _precision
+from jaxblitz.compat.ops._funnel import _check_arguments, _tensor
+from jaxblitz.compat.tensor import Tensor
+
+
+def _addmm_fn(bias, x, weight_t, *, precision):
+    with _precision.scope(precision):
+        return models.linear({"weight": weight_t.T, "bias": bias}, x)
+
+
+def _mm_fn(x, weight_t, *, precision):
+    return jnp.matmul(x, weight_t, precision=precision)
+
+
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    _tensor("linear", input)
+    if input.dim() == 0:
+        raise RuntimeError(
+            "both arguments to linear need to be at least 1D, but they are 0D and "
+            f"{weight.dim()}D"
+        )
+    if input.shape[-1] != weight.shape[1]:
+        rows = input.numel() // input.shape[-1] if input.shape[-1] else 1
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({rows}x{input.shape[-1]} "
+            f"and {weight.shape[1]}x{weight.shape[0]})"
+        )
+    if input.dtype != weight.dtype:
+        raise RuntimeError(
+            f"mat1 and mat2 must have the same dtype, but got "
+            f"{input.dtype.scalar_type} and {weight.dtype.scalar_type}"
+        )
+    weight_t = weight.t()  # torch records TBackward0 here too (next_functions)
+    precision = _precision.of("matmul", input, weight)
+    if bias is None:
+        _check_arguments("mm", self=input, mat2=weight)
+        return apply("MmBackward0", _mm_fn, input, weight_t, precision=precision)
+    _check_arguments("addmm", self=bias, mat1=input, mat2=weight)
+    return apply(
+        "AddmmBackward0", _addmm_fn, bias, input, weight_t, precision=precision
+    )
