@@ -6,13 +6,14 @@ import math
 from math import inf
 from typing import Any
 
-from jaxblitz import compat as torch
 from jaxblitz.compat.distributions import constraints
 from jaxblitz.compat.distributions.transformed_distribution import (
     TransformedDistribution,
 )
 from jaxblitz.compat.distributions.transforms import AbsTransform
+from jaxblitz.compat.ops._gather import where
 from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.tensor.creation import as_tensor, zeros_like
 
 
 class Half(TransformedDistribution):
@@ -45,16 +46,16 @@ class Half(TransformedDistribution):
 
     @property
     def mode(self) -> Tensor:
-        return torch.zeros_like(self.scale)
+        return zeros_like(self.scale)
 
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        value = torch.as_tensor(
+        value = as_tensor(
             value, dtype=self.base_dist.scale.dtype, device=self.base_dist.scale.device
         )
         log_prob = self.base_dist.log_prob(value) + math.log(2)
-        return torch.where(value >= 0, log_prob, -inf)
+        return where(value >= 0, log_prob, -inf)
 
     def cdf(self, value):
         if self._validate_args:

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from jaxblitz import compat as torch
 from jaxblitz.compat.distributions import constraints
 from jaxblitz.compat.distributions.utils import _Number, broadcast_all
 from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.tensor._tensor_base import Size
 
 
 class LocScale:
@@ -38,7 +38,7 @@ class LocScale:
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(self._family, _instance)
-        batch_shape = torch.Size(batch_shape)
+        batch_shape = Size(batch_shape)
         new.loc = self.loc.expand(batch_shape)
         new.scale = self.scale.expand(batch_shape)
         super(LocScale, new).__init__(batch_shape, validate_args=False)

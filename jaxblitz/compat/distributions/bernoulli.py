@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from math import nan
 
-from jaxblitz import compat as torch
+from jaxblitz.compat.autograd.grad_mode import no_grad
 from jaxblitz.compat.distributions import constraints
 from jaxblitz.compat.distributions.exp_family import ExponentialFamily
 from jaxblitz.compat.distributions.utils import (
@@ -19,7 +19,13 @@ from jaxblitz.compat.distributions.utils import (
     logits_to_probs,
     probs_to_logits,
 )
+from jaxblitz.compat.nn.functional import binary_cross_entropy_with_logits
+from jaxblitz.compat.ops._random_inplace import bernoulli
+from jaxblitz.compat.ops._special_math import logit
+from jaxblitz.compat.ops._unary import exp, log1p
 from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.tensor._tensor_base import Size
+from jaxblitz.compat.tensor.creation import arange
 
 __all__ = ["Bernoulli"]
 
@@ -56,7 +62,7 @@ class Bernoulli(ExponentialFamily):
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(Bernoulli, _instance)
-        batch_shape = torch.Size(batch_shape)
+        batch_shape = Size(batch_shape)
         if "probs" in self.__dict__:
             new.probs = self.probs.expand(batch_shape)
             new._param = new.probs
@@ -90,29 +96,27 @@ class Bernoulli(ExponentialFamily):
         return logits_to_probs(self.logits, is_binary=True)
 
     @property
-    def param_shape(self) -> torch.Size:
+    def param_shape(self) -> Size:
         return self._param.size()
 
     def sample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
-        with torch.no_grad():
-            return torch.bernoulli(self.probs.expand(shape))
+        with no_grad():
+            return bernoulli(self.probs.expand(shape))
 
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
         logits, value = broadcast_all(self.logits, value)
-        return -torch.nn.functional.binary_cross_entropy_with_logits(
-            logits, value, reduction="none"
-        )
+        return -binary_cross_entropy_with_logits(logits, value, reduction="none")
 
     def entropy(self):
-        return torch.nn.functional.binary_cross_entropy_with_logits(
+        return binary_cross_entropy_with_logits(
             self.logits, self.probs, reduction="none"
         )
 
     def enumerate_support(self, expand=True):
-        values = torch.arange(2, dtype=self._param.dtype, device=self._param.device)
+        values = arange(2, dtype=self._param.dtype, device=self._param.device)
         values = values.view((-1,) + (1,) * len(self._batch_shape))
         if expand:
             values = values.expand((-1,) + self._batch_shape)
@@ -120,7 +124,7 @@ class Bernoulli(ExponentialFamily):
 
     @property
     def _natural_params(self) -> tuple[Tensor]:
-        return (torch.logit(self.probs),)
+        return (logit(self.probs),)
 
     def _log_normalizer(self, x):
-        return torch.log1p(torch.exp(x))
+        return log1p(exp(x))

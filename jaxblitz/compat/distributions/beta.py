@@ -6,12 +6,15 @@ Its draws are normalized Gamma draws (compat's generator, not PyTorch's stream).
 
 from __future__ import annotations
 
-from jaxblitz import compat as torch
 from jaxblitz.compat.distributions import constraints
 from jaxblitz.compat.distributions.dirichlet import Dirichlet
 from jaxblitz.compat.distributions.exp_family import ExponentialFamily
 from jaxblitz.compat.distributions.utils import _Number, broadcast_all
+from jaxblitz.compat.ops._special_math import lgamma
+from jaxblitz.compat.ops.shape_ops import stack
 from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.tensor._tensor_base import Size
+from jaxblitz.compat.tensor.creation import tensor
 
 __all__ = ["Beta"]
 
@@ -31,16 +34,14 @@ class Beta(ExponentialFamily):
         validate_args: bool | None = None,
     ) -> None:
         if isinstance(concentration1, _Number) and isinstance(concentration0, _Number):
-            concentration1_concentration0 = torch.tensor(
+            concentration1_concentration0 = tensor(
                 [float(concentration1), float(concentration0)]
             )
         else:
             concentration1, concentration0 = broadcast_all(
                 concentration1, concentration0
             )
-            concentration1_concentration0 = torch.stack(
-                [concentration1, concentration0], -1
-            )
+            concentration1_concentration0 = stack([concentration1, concentration0], -1)
         self._dirichlet = Dirichlet(
             concentration1_concentration0, validate_args=validate_args
         )
@@ -48,7 +49,7 @@ class Beta(ExponentialFamily):
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(Beta, _instance)
-        batch_shape = torch.Size(batch_shape)
+        batch_shape = Size(batch_shape)
         new._dirichlet = self._dirichlet.expand(batch_shape)
         super(Beta, new).__init__(batch_shape, validate_args=False)
         new._validate_args = self._validate_args
@@ -73,7 +74,7 @@ class Beta(ExponentialFamily):
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        heads_tails = torch.stack([value, 1.0 - value], -1)
+        heads_tails = stack([value, 1.0 - value], -1)
         return self._dirichlet.log_prob(heads_tails)
 
     def entropy(self):
@@ -83,7 +84,7 @@ class Beta(ExponentialFamily):
     def concentration1(self) -> Tensor:
         result = self._dirichlet.concentration[..., 0]
         if isinstance(result, _Number):
-            return torch.tensor([result])
+            return tensor([result])
         else:
             return result
 
@@ -91,7 +92,7 @@ class Beta(ExponentialFamily):
     def concentration0(self) -> Tensor:
         result = self._dirichlet.concentration[..., 1]
         if isinstance(result, _Number):
-            return torch.tensor([result])
+            return tensor([result])
         else:
             return result
 
@@ -100,4 +101,4 @@ class Beta(ExponentialFamily):
         return (self.concentration1, self.concentration0)
 
     def _log_normalizer(self, x, y):
-        return torch.lgamma(x) + torch.lgamma(y) - torch.lgamma(x + y)
+        return lgamma(x) + lgamma(y) - lgamma(x + y)

@@ -6,7 +6,7 @@ Bernoulli(probs) trials.
 
 from __future__ import annotations
 
-from jaxblitz import compat as torch
+from jaxblitz.compat.autograd.grad_mode import no_grad
 from jaxblitz.compat.distributions import constraints
 from jaxblitz.compat.distributions._ops import binomial
 from jaxblitz.compat.distributions.distribution import Distribution
@@ -16,7 +16,12 @@ from jaxblitz.compat.distributions.utils import (
     logits_to_probs,
     probs_to_logits,
 )
+from jaxblitz.compat.ops import _unary
+from jaxblitz.compat.ops._special_math import lgamma
+from jaxblitz.compat.ops._unary import exp, log1p
 from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.tensor._tensor_base import Size
+from jaxblitz.compat.tensor.creation import arange
 
 __all__ = ["Binomial"]
 
@@ -58,7 +63,7 @@ class Binomial(Distribution):
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(Binomial, _instance)
-        batch_shape = torch.Size(batch_shape)
+        batch_shape = Size(batch_shape)
         new.total_count = self.total_count.expand(batch_shape)
         if "probs" in self.__dict__:
             new.probs = self.probs.expand(batch_shape)
@@ -95,23 +100,23 @@ class Binomial(Distribution):
         return logits_to_probs(self.logits, is_binary=True)
 
     @property
-    def param_shape(self) -> torch.Size:
+    def param_shape(self) -> Size:
         return self._param.size()
 
     def sample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
-        with torch.no_grad():
+        with no_grad():
             return binomial(self.total_count.expand(shape), self.probs.expand(shape))
 
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        log_factorial_n = torch.lgamma(self.total_count + 1)
-        log_factorial_k = torch.lgamma(value + 1)
-        log_factorial_nmk = torch.lgamma(self.total_count - value + 1)
+        log_factorial_n = lgamma(self.total_count + 1)
+        log_factorial_k = lgamma(value + 1)
+        log_factorial_nmk = lgamma(self.total_count - value + 1)
         normalize_term = (
             self.total_count * _clamp_by_zero(self.logits)
-            + self.total_count * torch.log1p(torch.exp(-torch.abs(self.logits)))
+            + self.total_count * log1p(exp(-_unary.abs(self.logits)))
             - log_factorial_n
         )
         return (
@@ -125,7 +130,7 @@ class Binomial(Distribution):
                 "Inhomogeneous total count not supported by `entropy`."
             )
         log_prob = self.log_prob(self.enumerate_support(False))
-        return -(torch.exp(log_prob) * log_prob).sum(0)
+        return -(exp(log_prob) * log_prob).sum(0)
 
     def enumerate_support(self, expand=True):
         total_count = int(self.total_count.max())
@@ -133,7 +138,7 @@ class Binomial(Distribution):
             raise NotImplementedError(
                 "Inhomogeneous total count not supported by `enumerate_support`."
             )
-        values = torch.arange(
+        values = arange(
             1 + total_count, dtype=self._param.dtype, device=self._param.device
         )
         values = values.view((-1,) + (1,) * len(self._batch_shape))

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from math import nan
 
-from jaxblitz import compat as torch
 from jaxblitz.compat.distributions import constraints
 from jaxblitz.compat.distributions.distribution import Distribution
 from jaxblitz.compat.distributions.utils import (
@@ -18,7 +17,12 @@ from jaxblitz.compat.distributions.utils import (
     logits_to_probs,
     probs_to_logits,
 )
-from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.ops._multinomial import multinomial
+from jaxblitz.compat.ops._unary import clamp
+from jaxblitz.compat.ops.shape_ops import broadcast_tensors
+from jaxblitz.compat.tensor import Tensor, _dtype
+from jaxblitz.compat.tensor._tensor_base import Size
+from jaxblitz.compat.tensor.creation import arange, full
 
 __all__ = ["Categorical"]
 
@@ -52,14 +56,14 @@ class Categorical(Distribution):
         self._param = self.probs if probs is not None else self.logits
         self._num_events = self._param.size()[-1]
         batch_shape = (
-            self._param.size()[:-1] if self._param.ndimension() > 1 else torch.Size()
+            self._param.size()[:-1] if self._param.ndimension() > 1 else Size()
         )
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(Categorical, _instance)
-        batch_shape = torch.Size(batch_shape)
-        param_shape = batch_shape + torch.Size((self._num_events,))
+        batch_shape = Size(batch_shape)
+        param_shape = batch_shape + Size((self._num_events,))
         if "probs" in self.__dict__:
             new.probs = self.probs.expand(param_shape)
             new._param = new.probs
@@ -84,12 +88,12 @@ class Categorical(Distribution):
         return logits_to_probs(self.logits)
 
     @property
-    def param_shape(self) -> torch.Size:
+    def param_shape(self) -> Size:
         return self._param.size()
 
     @property
     def mean(self) -> Tensor:
-        return torch.full(
+        return full(
             self._extended_shape(),
             nan,
             dtype=self.probs.dtype,
@@ -102,7 +106,7 @@ class Categorical(Distribution):
 
     @property
     def variance(self) -> Tensor:
-        return torch.full(
+        return full(
             self._extended_shape(),
             nan,
             dtype=self.probs.dtype,
@@ -110,29 +114,29 @@ class Categorical(Distribution):
         )
 
     def sample(self, sample_shape=()):
-        if not isinstance(sample_shape, torch.Size):
-            sample_shape = torch.Size(sample_shape)
+        if not isinstance(sample_shape, Size):
+            sample_shape = Size(sample_shape)
         probs_2d = self.probs.reshape(-1, self._num_events)
-        samples_2d = torch.multinomial(probs_2d, sample_shape.numel(), True).T
+        samples_2d = multinomial(probs_2d, sample_shape.numel(), True).T
         return samples_2d.reshape(self._extended_shape(sample_shape))
 
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
         value = value.long().unsqueeze(-1)
-        value, log_pmf = torch.broadcast_tensors(value, self.logits)
+        value, log_pmf = broadcast_tensors(value, self.logits)
         value = value[..., :1]
         return log_pmf.gather(-1, value).squeeze(-1)
 
     def entropy(self):
         min_real = float(_finfo(self.logits.dtype).min)
-        logits = torch.clamp(self.logits, min=min_real)
+        logits = clamp(self.logits, min=min_real)
         p_log_p = logits * self.probs
         return -p_log_p.sum(-1)
 
     def enumerate_support(self, expand=True):
         num_events = self._num_events
-        values = torch.arange(num_events, dtype=torch.long, device=self._param.device)
+        values = arange(num_events, dtype=_dtype.long, device=self._param.device)
         values = values.view((-1,) + (1,) * len(self._batch_shape))
         if expand:
             values = values.expand((-1,) + self._batch_shape)

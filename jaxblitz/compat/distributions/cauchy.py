@@ -8,10 +8,11 @@ from __future__ import annotations
 import math
 from math import inf, nan
 
-from jaxblitz import compat as torch
 from jaxblitz.compat.distributions._loc_scale import LocScale
 from jaxblitz.compat.distributions.distribution import Distribution
+from jaxblitz.compat.ops._unary import atan, tan
 from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.tensor.creation import full
 
 __all__ = ["Cauchy"]
 
@@ -19,7 +20,7 @@ __all__ = ["Cauchy"]
 class Cauchy(LocScale, Distribution):
     @property
     def mean(self) -> Tensor:
-        return torch.full(
+        return full(
             self._extended_shape(), nan, dtype=self.loc.dtype, device=self.loc.device
         )
 
@@ -29,7 +30,7 @@ class Cauchy(LocScale, Distribution):
 
     @property
     def variance(self) -> Tensor:
-        return torch.full(
+        return full(
             self._extended_shape(), inf, dtype=self.loc.dtype, device=self.loc.device
         )
 
@@ -50,10 +51,10 @@ class Cauchy(LocScale, Distribution):
     def cdf(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        return torch.atan((value - self.loc) / self.scale) / math.pi + 0.5
+        return atan((value - self.loc) / self.scale) / math.pi + 0.5
 
     def icdf(self, value):
-        return torch.tan(math.pi * (value - 0.5)) * self.scale + self.loc
+        return tan(math.pi * (value - 0.5)) * self.scale + self.loc
 
     def entropy(self):
         return math.log(4 * math.pi) + self.scale.log()

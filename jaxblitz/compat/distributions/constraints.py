@@ -12,8 +12,12 @@ from typing import Any
 
 import numpy as np
 
-from jaxblitz import compat as torch
+from jaxblitz.compat import linalg
 from jaxblitz.compat.distributions.utils import _finfo, _format
+from jaxblitz.compat.ops import _reduce, shape_ops
+from jaxblitz.compat.ops._arith import isclose
+from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.tensor.creation import full, tensor
 
 __all__ = [
     "Constraint",
@@ -352,7 +356,7 @@ class _Simplex(Constraint):
     event_dim = 1
 
     def check(self, value):
-        return torch.all(value >= 0, dim=-1) & ((value.sum(-1) - 1).abs() < 1e-06)
+        return _reduce.all(value >= 0, dim=-1) & ((value.sum(-1) - 1).abs() < 1e-06)
 
 
 class _Multinomial(Constraint):
@@ -391,7 +395,7 @@ class _CorrCholesky(Constraint):
 
     def check(self, value):
         tol = _finfo(value.dtype).eps * value.size(-1) * 10
-        row_norm = torch.linalg.norm(value.detach(), dim=-1)
+        row_norm = linalg.norm(value.detach(), dim=-1)
         unit_row_norm = (row_norm - 1.0).abs().le(tol).all(dim=-1)
         return _LowerCholesky().check(value) & unit_row_norm
 
@@ -400,10 +404,10 @@ class _Square(Constraint):
     event_dim = 2
 
     def check(self, value):
-        return torch.full(
+        return full(
             size=value.shape[:-2],
             fill_value=value.shape[-2] == value.shape[-1],
-            dtype=torch.bool,
+            dtype=_dtype.bool,
             device=value.device,
         )
 
@@ -413,7 +417,7 @@ class _Symmetric(_Square):
         square_check = super().check(value)
         if not square_check.all():
             return square_check
-        return torch.isclose(value, value.mT, atol=1e-06).all(-2).all(-1)
+        return isclose(value, value.mT, atol=1e-06).all(-2).all(-1)
 
 
 class _PositiveSemidefinite(_Symmetric):
@@ -466,7 +470,7 @@ class _Cat(Constraint):
             v = value.narrow(self.dim, start, length)
             checks.append(constr.check(v))
             start = start + length
-        return torch.cat(checks, self.dim)
+        return shape_ops.cat(checks, self.dim)
 
 
 class _Stack(Constraint):
@@ -494,7 +498,7 @@ class _Stack(Constraint):
                 f"dim {self.dim} out of range for value with {value.dim()} dimensions"
             )
         vs = [value.select(self.dim, i) for i in range(value.size(self.dim))]
-        return torch.stack(
+        return shape_ops.stack(
             [constr.check(v) for v, constr in zip(vs, self.cseq, strict=False)],
             self.dim,
         )
@@ -536,7 +540,7 @@ def _host_check(value: Any, test: Callable[[np.ndarray], bool]) -> Any:
     matrices = np.asarray(value.detach().cpu().numpy(), dtype=np.float64)
     flat = matrices.reshape((-1,) + matrices.shape[-2:])
     ok = np.array([test(m) for m in flat], dtype=bool).reshape(matrices.shape[:-2])
-    return torch.tensor(ok, device=value.device)
+    return tensor(ok, device=value.device)
 
 
 def _eigvalsh_nonnegative(m: np.ndarray) -> bool:

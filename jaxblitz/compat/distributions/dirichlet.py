@@ -6,11 +6,13 @@ its gradient is the implicit reparameterization torch's ``_dirichlet_grad`` give
 
 from __future__ import annotations
 
-from jaxblitz import compat as torch
 from jaxblitz.compat.distributions import constraints
 from jaxblitz.compat.distributions._ops import _standard_gamma
 from jaxblitz.compat.distributions.exp_family import ExponentialFamily
+from jaxblitz.compat.nn.functional import one_hot
+from jaxblitz.compat.ops._special_math import digamma, lgamma, xlogy
 from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.tensor._tensor_base import Size
 
 __all__ = ["Dirichlet"]
 
@@ -42,7 +44,7 @@ class Dirichlet(ExponentialFamily):
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(Dirichlet, _instance)
-        batch_shape = torch.Size(batch_shape)
+        batch_shape = Size(batch_shape)
         new.concentration = self.concentration.expand(batch_shape + self.event_shape)
         super(Dirichlet, new).__init__(
             batch_shape, self.event_shape, validate_args=False
@@ -59,9 +61,9 @@ class Dirichlet(ExponentialFamily):
         if self._validate_args:
             self._validate_sample(value)
         return (
-            torch.xlogy(self.concentration - 1.0, value).sum(-1)
-            + torch.lgamma(self.concentration.sum(-1))
-            - torch.lgamma(self.concentration).sum(-1)
+            xlogy(self.concentration - 1.0, value).sum(-1)
+            + lgamma(self.concentration.sum(-1))
+            - lgamma(self.concentration).sum(-1)
         )
 
     @property
@@ -73,9 +75,9 @@ class Dirichlet(ExponentialFamily):
         concentrationm1 = (self.concentration - 1).clamp(min=0.0)
         mode = concentrationm1 / concentrationm1.sum(-1, True)
         mask = (self.concentration < 1).all(dim=-1)
-        mode[mask] = torch.nn.functional.one_hot(
-            mode[mask].argmax(dim=-1), concentrationm1.shape[-1]
-        ).to(mode)
+        mode[mask] = one_hot(mode[mask].argmax(dim=-1), concentrationm1.shape[-1]).to(
+            mode
+        )
         return mode
 
     @property
@@ -91,10 +93,10 @@ class Dirichlet(ExponentialFamily):
         k = self.concentration.size(-1)
         a0 = self.concentration.sum(-1)
         return (
-            torch.lgamma(self.concentration).sum(-1)
-            - torch.lgamma(a0)
-            - (k - a0) * torch.digamma(a0)
-            - ((self.concentration - 1.0) * torch.digamma(self.concentration)).sum(-1)
+            lgamma(self.concentration).sum(-1)
+            - lgamma(a0)
+            - (k - a0) * digamma(a0)
+            - ((self.concentration - 1.0) * digamma(self.concentration)).sum(-1)
         )
 
     @property
@@ -102,4 +104,4 @@ class Dirichlet(ExponentialFamily):
         return (self.concentration,)
 
     def _log_normalizer(self, x):
-        return x.lgamma().sum(-1) - torch.lgamma(x.sum(-1))
+        return x.lgamma().sum(-1) - lgamma(x.sum(-1))

@@ -7,10 +7,12 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from jaxblitz import compat as torch
+from jaxblitz.compat.autograd.grad_mode import no_grad
 from jaxblitz.compat.distributions import constraints
 from jaxblitz.compat.distributions.utils import _format, lazy_property
+from jaxblitz.compat.ops._unary import exp
 from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.tensor._tensor_base import Size
 
 __all__ = ["Distribution"]
 
@@ -37,8 +39,8 @@ class Distribution:
         validate_args: bool | None = None,
     ) -> None:
         # torch.Size: compat's Size sliced or added is a tuple (torch's a Size)
-        self._batch_shape = torch.Size(batch_shape)
-        self._event_shape = torch.Size(event_shape)
+        self._batch_shape = Size(batch_shape)
+        self._event_shape = Size(event_shape)
         if validate_args is not None:
             self._validate_args = validate_args
         if self._validate_args:
@@ -77,11 +79,11 @@ class Distribution:
         raise NotImplementedError
 
     @property
-    def batch_shape(self) -> torch.Size:
+    def batch_shape(self) -> Size:
         return self._batch_shape
 
     @property
-    def event_shape(self) -> torch.Size:
+    def event_shape(self) -> Size:
         return self._event_shape
 
     @property
@@ -110,7 +112,7 @@ class Distribution:
 
     def sample(self, sample_shape: tuple[int, ...] = ()) -> Tensor:
         """``sample_shape`` draws (of the batch), with no gradient."""
-        with torch.no_grad():
+        with no_grad():
             return self.rsample(sample_shape)
 
     def rsample(self, sample_shape: tuple[int, ...] = ()) -> Tensor:
@@ -123,7 +125,7 @@ class Distribution:
             FutureWarning,
             stacklevel=2,
         )
-        return self.sample(torch.Size((n,)))
+        return self.sample(Size((n,)))
 
     def log_prob(self, value: Tensor) -> Tensor:
         raise NotImplementedError
@@ -141,13 +143,13 @@ class Distribution:
         raise NotImplementedError
 
     def perplexity(self) -> Tensor:
-        return torch.exp(self.entropy())
+        return exp(self.entropy())
 
     def _extended_shape(self, sample_shape: tuple[int, ...] = ()) -> Any:
         """``sample_shape + batch_shape + event_shape``."""
-        if not isinstance(sample_shape, torch.Size):
-            sample_shape = torch.Size(sample_shape)
-        return torch.Size(sample_shape + self._batch_shape + self._event_shape)
+        if not isinstance(sample_shape, Size):
+            sample_shape = Size(sample_shape)
+        return Size(sample_shape + self._batch_shape + self._event_shape)
 
     def _validate_sample(self, value: Tensor) -> None:
         """torch's checks of a value to score: a tensor, of a shape that
@@ -161,7 +163,7 @@ class Distribution:
                 f"{value.size()} vs {self._event_shape}."
             )
         actual_shape = value.size()
-        expected_shape = torch.Size(self._batch_shape + self._event_shape)
+        expected_shape = Size(self._batch_shape + self._event_shape)
         for i, j in zip(reversed(actual_shape), reversed(expected_shape), strict=False):
             if i != 1 and j != 1 and i != j:
                 raise ValueError(

@@ -4,7 +4,7 @@ log normalizer (computed with compat's autograd)."""
 
 from __future__ import annotations
 
-from jaxblitz import compat as torch
+from jaxblitz.compat.autograd import grad
 from jaxblitz.compat.distributions.distribution import Distribution
 from jaxblitz.compat.tensor import Tensor
 
@@ -29,7 +29,7 @@ class ExponentialFamily(Distribution):
         result = -self._mean_carrier_measure
         nparams = [p.detach().requires_grad_() for p in self._natural_params]
         lg_normal = self._log_normalizer(*nparams)
-        gradients = torch.autograd.grad(lg_normal.sum(), nparams, create_graph=True)
+        gradients = grad(lg_normal.sum(), nparams, create_graph=True)
         result += lg_normal
         for np, g in zip(nparams, gradients, strict=False):
             result -= (np * g).reshape(self._batch_shape + (-1,)).sum(-1)

@@ -5,11 +5,13 @@
 
 from __future__ import annotations
 
-from jaxblitz import compat as torch
 from jaxblitz.compat.distributions import constraints
 from jaxblitz.compat.distributions.exp_family import ExponentialFamily
 from jaxblitz.compat.distributions.utils import _Number, broadcast_all
+from jaxblitz.compat.ops._unary import exp, log, log1p
 from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.tensor._tensor_base import Size
+from jaxblitz.compat.tensor.creation import zeros_like
 
 __all__ = ["Exponential"]
 
@@ -26,7 +28,7 @@ class Exponential(ExponentialFamily):
 
     @property
     def mode(self) -> Tensor:
-        return torch.zeros_like(self.rate)
+        return zeros_like(self.rate)
 
     @property
     def stddev(self) -> Tensor:
@@ -43,7 +45,7 @@ class Exponential(ExponentialFamily):
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(Exponential, _instance)
-        batch_shape = torch.Size(batch_shape)
+        batch_shape = Size(batch_shape)
         new.rate = self.rate.expand(batch_shape)
         super(Exponential, new).__init__(batch_shape, validate_args=False)
         new._validate_args = self._validate_args
@@ -61,17 +63,17 @@ class Exponential(ExponentialFamily):
     def cdf(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        return 1 - torch.exp(-self.rate * value)
+        return 1 - exp(-self.rate * value)
 
     def icdf(self, value):
-        return -torch.log1p(-value) / self.rate
+        return -log1p(-value) / self.rate
 
     def entropy(self):
-        return 1.0 - torch.log(self.rate)
+        return 1.0 - log(self.rate)
 
     @property
     def _natural_params(self) -> tuple[Tensor]:
         return (-self.rate,)
 
     def _log_normalizer(self, x):
-        return -torch.log(-x)
+        return -log(-x)

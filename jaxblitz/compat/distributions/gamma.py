@@ -8,12 +8,15 @@ reparameterization as torch's.
 
 from __future__ import annotations
 
-from jaxblitz import compat as torch
 from jaxblitz.compat.distributions import constraints
 from jaxblitz.compat.distributions._ops import _standard_gamma
 from jaxblitz.compat.distributions.exp_family import ExponentialFamily
 from jaxblitz.compat.distributions.utils import _finfo, _Number, broadcast_all
+from jaxblitz.compat.ops._special_math import digamma, igamma, lgamma, xlogy
+from jaxblitz.compat.ops._unary import log
 from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.tensor._tensor_base import Size
+from jaxblitz.compat.tensor.creation import as_tensor
 
 __all__ = ["Gamma"]
 
@@ -54,7 +57,7 @@ class Gamma(ExponentialFamily):
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(Gamma, _instance)
-        batch_shape = torch.Size(batch_shape)
+        batch_shape = Size(batch_shape)
         new.concentration = self.concentration.expand(batch_shape)
         new.rate = self.rate.expand(batch_shape)
         super(Gamma, new).__init__(batch_shape, validate_args=False)
@@ -70,22 +73,22 @@ class Gamma(ExponentialFamily):
         return value
 
     def log_prob(self, value):
-        value = torch.as_tensor(value, dtype=self.rate.dtype, device=self.rate.device)
+        value = as_tensor(value, dtype=self.rate.dtype, device=self.rate.device)
         if self._validate_args:
             self._validate_sample(value)
         return (
-            torch.xlogy(self.concentration, self.rate)
-            + torch.xlogy(self.concentration - 1, value)
+            xlogy(self.concentration, self.rate)
+            + xlogy(self.concentration - 1, value)
             - self.rate * value
-            - torch.lgamma(self.concentration)
+            - lgamma(self.concentration)
         )
 
     def entropy(self):
         return (
             self.concentration
-            - torch.log(self.rate)
-            + torch.lgamma(self.concentration)
-            + (1.0 - self.concentration) * torch.digamma(self.concentration)
+            - log(self.rate)
+            + lgamma(self.concentration)
+            + (1.0 - self.concentration) * digamma(self.concentration)
         )
 
     @property
@@ -93,9 +96,9 @@ class Gamma(ExponentialFamily):
         return (self.concentration - 1, -self.rate)
 
     def _log_normalizer(self, x, y):
-        return torch.lgamma(x + 1) + (x + 1) * torch.log(-y.reciprocal())
+        return lgamma(x + 1) + (x + 1) * log(-y.reciprocal())
 
     def cdf(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        return torch.igamma(self.concentration, self.rate * value)
+        return igamma(self.concentration, self.rate * value)

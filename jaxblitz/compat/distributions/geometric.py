@@ -6,7 +6,7 @@ with ``probs`` or ``logits``.
 
 from __future__ import annotations
 
-from jaxblitz import compat as torch
+from jaxblitz.compat.autograd.grad_mode import no_grad
 from jaxblitz.compat.distributions import constraints
 from jaxblitz.compat.distributions.distribution import Distribution
 from jaxblitz.compat.distributions.utils import (
@@ -19,6 +19,8 @@ from jaxblitz.compat.distributions.utils import (
 )
 from jaxblitz.compat.nn.functional import binary_cross_entropy_with_logits
 from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.tensor._tensor_base import Size
+from jaxblitz.compat.tensor.creation import zeros_like
 
 __all__ = ["Geometric"]
 
@@ -64,7 +66,7 @@ class Geometric(Distribution):
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(Geometric, _instance)
-        batch_shape = torch.Size(batch_shape)
+        batch_shape = Size(batch_shape)
         if "probs" in self.__dict__:
             new.probs = self.probs.expand(batch_shape)
         if "logits" in self.__dict__:
@@ -79,7 +81,7 @@ class Geometric(Distribution):
 
     @property
     def mode(self) -> Tensor:
-        return torch.zeros_like(self.probs)
+        return zeros_like(self.probs)
 
     @property
     def variance(self) -> Tensor:
@@ -96,7 +98,7 @@ class Geometric(Distribution):
     def sample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
         tiny = _finfo(self.probs.dtype).tiny
-        with torch.no_grad():
+        with no_grad():
             u = self.probs.new_empty(shape).uniform_(float(tiny), 1)
             return (u.log() / (-self.probs).log1p()).floor()
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 
-from jaxblitz import compat as torch
 from jaxblitz.compat.distributions import constraints
 from jaxblitz.compat.distributions.transformed_distribution import (
     TransformedDistribution,
@@ -19,6 +18,7 @@ from jaxblitz.compat.distributions.utils import (
     euler_constant,
 )
 from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.tensor.creation import full_like, ones_like
 
 __all__ = ["Gumbel"]
 
@@ -39,13 +39,13 @@ class Gumbel(TransformedDistribution):
             base_dist = Uniform(finfo.tiny, 1 - finfo.eps, validate_args=validate_args)
         else:
             base_dist = Uniform(
-                torch.full_like(self.loc, finfo.tiny),
-                torch.full_like(self.loc, 1 - finfo.eps),
+                full_like(self.loc, finfo.tiny),
+                full_like(self.loc, 1 - finfo.eps),
                 validate_args=validate_args,
             )
         transforms = [
             ExpTransform().inv,
-            AffineTransform(loc=0, scale=-torch.ones_like(self.scale)),
+            AffineTransform(loc=0, scale=-ones_like(self.scale)),
             ExpTransform().inv,
             AffineTransform(loc=loc, scale=-self.scale),
         ]

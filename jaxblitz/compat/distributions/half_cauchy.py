@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import math
 
-from jaxblitz import compat as torch
 from jaxblitz.compat.distributions._half import Half
 from jaxblitz.compat.distributions.cauchy import Cauchy
 from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.tensor.creation import full
 
 __all__ = ["HalfCauchy"]
 
@@ -18,7 +18,7 @@ class HalfCauchy(Half):
 
     @property
     def mean(self) -> Tensor:
-        return torch.full(
+        return full(
             self._extended_shape(),
             math.inf,
             dtype=self.scale.dtype,

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 from typing import Generic, TypeVar
 
-from jaxblitz import compat as torch
-from jaxblitz.compat import Size
 from jaxblitz.compat.distributions import constraints
 from jaxblitz.compat.distributions.distribution import Distribution
 from jaxblitz.compat.distributions.utils import _sum_rightmost
 from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.tensor._tensor_base import Size
 
 __all__ = ["Independent"]
 D = TypeVar("D", bound=Distribution)
@@ -46,7 +45,7 @@ class Independent(Distribution, Generic[D]):
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(Independent, _instance)
-        batch_shape = torch.Size(batch_shape)
+        batch_shape = Size(batch_shape)
         new.base_dist = self.base_dist.expand(
             batch_shape + self.event_shape[: self.reinterpreted_batch_ndims]
         )

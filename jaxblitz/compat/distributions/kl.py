@@ -10,7 +10,7 @@ from collections.abc import Callable
 from functools import total_ordering
 from math import inf
 
-from jaxblitz import compat as torch
+from jaxblitz.compat.autograd import grad
 from jaxblitz.compat.distributions._ops import solve_triangular
 from jaxblitz.compat.distributions.bernoulli import Bernoulli
 from jaxblitz.compat.distributions.beta import Beta
@@ -44,7 +44,12 @@ from jaxblitz.compat.distributions.utils import (
 from jaxblitz.compat.distributions.utils import (
     euler_constant as _euler_gamma,
 )
+from jaxblitz.compat.nn.functional import softplus
+from jaxblitz.compat.ops._special_math import digamma, lgamma, xlogy
+from jaxblitz.compat.ops._unary import erf, exp, log, log1p
+from jaxblitz.compat.ops.shape_ops import broadcast_shapes
 from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.tensor.creation import full_like
 
 _KL_REGISTRY: dict[tuple[type, type], Callable] = {}
 _KL_MEMOIZE: dict[tuple[type, type], Callable] = {}
@@ -112,11 +117,11 @@ def _dispatch_kl(type_p, type_q):
 
 
 def _infinite_like(tensor):
-    return torch.full_like(tensor, inf)
+    return full_like(tensor, inf)
 
 
 def _x_log_x(tensor):
-    return torch.xlogy(tensor, tensor)
+    return xlogy(tensor, tensor)
 
 
 def _batch_trace_XXT(bmat):
@@ -144,15 +149,10 @@ def kl_divergence(p: Distribution, q: Distribution) -> Tensor:
 
 @register_kl(Bernoulli, Bernoulli)
 def _kl_bernoulli_bernoulli(p, q):
-    t1 = p.probs * (
-        torch.nn.functional.softplus(-q.logits)
-        - torch.nn.functional.softplus(-p.logits)
-    )
+    t1 = p.probs * (softplus(-q.logits) - softplus(-p.logits))
     t1[q.probs == 0] = inf
     t1[p.probs == 0] = 0
-    t2 = (1 - p.probs) * (
-        torch.nn.functional.softplus(q.logits) - torch.nn.functional.softplus(p.logits)
-    )
+    t2 = (1 - p.probs) * (softplus(q.logits) - softplus(p.logits))
     t2[q.probs == 1] = inf
     t2[p.probs == 1] = 0
     return t1 + t2
@@ -164,9 +164,9 @@ def _kl_beta_beta(p, q):
     sum_params_q = q.concentration1 + q.concentration0
     t1 = q.concentration1.lgamma() + q.concentration0.lgamma() + sum_params_p.lgamma()
     t2 = p.concentration1.lgamma() + p.concentration0.lgamma() + sum_params_q.lgamma()
-    t3 = (p.concentration1 - q.concentration1) * torch.digamma(p.concentration1)
-    t4 = (p.concentration0 - q.concentration0) * torch.digamma(p.concentration0)
-    t5 = (sum_params_q - sum_params_p) * torch.digamma(sum_params_p)
+    t3 = (p.concentration1 - q.concentration1) * digamma(p.concentration1)
+    t4 = (p.concentration0 - q.concentration0) * digamma(p.concentration0)
+    t5 = (sum_params_q - sum_params_p) * digamma(sum_params_p)
     return t1 - t2 + t3 + t4 + t5
 
 
@@ -221,7 +221,7 @@ def _kl_expfamily_expfamily(p, q):
     p_nparams = [np.detach().requires_grad_() for np in p._natural_params]
     q_nparams = q._natural_params
     lg_normal = p._log_normalizer(*p_nparams)
-    gradients = torch.autograd.grad(lg_normal.sum(), p_nparams, create_graph=True)
+    gradients = grad(lg_normal.sum(), p_nparams, create_graph=True)
     result = q._log_normalizer(*q_nparams) - lg_normal
     for pnp, qnp, g in zip(p_nparams, q_nparams, gradients, strict=False):
         term = (qnp - pnp) * g
@@ -232,8 +232,8 @@ def _kl_expfamily_expfamily(p, q):
 @register_kl(Gamma, Gamma)
 def _kl_gamma_gamma(p, q):
     t1 = q.concentration * (p.rate / q.rate).log()
-    t2 = torch.lgamma(q.concentration) - torch.lgamma(p.concentration)
-    t3 = (p.concentration - q.concentration) * torch.digamma(p.concentration)
+    t2 = lgamma(q.concentration) - lgamma(p.concentration)
+    t3 = (p.concentration - q.concentration) * digamma(p.concentration)
     t4 = (q.rate - p.rate) * (p.concentration / p.rate)
     return t1 + t2 + t3 + t4
 
@@ -245,13 +245,13 @@ def _kl_gumbel_gumbel(p, q):
     ct3 = p.loc / q.scale
     t1 = -ct1.log() - ct2 + ct3
     t2 = ct1 * _euler_gamma
-    t3 = torch.exp(ct2 + (1 + ct1).lgamma() - ct3)
+    t3 = exp(ct2 + (1 + ct1).lgamma() - ct3)
     return t1 + t2 + t3 - (1 + _euler_gamma)
 
 
 @register_kl(Geometric, Geometric)
 def _kl_geometric_geometric(p, q):
-    return -p.entropy() - torch.log1p(-q.probs) / p.probs - q.logits
+    return -p.entropy() - log1p(-q.probs) / p.probs - q.logits
 
 
 @register_kl(HalfNormal, HalfNormal)
@@ -265,7 +265,7 @@ def _kl_laplace_laplace(p, q):
     loc_abs_diff = (p.loc - q.loc).abs()
     t1 = -scale_ratio.log()
     t2 = loc_abs_diff / q.scale
-    t3 = scale_ratio * torch.exp(-loc_abs_diff / p.scale)
+    t3 = scale_ratio * exp(-loc_abs_diff / p.scale)
     return t1 + t2 + t3 - 1
 
 
@@ -279,7 +279,7 @@ def _kl_multivariatenormal_multivariatenormal(p, q):
     half_term1 = q._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(
         -1
     ) - p._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
-    combined_batch_shape = torch.broadcast_shapes(
+    combined_batch_shape = broadcast_shapes(
         q._unbroadcasted_scale_tril.shape[:-2], p._unbroadcasted_scale_tril.shape[:-2]
     )
     n = p.event_shape[0]
@@ -379,7 +379,7 @@ def _kl_exponential_infinity(p, q):
 @register_kl(Exponential, Gamma)
 def _kl_exponential_gamma(p, q):
     ratio = q.rate / p.rate
-    t1 = -q.concentration * torch.log(ratio)
+    t1 = -q.concentration * log(ratio)
     return (
         t1
         + ratio
@@ -394,7 +394,7 @@ def _kl_exponential_gumbel(p, q):
     scale_rate_prod = p.rate * q.scale
     loc_scale_ratio = q.loc / q.scale
     t1 = scale_rate_prod.log() - 1
-    t2 = torch.exp(loc_scale_ratio) * scale_rate_prod / (scale_rate_prod + 1)
+    t2 = exp(loc_scale_ratio) * scale_rate_prod / (scale_rate_prod + 1)
     t3 = scale_rate_prod.reciprocal()
     return t1 - loc_scale_ratio + t2 + t3
 
@@ -403,7 +403,7 @@ def _kl_exponential_gumbel(p, q):
 def _kl_exponential_normal(p, q):
     var_normal = q.scale.pow(2)
     rate_sqr = p.rate.pow(2)
-    t1 = 0.5 * torch.log(rate_sqr * var_normal * 2 * math.pi)
+    t1 = 0.5 * log(rate_sqr * var_normal * 2 * math.pi)
     t2 = rate_sqr.reciprocal()
     t3 = q.loc / p.rate
     t4 = q.loc.pow(2) * 0.5
@@ -432,8 +432,7 @@ def _kl_gamma_gumbel(p, q):
     )
     t2 = beta_scale_prod.log() + p.concentration / beta_scale_prod
     t3 = (
-        torch.exp(loc_scale_ratio)
-        * (1 + beta_scale_prod.reciprocal()).pow(-p.concentration)
+        exp(loc_scale_ratio) * (1 + beta_scale_prod.reciprocal()).pow(-p.concentration)
         - loc_scale_ratio
     )
     return t1 + t2 + t3
@@ -444,7 +443,7 @@ def _kl_gamma_normal(p, q):
     var_normal = q.scale.pow(2)
     beta_sqr = p.rate.pow(2)
     t1 = (
-        0.5 * torch.log(beta_sqr * var_normal * 2 * math.pi)
+        0.5 * log(beta_sqr * var_normal * 2 * math.pi)
         - p.concentration
         - p.concentration.lgamma()
     )
@@ -487,7 +486,7 @@ def _kl_laplace_infinity(p, q):
 def _kl_laplace_normal(p, q):
     var_normal = q.scale.pow(2)
     scale_sqr_var_ratio = p.scale.pow(2) / var_normal
-    t1 = 0.5 * torch.log(2 * scale_sqr_var_ratio / math.pi)
+    t1 = 0.5 * log(2 * scale_sqr_var_ratio / math.pi)
     t2 = 0.5 * p.loc.pow(2)
     t3 = p.loc * q.loc
     t4 = 0.5 * q.loc.pow(2)
@@ -509,7 +508,7 @@ def _kl_normal_gumbel(p, q):
     loc_scale_ratio = q.loc / q.scale
     t1 = var_scale_sqr_ratio.log() * 0.5
     t2 = mean_scale_ratio - loc_scale_ratio
-    t3 = torch.exp(-mean_scale_ratio + 0.5 * var_scale_sqr_ratio + loc_scale_ratio)
+    t3 = exp(-mean_scale_ratio + 0.5 * var_scale_sqr_ratio + loc_scale_ratio)
     return -t1 + t2 + t3 - 0.5 * (1 + math.log(2 * math.pi))
 
 
@@ -518,11 +517,9 @@ def _kl_normal_laplace(p, q):
     loc_diff = p.loc - q.loc
     scale_ratio = p.scale / q.scale
     loc_diff_scale_ratio = loc_diff / p.scale
-    t1 = torch.log(scale_ratio)
-    t2 = (
-        math.sqrt(2 / math.pi) * p.scale * torch.exp(-0.5 * loc_diff_scale_ratio.pow(2))
-    )
-    t3 = loc_diff * torch.erf(math.sqrt(0.5) * loc_diff_scale_ratio)
+    t1 = log(scale_ratio)
+    t2 = math.sqrt(2 / math.pi) * p.scale * exp(-0.5 * loc_diff_scale_ratio.pow(2))
+    t3 = loc_diff * erf(math.sqrt(0.5) * loc_diff_scale_ratio)
     return -t1 + (t2 + t3) / q.scale - 0.5 * (1 + math.log(0.5 * math.pi))
 
 
@@ -535,7 +532,7 @@ def _kl_poisson_infinity(p, q):
 @register_kl(Uniform, Beta)
 def _kl_uniform_beta(p, q):
     common_term = p.high - p.low
-    t1 = torch.log(common_term)
+    t1 = log(common_term)
     t2 = (
         (q.concentration1 - 1)
         * (_x_log_x(p.high) - _x_log_x(p.low) - common_term)
@@ -585,7 +582,7 @@ def _kl_uniform_gumbel(p, q):
     high_loc_diff = (p.high - q.loc) / q.scale
     low_loc_diff = (p.low - q.loc) / q.scale
     t1 = common_term.log() + 0.5 * (high_loc_diff + low_loc_diff)
-    t2 = common_term * (torch.exp(-high_loc_diff) - torch.exp(-low_loc_diff))
+    t2 = common_term * (exp(-high_loc_diff) - exp(-low_loc_diff))
     return t1 - t2
 
 

@@ -3,11 +3,17 @@ component distributions of one family."""
 
 from __future__ import annotations
 
-from jaxblitz import compat as torch
-from jaxblitz.compat.distributions import Categorical, constraints
+from jaxblitz.compat.autograd.grad_mode import no_grad
+from jaxblitz.compat.distributions import constraints
+from jaxblitz.compat.distributions.categorical import Categorical
 from jaxblitz.compat.distributions.constraints import MixtureSameFamilyConstraint
 from jaxblitz.compat.distributions.distribution import Distribution
+from jaxblitz.compat.ops import _reduce
+from jaxblitz.compat.ops._arrange import log_softmax
+from jaxblitz.compat.ops._gather import gather
+from jaxblitz.compat.ops._reduce import logsumexp
 from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.tensor._tensor_base import Size
 
 __all__ = ["MixtureSameFamily"]
 
@@ -57,7 +63,7 @@ class MixtureSameFamily(Distribution):
         )
 
     def expand(self, batch_shape, _instance=None):
-        batch_shape = torch.Size(batch_shape)
+        batch_shape = Size(batch_shape)
         batch_shape_comp = batch_shape + (self._num_component,)
         new = self._get_checked_instance(MixtureSameFamily, _instance)
         new._component_distribution = self._component_distribution.expand(
@@ -88,17 +94,17 @@ class MixtureSameFamily(Distribution):
     @property
     def mean(self) -> Tensor:
         probs = self._pad_mixture_dimensions(self.mixture_distribution.probs)
-        return torch.sum(
+        return _reduce.sum(
             probs * self.component_distribution.mean, dim=-1 - self._event_ndims
         )
 
     @property
     def variance(self) -> Tensor:
         probs = self._pad_mixture_dimensions(self.mixture_distribution.probs)
-        mean_cond_var = torch.sum(
+        mean_cond_var = _reduce.sum(
             probs * self.component_distribution.variance, dim=-1 - self._event_ndims
         )
-        var_cond_mean = torch.sum(
+        var_cond_mean = _reduce.sum(
             probs * (self.component_distribution.mean - self._pad(self.mean)).pow(2.0),
             dim=-1 - self._event_ndims,
         )
@@ -108,18 +114,18 @@ class MixtureSameFamily(Distribution):
         x = self._pad(x)
         cdf_x = self.component_distribution.cdf(x)
         mix_prob = self.mixture_distribution.probs
-        return torch.sum(cdf_x * mix_prob, dim=-1)
+        return _reduce.sum(cdf_x * mix_prob, dim=-1)
 
     def log_prob(self, x):
         if self._validate_args:
             self._validate_sample(x)
         x = self._pad(x)
         log_prob_x = self.component_distribution.log_prob(x)
-        log_mix_prob = torch.log_softmax(self.mixture_distribution.logits, dim=-1)
-        return torch.logsumexp(log_prob_x + log_mix_prob, dim=-1)
+        log_mix_prob = log_softmax(self.mixture_distribution.logits, dim=-1)
+        return logsumexp(log_prob_x + log_mix_prob, dim=-1)
 
     def sample(self, sample_shape=()):
-        with torch.no_grad():
+        with no_grad():
             sample_len = len(sample_shape)
             batch_len = len(self.batch_shape)
             gather_dim = sample_len + batch_len
@@ -127,13 +133,11 @@ class MixtureSameFamily(Distribution):
             mix_sample = self.mixture_distribution.sample(sample_shape)
             mix_shape = mix_sample.shape
             comp_samples = self.component_distribution.sample(sample_shape)
-            mix_sample_r = mix_sample.reshape(
-                mix_shape + torch.Size([1] * (len(es) + 1))
-            )
+            mix_sample_r = mix_sample.reshape(mix_shape + Size([1] * (len(es) + 1)))
             mix_sample_r = mix_sample_r.repeat(
-                torch.Size([1] * len(mix_shape)) + torch.Size([1]) + es
+                Size([1] * len(mix_shape)) + Size([1]) + es
             )
-            samples = torch.gather(comp_samples, gather_dim, mix_sample_r)
+            samples = gather(comp_samples, gather_dim, mix_sample_r)
             return samples.squeeze(gather_dim)
 
     def _pad(self, x):
@@ -145,10 +149,7 @@ class MixtureSameFamily(Distribution):
         pad_ndims = 0 if cat_batch_ndims == 1 else dist_batch_ndims - cat_batch_ndims
         xs = x.shape
         x = x.reshape(
-            xs[:-1]
-            + torch.Size(pad_ndims * [1])
-            + xs[-1:]
-            + torch.Size(self._event_ndims * [1])
+            xs[:-1] + Size(pad_ndims * [1]) + xs[-1:] + Size(self._event_ndims * [1])
         )
         return x
 

@@ -7,12 +7,16 @@ from __future__ import annotations
 
 from math import inf
 
-from jaxblitz import compat as torch
-from jaxblitz.compat.distributions import Categorical, constraints
+from jaxblitz.compat.distributions import constraints
 from jaxblitz.compat.distributions.binomial import Binomial
+from jaxblitz.compat.distributions.categorical import Categorical
 from jaxblitz.compat.distributions.distribution import Distribution
 from jaxblitz.compat.distributions.utils import broadcast_all
+from jaxblitz.compat.ops._special_math import lgamma
+from jaxblitz.compat.ops._unary import exp
 from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.tensor._tensor_base import Size
+from jaxblitz.compat.tensor.creation import ones_like, tensor
 
 __all__ = ["Multinomial"]
 
@@ -47,7 +51,7 @@ class Multinomial(Distribution):
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(Multinomial, _instance)
-        batch_shape = torch.Size(batch_shape)
+        batch_shape = Size(batch_shape)
         new.total_count = self.total_count
         new._categorical = self._categorical.expand(batch_shape)
         super(Multinomial, new).__init__(
@@ -69,28 +73,26 @@ class Multinomial(Distribution):
         return self._categorical.probs
 
     @property
-    def param_shape(self) -> torch.Size:
+    def param_shape(self) -> Size:
         return self._categorical.param_shape
 
     def sample(self, sample_shape=()):
-        sample_shape = torch.Size(sample_shape)
-        samples = self._categorical.sample(
-            torch.Size((self.total_count,)) + sample_shape
-        )
+        sample_shape = Size(sample_shape)
+        samples = self._categorical.sample(Size((self.total_count,)) + sample_shape)
         shifted_idx = list(range(samples.dim()))
         shifted_idx.append(shifted_idx.pop(0))
         samples = samples.permute(*shifted_idx)
         counts = samples.new_zeros(self._extended_shape(sample_shape))
-        counts.scatter_add_(-1, samples, torch.ones_like(samples))
+        counts.scatter_add_(-1, samples, ones_like(samples))
         return counts.type_as(self.probs)
 
     def entropy(self):
-        n = torch.tensor(self.total_count)
+        n = tensor(self.total_count)
         cat_entropy = self._categorical.entropy()
-        term1 = n * cat_entropy - torch.lgamma(n + 1)
+        term1 = n * cat_entropy - lgamma(n + 1)
         support = self._binomial.enumerate_support(expand=False)[1:]
-        binomial_probs = torch.exp(self._binomial.log_prob(support))
-        weights = torch.lgamma(support + 1)
+        binomial_probs = exp(self._binomial.log_prob(support))
+        weights = lgamma(support + 1)
         term2 = (binomial_probs * weights).sum([0, -1])
         return term1 + term2
 
@@ -99,8 +101,8 @@ class Multinomial(Distribution):
             self._validate_sample(value)
         logits, value = broadcast_all(self.logits, value)
         logits = logits.clone()
-        log_factorial_n = torch.lgamma(value.sum(-1) + 1)
-        log_factorial_xs = torch.lgamma(value + 1).sum(-1)
+        log_factorial_n = lgamma(value.sum(-1) + 1)
+        log_factorial_xs = lgamma(value + 1).sum(-1)
         logits[(value == 0) & (logits == -inf)] = 0
         log_powers = (logits * value).sum(-1)
         return log_factorial_n - log_factorial_xs + log_powers

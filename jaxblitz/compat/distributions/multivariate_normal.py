@@ -9,18 +9,24 @@ from __future__ import annotations
 
 import math
 
-from jaxblitz import compat as torch
+from jaxblitz.compat import linalg
 from jaxblitz.compat.distributions import constraints
 from jaxblitz.compat.distributions._ops import solve_triangular
 from jaxblitz.compat.distributions.distribution import Distribution
 from jaxblitz.compat.distributions.utils import _standard_normal, lazy_property
+from jaxblitz.compat.ops._arrange import flip
+from jaxblitz.compat.ops._decompositions import cholesky_inverse
+from jaxblitz.compat.ops._linalg import matmul
+from jaxblitz.compat.ops.shape_ops import broadcast_shapes, transpose
 from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.tensor._tensor_base import Size
+from jaxblitz.compat.tensor.creation import eye
 
 __all__ = ["MultivariateNormal"]
 
 
 def _batch_mv(bmat, bvec):
-    return torch.matmul(bmat, bvec.unsqueeze(-1)).squeeze(-1)
+    return matmul(bmat, bvec.unsqueeze(-1)).squeeze(-1)
 
 
 def _batch_mahalanobis(bL, bx):
@@ -57,9 +63,9 @@ def _batch_mahalanobis(bL, bx):
 
 
 def _precision_to_scale_tril(P):
-    Lf = torch.linalg.cholesky(torch.flip(P, (-2, -1)))
-    L_inv = torch.transpose(torch.flip(Lf, (-2, -1)), -2, -1)
-    Id = torch.eye(P.shape[-1], dtype=P.dtype, device=P.device)
+    Lf = linalg.cholesky(flip(P, (-2, -1)))
+    L_inv = transpose(flip(Lf, (-2, -1)), -2, -1)
+    Id = eye(P.shape[-1], dtype=P.dtype, device=P.device)
     L = solve_triangular(L_inv, Id, upper=False)
     return L
 
@@ -99,7 +105,7 @@ class MultivariateNormal(Distribution):
                     "scale_tril matrix must be at least two-dimensional, with "
                     "optional leading batch dimensions"
                 )
-            batch_shape = torch.broadcast_shapes(scale_tril.shape[:-2], loc.shape[:-1])
+            batch_shape = broadcast_shapes(scale_tril.shape[:-2], loc.shape[:-1])
             self.scale_tril = scale_tril.expand(batch_shape + (-1, -1))
         elif covariance_matrix is not None:
             if covariance_matrix.dim() < 2:
@@ -107,9 +113,7 @@ class MultivariateNormal(Distribution):
                     "covariance_matrix must be at least two-dimensional, with "
                     "optional leading batch dimensions"
                 )
-            batch_shape = torch.broadcast_shapes(
-                covariance_matrix.shape[:-2], loc.shape[:-1]
-            )
+            batch_shape = broadcast_shapes(covariance_matrix.shape[:-2], loc.shape[:-1])
             self.covariance_matrix = covariance_matrix.expand(batch_shape + (-1, -1))
         else:
             if precision_matrix is None:
@@ -119,9 +123,7 @@ class MultivariateNormal(Distribution):
                     "precision_matrix must be at least two-dimensional, with optional "
                     "leading batch dimensions"
                 )
-            batch_shape = torch.broadcast_shapes(
-                precision_matrix.shape[:-2], loc.shape[:-1]
-            )
+            batch_shape = broadcast_shapes(precision_matrix.shape[:-2], loc.shape[:-1])
             self.precision_matrix = precision_matrix.expand(batch_shape + (-1, -1))
         self.loc = loc.expand(batch_shape + (-1,))
         event_shape = self.loc.shape[-1:]
@@ -129,13 +131,13 @@ class MultivariateNormal(Distribution):
         if scale_tril is not None:
             self._unbroadcasted_scale_tril = scale_tril
         elif covariance_matrix is not None:
-            self._unbroadcasted_scale_tril = torch.linalg.cholesky(covariance_matrix)
+            self._unbroadcasted_scale_tril = linalg.cholesky(covariance_matrix)
         else:
             self._unbroadcasted_scale_tril = _precision_to_scale_tril(precision_matrix)
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(MultivariateNormal, _instance)
-        batch_shape = torch.Size(batch_shape)
+        batch_shape = Size(batch_shape)
         loc_shape = batch_shape + self.event_shape
         cov_shape = batch_shape + self.event_shape + self.event_shape
         new.loc = self.loc.expand(loc_shape)
@@ -160,13 +162,13 @@ class MultivariateNormal(Distribution):
 
     @lazy_property
     def covariance_matrix(self) -> Tensor:
-        return torch.matmul(
+        return matmul(
             self._unbroadcasted_scale_tril, self._unbroadcasted_scale_tril.mT
         ).expand(self._batch_shape + self._event_shape + self._event_shape)
 
     @lazy_property
     def precision_matrix(self) -> Tensor:
-        return torch.cholesky_inverse(self._unbroadcasted_scale_tril).expand(
+        return cholesky_inverse(self._unbroadcasted_scale_tril).expand(
             self._batch_shape + self._event_shape + self._event_shape
         )
 

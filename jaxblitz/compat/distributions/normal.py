@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import math
 
-from jaxblitz import compat as torch
+from jaxblitz.compat.autograd.grad_mode import no_grad
 from jaxblitz.compat.distributions._loc_scale import LocScale
 from jaxblitz.compat.distributions.exp_family import ExponentialFamily
 from jaxblitz.compat.distributions.utils import _Number, _standard_normal
+from jaxblitz.compat.ops._special_math import erfinv
+from jaxblitz.compat.ops._unary import erf, log
 from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.tensor.creation import normal
 
 __all__ = ["Normal"]
 
@@ -40,8 +43,8 @@ class Normal(LocScale, ExponentialFamily):
 
     def sample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
-        with torch.no_grad():
-            return torch.normal(self.loc.expand(shape), self.scale.expand(shape))
+        with no_grad():
+            return normal(self.loc.expand(shape), self.scale.expand(shape))
 
     def rsample(self, sample_shape: tuple[int, ...] = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)
@@ -67,18 +70,18 @@ class Normal(LocScale, ExponentialFamily):
         if self._validate_args:
             self._validate_sample(value)
         return 0.5 * (
-            1 + torch.erf((value - self.loc) * self.scale.reciprocal() / math.sqrt(2))
+            1 + erf((value - self.loc) * self.scale.reciprocal() / math.sqrt(2))
         )
 
     def icdf(self, value):
-        return self.loc + self.scale * torch.erfinv(2 * value - 1) * math.sqrt(2)
+        return self.loc + self.scale * erfinv(2 * value - 1) * math.sqrt(2)
 
     def entropy(self):
-        return 0.5 + 0.5 * math.log(2 * math.pi) + torch.log(self.scale)
+        return 0.5 + 0.5 * math.log(2 * math.pi) + log(self.scale)
 
     @property
     def _natural_params(self) -> tuple[Tensor, Tensor]:
         return (self.loc / self.scale.pow(2), -0.5 * self.scale.pow(2).reciprocal())
 
     def _log_normalizer(self, x, y):
-        return -0.25 * x.pow(2) / y + 0.5 * torch.log(-math.pi / y)
+        return -0.25 * x.pow(2) / y + 0.5 * log(-math.pi / y)

@@ -5,11 +5,13 @@ gradient).
 
 from __future__ import annotations
 
-from jaxblitz import compat as torch
 from jaxblitz.compat.distributions import constraints
 from jaxblitz.compat.distributions.categorical import Categorical
 from jaxblitz.compat.distributions.distribution import Distribution
+from jaxblitz.compat.nn.functional import one_hot
 from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.tensor._tensor_base import Size
+from jaxblitz.compat.tensor.creation import eye
 
 __all__ = ["OneHotCategorical", "OneHotCategoricalStraightThrough"]
 
@@ -34,7 +36,7 @@ class OneHotCategorical(Distribution):
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(OneHotCategorical, _instance)
-        batch_shape = torch.Size(batch_shape)
+        batch_shape = Size(batch_shape)
         new._categorical = self._categorical.expand(batch_shape)
         super(OneHotCategorical, new).__init__(
             batch_shape, self.event_shape, validate_args=False
@@ -62,22 +64,22 @@ class OneHotCategorical(Distribution):
     def mode(self) -> Tensor:
         probs = self._categorical.probs
         mode = probs.argmax(dim=-1)
-        return torch.nn.functional.one_hot(mode, num_classes=probs.shape[-1]).to(probs)
+        return one_hot(mode, num_classes=probs.shape[-1]).to(probs)
 
     @property
     def variance(self) -> Tensor:
         return self._categorical.probs * (1 - self._categorical.probs)
 
     @property
-    def param_shape(self) -> torch.Size:
+    def param_shape(self) -> Size:
         return self._categorical.param_shape
 
     def sample(self, sample_shape=()):
-        sample_shape = torch.Size(sample_shape)
+        sample_shape = Size(sample_shape)
         probs = self._categorical.probs
         num_events = self._categorical._num_events
         indices = self._categorical.sample(sample_shape)
-        return torch.nn.functional.one_hot(indices, num_events).to(probs)
+        return one_hot(indices, num_events).to(probs)
 
     def log_prob(self, value):
         if self._validate_args:
@@ -90,7 +92,7 @@ class OneHotCategorical(Distribution):
 
     def enumerate_support(self, expand=True):
         n = self.event_shape[0]
-        values = torch.eye(n, dtype=self._param.dtype, device=self._param.device)
+        values = eye(n, dtype=self._param.dtype, device=self._param.device)
         values = values.view((n,) + (1,) * len(self.batch_shape) + (n,))
         if expand:
             values = values.expand((n,) + self.batch_shape + (n,))

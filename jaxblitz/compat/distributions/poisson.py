@@ -5,12 +5,14 @@
 
 from __future__ import annotations
 
-from jaxblitz import compat as torch
+from jaxblitz.compat.autograd.grad_mode import no_grad
 from jaxblitz.compat.distributions import constraints
 from jaxblitz.compat.distributions._ops import poisson
 from jaxblitz.compat.distributions.exp_family import ExponentialFamily
 from jaxblitz.compat.distributions.utils import _Number, broadcast_all
+from jaxblitz.compat.ops._unary import exp, log
 from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.tensor._tensor_base import Size
 
 __all__ = ["Poisson"]
 
@@ -38,7 +40,7 @@ class Poisson(ExponentialFamily):
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(Poisson, _instance)
-        batch_shape = torch.Size(batch_shape)
+        batch_shape = Size(batch_shape)
         new.rate = self.rate.expand(batch_shape)
         super(Poisson, new).__init__(batch_shape, validate_args=False)
         new._validate_args = self._validate_args
@@ -46,7 +48,7 @@ class Poisson(ExponentialFamily):
 
     def sample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
-        with torch.no_grad():
+        with no_grad():
             return poisson(self.rate.expand(shape))
 
     def log_prob(self, value):
@@ -57,7 +59,7 @@ class Poisson(ExponentialFamily):
 
     @property
     def _natural_params(self) -> tuple[Tensor]:
-        return (torch.log(self.rate),)
+        return (log(self.rate),)
 
     def _log_normalizer(self, x):
-        return torch.exp(x)
+        return exp(x)

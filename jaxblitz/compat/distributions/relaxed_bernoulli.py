@@ -3,7 +3,6 @@ distribution with ``temperature``, as a sigmoid of a LogitRelaxedBernoulli."""
 
 from __future__ import annotations
 
-from jaxblitz import compat as torch
 from jaxblitz.compat.distributions import constraints
 from jaxblitz.compat.distributions.distribution import Distribution
 from jaxblitz.compat.distributions.transformed_distribution import (
@@ -19,6 +18,8 @@ from jaxblitz.compat.distributions.utils import (
     probs_to_logits,
 )
 from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.tensor._tensor_base import Size
+from jaxblitz.compat.tensor.creation import rand
 
 __all__ = ["LogitRelaxedBernoulli", "RelaxedBernoulli"]
 
@@ -53,7 +54,7 @@ class LogitRelaxedBernoulli(Distribution):
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(LogitRelaxedBernoulli, _instance)
-        batch_shape = torch.Size(batch_shape)
+        batch_shape = Size(batch_shape)
         new.temperature = self.temperature
         if "probs" in self.__dict__:
             new.probs = self.probs.expand(batch_shape)
@@ -74,15 +75,13 @@ class LogitRelaxedBernoulli(Distribution):
         return logits_to_probs(self.logits, is_binary=True)
 
     @property
-    def param_shape(self) -> torch.Size:
+    def param_shape(self) -> Size:
         return self._param.size()
 
     def rsample(self, sample_shape: tuple[int, ...] = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)
         probs = clamp_probs(self.probs.expand(shape))
-        uniforms = clamp_probs(
-            torch.rand(shape, dtype=probs.dtype, device=probs.device)
-        )
+        uniforms = clamp_probs(rand(shape, dtype=probs.dtype, device=probs.device))
         return (
             uniforms.log() - (-uniforms).log1p() + probs.log() - (-probs).log1p()
         ) / self.temperature

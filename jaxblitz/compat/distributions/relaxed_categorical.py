@@ -3,7 +3,6 @@ the simplex with ``temperature``, as an exp of an ExpRelaxedCategorical."""
 
 from __future__ import annotations
 
-from jaxblitz import compat as torch
 from jaxblitz.compat.distributions import constraints
 from jaxblitz.compat.distributions.categorical import Categorical
 from jaxblitz.compat.distributions.distribution import Distribution
@@ -13,6 +12,8 @@ from jaxblitz.compat.distributions.transformed_distribution import (
 from jaxblitz.compat.distributions.transforms import ExpTransform
 from jaxblitz.compat.distributions.utils import broadcast_all, clamp_probs
 from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.tensor._tensor_base import Size
+from jaxblitz.compat.tensor.creation import full_like, rand
 
 __all__ = ["ExpRelaxedCategorical", "RelaxedOneHotCategorical"]
 
@@ -37,7 +38,7 @@ class ExpRelaxedCategorical(Distribution):
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(ExpRelaxedCategorical, _instance)
-        batch_shape = torch.Size(batch_shape)
+        batch_shape = Size(batch_shape)
         new.temperature = self.temperature
         new._categorical = self._categorical.expand(batch_shape)
         super(ExpRelaxedCategorical, new).__init__(
@@ -47,7 +48,7 @@ class ExpRelaxedCategorical(Distribution):
         return new
 
     @property
-    def param_shape(self) -> torch.Size:
+    def param_shape(self) -> Size:
         return self._categorical.param_shape
 
     @property
@@ -61,7 +62,7 @@ class ExpRelaxedCategorical(Distribution):
     def rsample(self, sample_shape: tuple[int, ...] = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)
         uniforms = clamp_probs(
-            torch.rand(shape, dtype=self.logits.dtype, device=self.logits.device)
+            rand(shape, dtype=self.logits.dtype, device=self.logits.device)
         )
         gumbels = -(-uniforms.log()).log()
         scores = (self.logits + gumbels) / self.temperature
@@ -72,7 +73,7 @@ class ExpRelaxedCategorical(Distribution):
         if self._validate_args:
             self._validate_sample(value)
         logits, value = broadcast_all(self.logits, value)
-        log_scale = torch.full_like(
+        log_scale = full_like(
             self.temperature, float(K)
         ).lgamma() - self.temperature.log().mul(-(K - 1))
         score = logits - value.mul(self.temperature)

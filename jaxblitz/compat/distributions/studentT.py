@@ -10,11 +10,14 @@ from __future__ import annotations
 import math
 from math import inf, nan
 
-from jaxblitz import compat as torch
-from jaxblitz.compat.distributions import Chi2, constraints
+from jaxblitz.compat.distributions import constraints
+from jaxblitz.compat.distributions.chi2 import Chi2
 from jaxblitz.compat.distributions.distribution import Distribution
 from jaxblitz.compat.distributions.utils import _standard_normal, broadcast_all
+from jaxblitz.compat.ops._special_math import digamma, lgamma
+from jaxblitz.compat.ops._unary import log1p, rsqrt
 from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.tensor._tensor_base import Size
 
 __all__ = ["StudentT"]
 
@@ -64,7 +67,7 @@ class StudentT(Distribution):
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(StudentT, _instance)
-        batch_shape = torch.Size(batch_shape)
+        batch_shape = Size(batch_shape)
         new.df = self.df.expand(batch_shape)
         new.loc = self.loc.expand(batch_shape)
         new.scale = self.scale.expand(batch_shape)
@@ -77,7 +80,7 @@ class StudentT(Distribution):
         shape = self._extended_shape(sample_shape)
         X = _standard_normal(shape, dtype=self.df.dtype, device=self.df.device)
         Z = self._chi2.rsample(sample_shape)
-        Y = X * torch.rsqrt(Z / self.df)
+        Y = X * rsqrt(Z / self.df)
         return self.loc + self.scale * Y
 
     def log_prob(self, value):
@@ -88,22 +91,18 @@ class StudentT(Distribution):
             self.scale.log()
             + 0.5 * self.df.log()
             + 0.5 * math.log(math.pi)
-            + torch.lgamma(0.5 * self.df)
-            - torch.lgamma(0.5 * (self.df + 1.0))
+            + lgamma(0.5 * self.df)
+            - lgamma(0.5 * (self.df + 1.0))
         )
-        return -0.5 * (self.df + 1.0) * torch.log1p(y**2.0 / self.df) - Z
+        return -0.5 * (self.df + 1.0) * log1p(y**2.0 / self.df) - Z
 
     def entropy(self):
-        lbeta = (
-            torch.lgamma(0.5 * self.df)
-            + math.lgamma(0.5)
-            - torch.lgamma(0.5 * (self.df + 1))
-        )
+        lbeta = lgamma(0.5 * self.df) + math.lgamma(0.5) - lgamma(0.5 * (self.df + 1))
         return (
             self.scale.log()
             + 0.5
             * (self.df + 1)
-            * (torch.digamma(0.5 * (self.df + 1)) - torch.digamma(0.5 * self.df))
+            * (digamma(0.5 * (self.df + 1)) - digamma(0.5 * self.df))
             + 0.5 * self.df.log()
             + lbeta
         )

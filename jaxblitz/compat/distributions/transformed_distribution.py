@@ -3,13 +3,14 @@
 
 from __future__ import annotations
 
-from jaxblitz import compat as torch
+from jaxblitz.compat.autograd.grad_mode import no_grad
 from jaxblitz.compat.distributions import constraints
 from jaxblitz.compat.distributions.distribution import Distribution
 from jaxblitz.compat.distributions.independent import Independent
 from jaxblitz.compat.distributions.transforms import ComposeTransform, Transform
 from jaxblitz.compat.distributions.utils import _sum_rightmost
 from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.tensor._tensor_base import Size
 
 __all__ = ["TransformedDistribution"]
 
@@ -74,7 +75,7 @@ class TransformedDistribution(Distribution):
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(TransformedDistribution, _instance)
-        batch_shape = torch.Size(batch_shape)
+        batch_shape = Size(batch_shape)
         shape = batch_shape + self.event_shape
         for t in reversed(self.transforms):
             shape = t.inverse_shape(shape)
@@ -103,7 +104,7 @@ class TransformedDistribution(Distribution):
         return self.base_dist.has_rsample
 
     def sample(self, sample_shape=()):
-        with torch.no_grad():
+        with no_grad():
             x = self.base_dist.sample(sample_shape)
             for transform in self.transforms:
                 x = transform(x)

@@ -9,7 +9,6 @@ import functools
 import math
 import operator
 
-from jaxblitz import compat as torch
 from jaxblitz.compat.distributions import constraints
 from jaxblitz.compat.distributions.distribution import Distribution
 from jaxblitz.compat.distributions.utils import (
@@ -20,7 +19,13 @@ from jaxblitz.compat.distributions.utils import (
     lazy_property,
 )
 from jaxblitz.compat.nn.functional import softplus
+from jaxblitz.compat.ops import _unary
+from jaxblitz.compat.ops._special_math import atanh
+from jaxblitz.compat.ops._unary import clamp, sigmoid
+from jaxblitz.compat.ops.shape_ops import broadcast_shapes
 from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.tensor._tensor_base import Size
+from jaxblitz.compat.tensor.creation import full_like, zeros_like
 
 __all__ = [
     "AbsTransform",
@@ -275,7 +280,7 @@ class ComposeTransform(Transform):
 
     def log_abs_det_jacobian(self, x, y):
         if not self.parts:
-            return torch.zeros_like(x)
+            return zeros_like(x)
         xs = [x]
         for part in self.parts[:-1]:
             xs.append(part(xs[-1]))
@@ -378,11 +383,9 @@ class IndependentTransform(Transform):
 class ReshapeTransform(Transform):
     bijective = True
 
-    def __init__(
-        self, in_shape: torch.Size, out_shape: torch.Size, cache_size: int = 0
-    ) -> None:
-        self.in_shape = torch.Size(in_shape)
-        self.out_shape = torch.Size(out_shape)
+    def __init__(self, in_shape: Size, out_shape: Size, cache_size: int = 0) -> None:
+        self.in_shape = Size(in_shape)
+        self.out_shape = Size(out_shape)
         if self.in_shape.numel() != self.out_shape.numel():
             raise ValueError("in_shape, out_shape have different numbers of elements")
         super().__init__(cache_size=cache_size)
@@ -485,15 +488,15 @@ class PowerTransform(Transform):
         return (self.exponent * y / x).abs().log()
 
     def forward_shape(self, shape):
-        return torch.broadcast_shapes(shape, getattr(self.exponent, "shape", ()))
+        return broadcast_shapes(shape, getattr(self.exponent, "shape", ()))
 
     def inverse_shape(self, shape):
-        return torch.broadcast_shapes(shape, getattr(self.exponent, "shape", ()))
+        return broadcast_shapes(shape, getattr(self.exponent, "shape", ()))
 
 
 def _clipped_sigmoid(x):
     finfo = _finfo(x.dtype)
-    return torch.clamp(torch.sigmoid(x), min=finfo.tiny, max=1.0 - finfo.eps)
+    return clamp(sigmoid(x), min=finfo.tiny, max=1.0 - finfo.eps)
 
 
 class SigmoidTransform(Transform):
@@ -549,7 +552,7 @@ class TanhTransform(Transform):
         return x.tanh()
 
     def _inverse(self, y):
-        return torch.atanh(y)
+        return atanh(y)
 
     def log_abs_det_jacobian(self, x, y):
         return 2.0 * (math.log(2.0) - x - softplus(-2.0 * x))
@@ -638,9 +641,9 @@ class AffineTransform(Transform):
         shape = x.shape
         scale = self.scale
         if isinstance(scale, _Number):
-            result = torch.full_like(x, math.log(abs(scale)))
+            result = full_like(x, math.log(abs(scale)))
         else:
-            result = torch.abs(scale).log()
+            result = _unary.abs(scale).log()
         if self.event_dim:
             result_size = result.size()[: -self.event_dim] + (-1,)
             result = result.view(result_size).sum(-1)
@@ -648,12 +651,12 @@ class AffineTransform(Transform):
         return result.expand(shape)
 
     def forward_shape(self, shape):
-        return torch.broadcast_shapes(
+        return broadcast_shapes(
             shape, getattr(self.loc, "shape", ()), getattr(self.scale, "shape", ())
         )
 
     def inverse_shape(self, shape):
-        return torch.broadcast_shapes(
+        return broadcast_shapes(
             shape, getattr(self.loc, "shape", ()), getattr(self.scale, "shape", ())
         )
 

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from math import nan
 
-from jaxblitz import compat as torch
 from jaxblitz.compat.distributions import constraints
 from jaxblitz.compat.distributions.distribution import Distribution
 from jaxblitz.compat.distributions.utils import _Number, broadcast_all
+from jaxblitz.compat.ops._unary import log
 from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.tensor._tensor_base import Size
+from jaxblitz.compat.tensor.creation import rand
 
 __all__ = ["Uniform"]
 
@@ -60,7 +62,7 @@ class Uniform(Distribution):
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(Uniform, _instance)
-        batch_shape = torch.Size(batch_shape)
+        batch_shape = Size(batch_shape)
         new.low = self.low.expand(batch_shape)
         new.high = self.high.expand(batch_shape)
         super(Uniform, new).__init__(batch_shape, validate_args=False)
@@ -73,15 +75,15 @@ class Uniform(Distribution):
 
     def rsample(self, sample_shape: tuple[int, ...] = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)
-        rand = torch.rand(shape, dtype=self.low.dtype, device=self.low.device)
-        return self.low + rand * (self.high - self.low)
+        u = rand(shape, dtype=self.low.dtype, device=self.low.device)
+        return self.low + u * (self.high - self.low)
 
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
         lb = self.low.le(value).type_as(self.low)
         ub = self.high.gt(value).type_as(self.low)
-        return torch.log(lb.mul(ub)) - torch.log(self.high - self.low)
+        return log(lb.mul(ub)) - log(self.high - self.low)
 
     def cdf(self, value):
         if self._validate_args:
@@ -94,4 +96,4 @@ class Uniform(Distribution):
         return result
 
     def entropy(self):
-        return torch.log(self.high - self.low)
+        return log(self.high - self.low)

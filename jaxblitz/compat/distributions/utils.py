@@ -9,8 +9,13 @@ from typing import Any, NamedTuple
 
 import jax.numpy as jnp
 
-from jaxblitz import compat as torch
+from jaxblitz.compat.autograd.grad_mode import enable_grad
+from jaxblitz.compat.nn.functional import softmax
+from jaxblitz.compat.ops._unary import log, log1p, sigmoid
+from jaxblitz.compat.ops.shape_ops import broadcast_shapes
 from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.tensor._dtype import get_default_dtype
+from jaxblitz.compat.tensor.creation import empty, tensor
 
 __all__ = [
     "broadcast_all",
@@ -55,22 +60,22 @@ def broadcast_all(*values: Tensor | float) -> tuple[Tensor, ...]:
             "objects implementing __torch_function__."
         )
     if not all(isinstance(v, Tensor) for v in values):
-        options: dict[str, Any] = dict(dtype=torch.get_default_dtype())
+        options: dict[str, Any] = dict(dtype=get_default_dtype())
         for value in values:
             if isinstance(value, Tensor):
                 options = dict(dtype=value.dtype, device=value.device)
                 break
         values = tuple(
-            v if isinstance(v, Tensor) else torch.tensor(v, **options) for v in values
+            v if isinstance(v, Tensor) else tensor(v, **options) for v in values
         )
     # torch: a tensor already of the broadcast shape comes back itself
-    shape = torch.broadcast_shapes(*(v.shape for v in values))
+    shape = broadcast_shapes(*(v.shape for v in values))
     return tuple(v if v.shape == shape else v.expand(shape) for v in values)
 
 
 def _standard_normal(shape: Sequence[int], dtype: Any, device: Any) -> Tensor:
     # torch: torch.empty(shape).normal_()
-    return torch.empty(shape, dtype=dtype, device=device).normal_()
+    return empty(shape, dtype=dtype, device=device).normal_()
 
 
 def _sum_rightmost(value: Tensor, dim: int) -> Tensor:
@@ -83,8 +88,8 @@ def _sum_rightmost(value: Tensor, dim: int) -> Tensor:
 
 def logits_to_probs(logits: Tensor, is_binary: bool = False) -> Tensor:
     if is_binary:
-        return torch.sigmoid(logits)
-    return torch.nn.functional.softmax(logits, dim=-1)
+        return sigmoid(logits)
+    return softmax(logits, dim=-1)
 
 
 def clamp_probs(probs: Tensor) -> Tensor:
@@ -96,8 +101,8 @@ def clamp_probs(probs: Tensor) -> Tensor:
 def probs_to_logits(probs: Tensor, is_binary: bool = False) -> Tensor:
     ps_clamped = clamp_probs(probs)
     if is_binary:
-        return torch.log(ps_clamped) - torch.log1p(-ps_clamped)
-    return torch.log(ps_clamped)
+        return log(ps_clamped) - log1p(-ps_clamped)
+    return log(ps_clamped)
 
 
 class lazy_property:
@@ -111,7 +116,7 @@ class lazy_property:
     def __get__(self, instance: Any, obj_type: Any = None) -> Any:
         if instance is None:
             return _lazy_property_and_property(self.wrapped)
-        with torch.enable_grad():
+        with enable_grad():
             value = self.wrapped(instance)
         setattr(instance, self.wrapped.__name__, value)
         return value
