@@ -24,7 +24,7 @@ import traceback
 
 _BOOT = (
     "import sys; sys.path[:] = sys.argv[2:]; "
-    "from jaxblitz.compat.utils._zygote import serve; serve(int(sys.argv[1]))"
+    "from jaxblitz.compat.utils._zygote_server import serve; serve(int(sys.argv[1]))"
 )
 _PATIENCE = 120  # seconds for the server to start and fork a worker
 _lock = threading.Lock()
@@ -103,39 +103,11 @@ def _exactly(sock: socket.socket, n: int) -> bytes | None:
     return out
 
 
-# -- the server, in its own interpreter ------------------------------------------
+# -- in the server's interpreter: a forked worker -------------------------------
 
 
-def serve(fd: int) -> None:
-    """Fork a worker for each request on the socket ``fd`` until it closes."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process stops workers
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps the workers
-    import jaxblitz.compat  # noqa: F401 (imported once here, not by every worker)
-
-    sock = socket.socket(fileno=fd)
-    while True:
-        try:
-            head, fds, _, _ = socket.recv_fds(sock, 8, 2)
-            if not head:
-                return
-            rest = _exactly(sock, 8 - len(head)) if len(head) < 8 else b""
-            body = _exactly(sock, int.from_bytes(head + rest, "little"))
-        except (OSError, TypeError):
-            return
-        if body is None or len(fds) != 2:
-            return
-        pid = os.fork()
-        if pid == 0:
-            _worker(sock, fds, body)
-        for f in fds:
-            os.close(f)
-        try:
-            sock.sendall(pid.to_bytes(8, "little"))
-        except OSError:
-            return
-
-
-def _worker(sock: socket.socket, fds: list[int], body: bytes) -> None:
+def run_worker(sock: socket.socket, fds: list[int], body: bytes) -> None:
+    """In a child forked by the server: run worker ``body`` on the pipe ends ``fds``."""
     code = 1
     try:
         sock.close()
