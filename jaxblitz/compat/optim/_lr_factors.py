@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from jaxblitz.compat.optim.lr_scheduler import LRScheduler
+from jaxblitz.compat.optim._lr_base import LRScheduler
 from jaxblitz.compat.optim.optimizer import Optimizer
 
 

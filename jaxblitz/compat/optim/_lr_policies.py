@@ -14,7 +14,7 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from typing import Any
 
-from jaxblitz.compat.optim.lr_scheduler import (
+from jaxblitz.compat.optim._lr_base import (
     EPOCH_DEPRECATION_WARNING,
     LRScheduler,
     _set,
