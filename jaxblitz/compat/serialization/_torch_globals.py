@@ -8,7 +8,7 @@ over a compat storage, ``torch.FloatStorage`` is a marker holding ``float32``,
 allows but compat cannot build (complex, quantized, sparse, nested tensors, the
 new small dtypes) raise ``NotImplementedError`` naming them; every other name is
 refused by :mod:`._unpickler` in torch's words, unless the user trusted it by name
-(``torch.serialization.add_safe_globals``, kept in :mod:`.serialization`): then
+(``torch.serialization.add_safe_globals``, kept in :mod:`._trusted`): then
 the object itself is used, as in PyTorch. :func:`check_data` then makes sure the
 loaded object holds data only (no stand-in leaks out as a value).
 """
@@ -24,8 +24,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxblitz.compat import serialization
 from jaxblitz.compat.nn.module import Parameter
+from jaxblitz.compat.serialization._trusted import user_globals
 from jaxblitz.compat.serialization._unpickler import Global, Unpickler, UnpicklingError
 from jaxblitz.compat.tensor import Size, Tensor, _dtype, _layout
 from jaxblitz.compat.tensor._tensor_base import _Storage
@@ -133,6 +133,14 @@ class _StorageRef:
         self.shaped = False  # True once a tensor relies on the storage's shape
 
 
+def frombuffer(raw: bytes, dt: Any, big_endian: bool) -> np.ndarray:
+    """``raw`` as an array of the compat dtype ``dt`` (native byte order)."""
+    if dt.name == "bool":
+        return np.frombuffer(raw, np.uint8) != 0  # any nonzero byte is True
+    bits = np.frombuffer(raw, np.dtype(f"u{dt.itemsize}"))
+    return (bits.byteswap() if big_endian else bits).view(dt.np)
+
+
 class Loader:
     """One ``torch.load``: the storages it met, where they go, and the table."""
 
@@ -142,7 +150,7 @@ class Loader:
         self.big_endian = False
         self.budget = 2 * size_limit + (1 << 16)  # see unpickle
         self.table = _table(self)
-        self.trusted = serialization.user_globals()  # the user's safe globals
+        self.trusted = user_globals()  # the user's safe globals
 
     def lookup(self, full: str) -> Any:
         """torch's allowlist first (as stand-ins), then the user's safe globals."""
@@ -209,8 +217,6 @@ class Loader:
 
     def fill(self, read: Callable[[str, int], bytes]) -> None:
         """Give each storage its bytes: ``read(key, nbytes)``."""
-        from jaxblitz.compat.serialization._torch_read import frombuffer
-
         for key, ref in self.refs.items():
             raw = read(key, ref.numel * ref.dtype.itemsize)
             host = frombuffer(raw, ref.dtype, self.big_endian)
@@ -411,7 +417,7 @@ def check_data(obj: Any) -> Any:
     With safe globals added, what they built is the user's to trust, as in
     PyTorch: only compat's own stand-ins are looked for inside it.
     """
-    trusted = {id(v) for v in serialization.user_globals().values()}
+    trusted = {id(v) for v in user_globals().values()}
     todo, seen = [obj], set()
     while todo:
         item = todo.pop()

@@ -21,8 +21,6 @@ import pickletools
 import zipfile
 from typing import Any
 
-import numpy as np
-
 from jaxblitz.compat.serialization._torch_globals import Loader, check_data
 from jaxblitz.compat.serialization._unpickler import Unpickler
 from jaxblitz.data.limits import mib
@@ -194,11 +192,3 @@ def is_legacy(blob: bytes) -> bool:
 
 def is_tar(blob: bytes) -> bool:
     return blob[257:262] == b"ustar"
-
-
-def frombuffer(raw: bytes, dt: Any, big_endian: bool) -> np.ndarray:
-    """``raw`` as an array of the compat dtype ``dt`` (native byte order)."""
-    if dt.name == "bool":
-        return np.frombuffer(raw, np.uint8) != 0  # any nonzero byte is True
-    bits = np.frombuffer(raw, np.dtype(f"u{dt.itemsize}"))
-    return (bits.byteswap() if big_endian else bits).view(dt.np)
