@@ -617,11 +617,11 @@ def test_conv2d_off_the_cpu_runs_xla_convolution_not_im2col(monkeypatch):
     # On a GPU or TPU compat's stride-1 convolution is lax.conv (cuDNN), as the
     # core's lenet there; same values and gradients as torch either way.
     from jaxblitz import kernels
-    from jaxblitz.compat.nn import functional
+    from jaxblitz.compat.nn import conv
 
     calls = []
     monkeypatch.setattr(kernels, "im2col_backend", lambda: False)
-    monkeypatch.setattr(functional, "_im2col_conv", lambda *a: calls.append(a))
+    monkeypatch.setattr(conv, "_im2col_conv", lambda *a: calls.append(a))
     x = RNG.standard_normal((3, 2, 7, 6)).astype(np.float32)
     check(forward_and_grads(lambda torch: torch.nn.Conv2d(2, 4, 3), x))
     assert calls == []
