@@ -4,8 +4,9 @@ torch forks its workers from the main process. Here that process runs JAX,
 whose threads a forked copy lacks: its first JAX call deadlocks. So one fresh
 interpreter per process, started at the first ``DataLoader`` with workers,
 imports ``jaxblitz.compat`` without starting JAX and forks each worker on
-request (what Python's ``forkserver`` does, without re-running the main script
-in it); a worker starts in milliseconds, with JAX usable. Each request carries
+request (:mod:`._zygote_server`: what Python's ``forkserver`` does, without
+re-running the main script in it); a worker starts in milliseconds, with JAX
+usable. Each request carries
 the main process's working directory, ``sys.path`` and environment at that
 moment, and the two pipe ends the worker talks through.
 """
