@@ -6,9 +6,8 @@ interpreter per process, started at the first ``DataLoader`` with workers,
 imports ``jaxblitz.compat`` without starting JAX and forks each worker on
 request (:mod:`._zygote_server`: what Python's ``forkserver`` does, without
 re-running the main script in it); a worker starts in milliseconds, with JAX
-usable. Each request carries
-the main process's working directory, ``sys.path`` and environment at that
-moment, and the two pipe ends the worker talks through.
+usable. Each request carries the main process's working directory, ``sys.path``
+and environment at that moment, and the two pipe ends the worker talks through.
 """
 
 from __future__ import annotations
