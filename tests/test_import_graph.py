@@ -14,8 +14,6 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "jaxblitz"
 
@@ -174,30 +172,29 @@ def test_the_core_has_no_import_circle():
     assert not found, _describe(graph, found)
 
 
-# Found when this test was written (c. = jaxblitz.compat.); compat is being reworked
-# by others, so these are recorded here rather than fixed in the same change.
-COMPAT_CIRCLES = (
-    "39 modules: jaxblitz.compat, c.distributions and its 33 modules, c.utils, "
-    "c.utils.data, c.utils._pool, c.utils._zygote; e.g. jaxblitz.compat -> "
-    "c.distributions -> c.distributions.bernoulli -> jaxblitz.compat",
-    "53 modules: c.tensor, c.ops, c.creation, c.inplace, c.amp, c.cuda, "
-    "c.profiler, c.autograd (+ profiler, variable), c.backends (_precision, "
-    "cudnn), 14 private op modules (_arith, _funnel, _linalg, ...) and 27 of c.nn "
-    "(module, functional, conv, losses, ...); e.g. c._arith -> c._funnel -> "
-    "c.creation -> c._linalg -> c.backends._precision -> c.backends.cudnn -> "
-    "c.cuda -> c._cuda_amp -> c.amp -> c.tensor -> c.ops -> c._arith",
-    "3 modules: c._torch_globals -> c._torch_read -> c._torch_globals, with "
-    "c.serialization",
-    "3 modules: c.optim._lr_factors -> c.optim.lr_scheduler -> "
-    "c.optim._lr_factors, with c.optim._lr_policies",
-)
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="compat's known import circles: " + " | ".join(COMPAT_CIRCLES),
-)
 def test_compat_has_no_import_circle():
     graph = import_graph()
     found = [c for c in circles(graph) if any(map(_is_compat, c))]
     assert not found, _describe(graph, found)
+
+
+def test_compat_lower_layers_never_import_the_facades():
+    """The tensor, autograd, lazy, op and eager-speed modules sit under ``nn``,
+    ``optim`` and the ``jaxblitz.compat`` facade, which they never import."""
+    graph = import_graph()
+    low = ("tensor", "autograd", "lazy", "ops", "_eager")
+    high = ("jaxblitz.compat", "jaxblitz.compat.nn", "jaxblitz.compat.optim")
+    lower = [
+        m
+        for m in graph
+        if m.startswith("jaxblitz.compat.")
+        and m.removeprefix("jaxblitz.compat.").startswith(low)
+    ]
+    assert len(lower) > 30
+    wrong = {
+        (m, t)
+        for m in lower
+        for t in graph[m]
+        if t in high or t.startswith(("jaxblitz.compat.nn.", "jaxblitz.compat.optim."))
+    }
+    assert not wrong, sorted(wrong)
