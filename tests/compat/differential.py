@@ -18,6 +18,12 @@ as one :class:`Outcome`:
 
 Aliasing (does the output share memory with the input) is compared where compat
 tensors have ``untyped_storage()``; until then it counts as unknown.
+
+Each op's first float32 sample (every variant: function, method, in-place) also
+runs with compat in lazy mode (:mod:`jaxblitz.compat.lazy`: recorded, then run
+as one program when its result is read); a sample that passes eagerly but not
+lazily is a silent difference, its detail prefixed "lazy mode:". The whole
+suite runs lazily with ``JAXBLITZ_COMPAT_LAZY=1``.
 """
 
 from __future__ import annotations
@@ -467,6 +473,20 @@ def run_case(case: Case, seed: int = 0) -> tuple[str, str, str]:
     return PASSED, "", aliasing
 
 
+def _also_lazily(case: Case, seed: int) -> tuple[str, str]:
+    """A passed case run again with compat lazy: (PASSED, "") or why it differs."""
+    if compat.lazy.is_lazy():  # the whole run is lazy already
+        return PASSED, ""
+    compat.lazy.set_lazy(True)
+    try:
+        status, detail, _ = run_case(case, seed=seed)
+    finally:
+        compat.lazy.set_lazy(False)
+    if status == PASSED:
+        return PASSED, ""
+    return SILENT, f"lazy mode: {status}: {detail}"
+
+
 def _missing_torch_name(e: AttributeError) -> bool:
     """Is this compat lacking a torch name (``torch.zero_``, ``x.bfloat16()``)?"""
     obj = e.obj
@@ -773,6 +793,8 @@ def run_op(op, everything: bool = False) -> list[Outcome]:
                     dropped.add(label)
                     out = [o for o in out if not o.case.startswith(label + " ")]
                     continue
+                if status == PASSED and dtype == torch.float32 and i == 0:
+                    status, detail = _also_lazily(case, i)
                 out.append(Outcome(row, name, status, detail, aliasing))
     out += _run_error_inputs(op, row, [v for v in variants if v[0] not in dropped])
     return out
