@@ -30,7 +30,7 @@ os.environ.setdefault("JAX_PLATFORMS", "cpu")
 # The process that makes the folder (pytest, or pytest-xdist's controller) removes
 # it; xdist's workers inherit it through _SESSION.
 # The same holds for SHARED, a folder where tests leave results that other xdist
-# workers read (tests/compat/test_differential.py's rows).
+# workers read (tests/compat/programs/test_differential.py's rows).
 _SESSION = "JAXBLITZ_TESTS_SESSION"
 _OWNS_SESSION = _SESSION not in os.environ
 if _OWNS_SESSION:

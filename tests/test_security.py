@@ -181,10 +181,10 @@ def _pickle_uses(path: Path) -> list[str]:
 # archives.py's unpickler allows only NumPy arrays and builtins (tests/test_data.py
 # shows os.system refused); compat's torch.load reads PyTorch's pickles with its own
 # opcode interpreter and PyTorch's weights-only allowlist (the hostile files of
-# tests/compat/test_serialization_hostile.py are refused). compat's DataLoader
-# workers pass the user's own dataset and batches between the user's process and
-# the worker processes it starts, over pipes only those processes hold (as
-# torch's DataLoader does): never bytes read from a file or the network.
+# tests/compat/serialization/test_serialization_hostile.py are refused). compat's
+# DataLoader workers pass the user's own dataset and batches between the user's
+# process and the worker processes it starts, over pipes only those processes hold
+# (as torch's DataLoader does): never bytes read from a file or the network.
 ALLOWED_UNPICKLERS = {
     "jaxblitz/data/archives.py": ["class _ArrayUnpickler", "Unpickler"],
     "jaxblitz/compat/serialization/_unpickler.py": ["class Unpickler"],

@@ -12,9 +12,9 @@ import pytest
 import jaxblitz.compat as torch
 from jaxblitz.compat import nn
 from jaxblitz.compat._eager import _fused, _warm
+from tests.compat.autograd.test_extending import _square
 from tests.compat.blitz_net import Net
 from tests.compat.modes import eager_only
-from tests.compat.test_extending import _square
 
 # Lazy execution runs a backward inside the step's program.
 pytestmark = eager_only("the fused backward (autograd/_fused.py)")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.compat.test_nn_parity import check
+from tests.compat.nn.test_nn_parity import check
 
 pt = pytest.importorskip("torch")
 

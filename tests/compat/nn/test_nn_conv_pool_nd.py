@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import jaxblitz.compat
-from tests.compat.test_nn_layers import forward_and_grads
-from tests.compat.test_nn_parity import check
+from tests.compat.nn.test_nn_layers import forward_and_grads
+from tests.compat.nn.test_nn_parity import check
 
 pt = pytest.importorskip("torch")
 ct = jaxblitz.compat

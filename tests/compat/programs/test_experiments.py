@@ -7,7 +7,7 @@ import pytest
 
 from tests import background
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 EXPECTED = {
     "01_tensors.py": (

@@ -16,7 +16,7 @@ import pytest
 
 import jaxblitz.compat
 from tests.compat.notes.record import plain
-from tests.compat.test_notes import same
+from tests.compat.programs.test_notes import same
 
 pt = pytest.importorskip("torch")
 ct = jaxblitz.compat

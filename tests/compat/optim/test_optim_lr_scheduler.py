@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import jaxblitz.compat
-from tests.compat.test_nn_parity import check
+from tests.compat.nn.test_nn_parity import check
 
 pt = pytest.importorskip("torch")
 ct = jaxblitz.compat

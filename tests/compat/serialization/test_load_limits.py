@@ -15,7 +15,7 @@ import pytest
 import jaxblitz.compat as torch
 from jaxblitz.compat.serialization import _torch_read
 from jaxblitz.integrity import CorruptFileError
-from tests.compat.test_serialization_hostile import g, i, pkl, s, t
+from tests.compat.serialization.test_serialization_hostile import g, i, pkl, s, t
 
 
 def _storage(key: str, numel: int) -> bytes:

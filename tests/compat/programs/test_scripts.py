@@ -22,8 +22,8 @@ import pytest
 from tests import background
 from tests.compat import torchvision_files
 
-ROOT = Path(__file__).resolve().parents[2]
-SCRIPTS = Path(__file__).resolve().parent / "scripts"
+ROOT = Path(__file__).resolve().parents[3]
+SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
 
 

@@ -421,7 +421,7 @@ def test_optimizer_options_are_honoured_or_refused_never_ignored():
     named = torch.optim.SGD(net.named_parameters(), lr=0.1)
     assert named.param_groups[0]["param_names"] == ["weight", "bias"]
     torch.optim.Adam([p], foreach=False, fused=None, capturable=False)
-    # Honoured (their trajectories against torch's: tests/compat/test_optim.py).
+    # Honoured (their trajectories against torch's: tests/compat/optim/test_optim.py).
     torch.optim.SGD([p], lr=0.1, momentum=0.9, dampening=0.5)
     torch.optim.Adam([p], amsgrad=True, decoupled_weight_decay=True)
     for make in (

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import jaxblitz.compat
-from tests.compat import test_optim as base
-from tests.compat.test_nn_parity import check
+from tests.compat.nn.test_nn_parity import check
+from tests.compat.optim import test_optim as base
 
 pt = pytest.importorskip("torch")
 ct = jaxblitz.compat
