@@ -363,6 +363,14 @@ _SAVES: dict[str, tuple] = {
 }
 
 
+def register_saves(name: str, rule: tuple) -> None:
+    """Record what torch's node ``name`` saves (see :data:`_SAVES`); the op
+    modules declare theirs beside the op (``ops._declare.saves``)."""
+    rule = tuple(rule)
+    if _SAVES.setdefault(name, rule) != rule:
+        raise ValueError(f"{name} saves {_SAVES[name]}, not {rule}")
+
+
 def _saved_checks(name, args, mask, out) -> tuple:
     checks = []
     for position, needs in _SAVES.get(name, ()):

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import jax.numpy as jnp
 import numpy as np
 
+from jaxblitz.compat.ops._declare import declare
 from jaxblitz.compat.ops._funnel import (
     _add_fn,
     _alpha_operand,
@@ -56,6 +57,7 @@ def _check_alpha(dt: _dtype.dtype, alpha: Any) -> None:
         )
 
 
+@declare(method=True, inplace=True, augmented="iadd")
 def add(input: Any, other: Any, *, alpha: Any = 1, out: Tensor | None = None):
     """``torch.add(input, other, alpha=1, out=None)``: ``input + alpha * other``."""
     input, other = _value(input), _value(other)
@@ -83,6 +85,7 @@ def _check_sub(input: Any, other: Any) -> None:
         )
 
 
+@declare(method=True, inplace=True, augmented="isub")
 def sub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     """``input - alpha * other``."""
     input, other = _value(input), _value(other)
@@ -95,6 +98,7 @@ def sub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     )
 
 
+@declare
 def rsub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     """``other - alpha * input`` (``2 - x``; torch: RsubBackward1)."""
     _require_tensors("rsub", input)
@@ -108,6 +112,7 @@ def rsub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     )
 
 
+@declare(method=True, inplace=True, augmented="imul")
 def mul(input: Any, other: Any, *, out: Tensor | None = None) -> Tensor:
     input, other = _value(input), _value(other)
     dt = _promote(input, other)
@@ -117,6 +122,7 @@ def mul(input: Any, other: Any, *, out: Tensor | None = None) -> Tensor:
     return _to_out(result, out)
 
 
+@declare(method=True, inplace=True, augmented="itruediv")
 def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
     """``torch.div``: true division (ints give the default float dtype), or with
     ``rounding_mode`` ``'trunc'``/``'floor'`` in the promoted dtype."""
@@ -140,10 +146,12 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
     )
 
 
+@declare(method=True, inplace=True)
 def true_divide(input: Any, other: Any) -> Tensor:
     return div(input, other)
 
 
+@declare(method=True, inplace=True, augmented="ifloordiv")
 def floor_divide(input: Any, other: Any) -> Tensor:
     """``input // other``: Python's floor division (torch has no derivative)."""
     input, other = _value(input), _value(other)
@@ -155,6 +163,7 @@ def floor_divide(input: Any, other: Any) -> Tensor:
     return _elementwise("NotImplemented", _floor_divide_fn, input, other, dt=dt)
 
 
+@declare(method=True, inplace=True, augmented="imod")
 def remainder(input: Any, other: Any) -> Tensor:
     """``input % other``: Python's modulus, the sign of the divisor."""
     _require_a_tensor("remainder", input, other)
@@ -171,6 +180,7 @@ def remainder(input: Any, other: Any) -> Tensor:
     return _elementwise(name, _remainder_fn, input, other, dt=dt)
 
 
+@declare(method=True, inplace=True)
 def fmod(input: Any, other: Any) -> Tensor:
     """C's ``fmod``: the remainder takes the sign of the dividend."""
     _require_tensors("fmod", input)
@@ -184,6 +194,7 @@ def fmod(input: Any, other: Any) -> Tensor:
     return _elementwise(name, _binary_fn, input, other, op=jnp.fmod, dt=dt)
 
 
+@declare(method=True, inplace=True, augmented="ipow")
 def pow(input: Any, exponent: Any) -> Tensor:  # noqa: A001 -- torch's name
     """``input ** exponent``; either may be a number (``torch.pow(2, x)``)."""
     _require_a_tensor("pow", input, exponent)
@@ -200,11 +211,15 @@ def pow(input: Any, exponent: Any) -> Tensor:  # noqa: A001 -- torch's name
     return _elementwise(name, _pow_fn, input, exponent, dt=dt)
 
 
+@declare(method=True, inplace=True)
 def square(input: Tensor) -> Tensor:
     return pow(input, 2)
 
 
 multiply, divide, subtract = mul, div, sub
+declare.alias("subtract", subtract, method=True, inplace=True)
+declare.alias("divide", divide, method=True, inplace=True)
+declare.alias("multiply", multiply, method=True, inplace=True)
 
 
 # ---------------------------------------------------------------------------
@@ -226,8 +241,11 @@ def _bitwise(kernel: str, op):
 
 
 bitwise_and = _bitwise("and", jnp.bitwise_and)
+declare.alias("bitwise_and", bitwise_and, method=True, inplace=True, augmented="iand")
 bitwise_or = _bitwise("or", jnp.bitwise_or)
+declare.alias("bitwise_or", bitwise_or, method=True, inplace=True, augmented="ior")
 bitwise_xor = _bitwise("xor", jnp.bitwise_xor)
+declare.alias("bitwise_xor", bitwise_xor, method=True, inplace=True, augmented="ixor")
 
 
 def _shift(kernel: str, left: bool):
@@ -244,9 +262,24 @@ def _shift(kernel: str, left: bool):
 
 
 bitwise_left_shift = _shift("lshift", left=True)
+declare.alias(
+    "bitwise_left_shift",
+    bitwise_left_shift,
+    method=True,
+    inplace=True,
+    augmented="ilshift",
+)
 bitwise_right_shift = _shift("rshift", left=False)
+declare.alias(
+    "bitwise_right_shift",
+    bitwise_right_shift,
+    method=True,
+    inplace=True,
+    augmented="irshift",
+)
 
 
+@declare(method=True, inplace=True)
 def bitwise_not(input: Tensor) -> Tensor:
     if input.dtype.is_floating_point:
         raise _not_implemented("bitwise_not_cpu", input.dtype)
@@ -263,10 +296,14 @@ def _logical(op):
 
 
 logical_and = _logical(jnp.logical_and)
+declare.alias("logical_and", logical_and, method=True, inplace=True)
 logical_or = _logical(jnp.logical_or)
+declare.alias("logical_or", logical_or, method=True, inplace=True)
 logical_xor = _logical(jnp.logical_xor)
+declare.alias("logical_xor", logical_xor, method=True, inplace=True)
 
 
+@declare(method=True, inplace=True)
 def logical_not(input: Tensor) -> Tensor:
     return _no_grad(_unary_fn, input, op=jnp.logical_not, dt="bool")
 
@@ -283,12 +320,23 @@ def _comparison(name: str, op):
 
 
 eq = _comparison("eq", jnp.equal)
+declare.alias("eq", eq, method=True, inplace=True)
 ne = _comparison("ne", jnp.not_equal)
+declare.alias("ne", ne, method=True, inplace=True)
 lt = _comparison("lt", jnp.less)
+declare.alias("lt", lt, method=True, inplace=True)
 le = _comparison("le", jnp.less_equal)
+declare.alias("le", le, method=True, inplace=True)
 gt = _comparison("gt", jnp.greater)
+declare.alias("gt", gt, method=True, inplace=True)
 ge = _comparison("ge", jnp.greater_equal)
+declare.alias("ge", ge, method=True, inplace=True)
 greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
+declare.alias("not_equal", not_equal, method=True, inplace=True)
+declare.alias("less_equal", less_equal, method=True, inplace=True)
+declare.alias("less", less, method=True, inplace=True)
+declare.alias("greater_equal", greater_equal, method=True, inplace=True)
+declare.alias("greater", greater, method=True, inplace=True)
 
 
 def _bool_unary(op):
@@ -300,24 +348,32 @@ def _bool_unary(op):
 
 
 isnan = _bool_unary(jnp.isnan)
+declare.alias("isnan", isnan, method=True)
 isinf = _bool_unary(jnp.isinf)
+declare.alias("isinf", isinf, method=True)
 isfinite = _bool_unary(jnp.isfinite)
+declare.alias("isfinite", isfinite, method=True)
 isposinf = _bool_unary(jnp.isposinf)
+declare.alias("isposinf", isposinf, method=True)
 isneginf = _bool_unary(jnp.isneginf)
+declare.alias("isneginf", isneginf, method=True)
 
 
+@declare(method=True)
 def equal(a: Tensor, b: Tensor) -> bool:
     return a.shape == b.shape and builtins.bool(
         np.array_equal(np.asarray(a), np.asarray(b))
     )
 
 
+@declare(method=True)
 def allclose(a: Tensor, b: Tensor, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
     return builtins.bool(
         np.allclose(np.asarray(a), np.asarray(b), rtol, atol, equal_nan)
     )
 
 
+@declare(method=True)
 def isclose(a: Tensor, b: Tensor, rtol=1e-05, atol=1e-08, equal_nan=False) -> Tensor:
     _require_tensors("isclose", a, b)
     for name, tol in (("rtol", rtol), ("atol", atol)):

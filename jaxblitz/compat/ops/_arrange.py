@@ -15,6 +15,7 @@ import numpy as np
 
 from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.backends import _precision
+from jaxblitz.compat.ops._declare import declare
 from jaxblitz.compat.ops._funnel import (
     _check_devices,
     _promote,
@@ -69,6 +70,7 @@ def _dims_tuple(name: str, dims: Any) -> tuple:
     return tuple(dims)
 
 
+@declare
 def flip(input: Tensor, dims: Any) -> Tensor:
     """``torch.flip``: a copy with the order of ``dims`` reversed."""
     _require_tensors("flip", input)
@@ -78,18 +80,21 @@ def flip(input: Tensor, dims: Any) -> Tensor:
     return apply("FlipBackward0", _flip_fn, input, axis=axis)
 
 
+@declare(method=True)
 def fliplr(input: Tensor) -> Tensor:
     if input.dim() < 2:
         raise RuntimeError("Input must be >= 2-d.")
     return flip(input, (1,))
 
 
+@declare(method=True)
 def flipud(input: Tensor) -> Tensor:
     if input.dim() < 1:
         raise RuntimeError("Input must be >= 1-d.")
     return flip(input, (0,))
 
 
+@declare(method=True)
 def roll(input: Tensor, shifts: Any, dims: Any = None) -> Tensor:
     """``torch.roll``: elements shifted along ``dims`` (the flattened tensor if
     none), wrapping round."""
@@ -127,13 +132,16 @@ def _tri(name: str, lower: bool):
 
 
 tril = _tri("tril", lower=True)
+declare.alias("tril", tril, method=True, inplace=True)
 triu = _tri("triu", lower=False)
+declare.alias("triu", triu, method=True, inplace=True)
 
 # ---------------------------------------------------------------------------
 # repeat_interleave, outer, einsum
 # ---------------------------------------------------------------------------
 
 
+@declare(method=True)
 def repeat_interleave(
     input: Tensor,
     repeats: Any = None,
@@ -175,6 +183,7 @@ def repeat_interleave(
     )
 
 
+@declare(method=True)
 def outer(input: Tensor, vec2: Tensor) -> Tensor:
     """``torch.outer`` (``ger``): ``input[i] * vec2[j]``; torch records a mul."""
     _require_tensors("outer", input, vec2)
@@ -188,8 +197,10 @@ def outer(input: Tensor, vec2: Tensor) -> Tensor:
 
 
 ger = outer
+declare.alias("ger", ger, method=True)
 
 
+@declare
 def einsum(equation: Any, *operands: Any) -> Tensor:
     """``torch.einsum``: operands given one by one or as one list, or in the
     sublist format ``einsum(a, [0, 1], b, [1, 2], [0, 2])`` (``...`` as
@@ -263,11 +274,13 @@ def _sublists(first: Any, *rest: Any) -> tuple[str, tuple]:
 # ---------------------------------------------------------------------------
 
 
+@declare(method=True)
 def softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
 
     return _softmax("softmax", input, dim, dtype, log=False)
 
 
+@declare(method=True)
 def log_softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
 
     return _softmax("log_softmax", input, dim, dtype, log=True)

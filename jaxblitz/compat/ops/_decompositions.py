@@ -21,6 +21,7 @@ import numpy as np
 from jax import lax
 
 from jaxblitz.compat.autograd.graph import apply
+from jaxblitz.compat.ops._declare import declare
 from jaxblitz.compat.ops._funnel import (
     _as_tensor,
     _no_grad,
@@ -350,6 +351,7 @@ def _lstsq_fn(a, b, *, vector):
 # ---------------------------------------------------------------------------
 
 
+@declare(method=True)
 def trace(input: Tensor) -> Tensor:
     _require_tensors("trace", input)
     if input.dim() != 2:
@@ -362,12 +364,14 @@ def trace(input: Tensor) -> Tensor:
     return apply("TraceBackward0", _trace_fn, input, dt=dt.np.name)
 
 
+@declare(method=True)
 def kron(input: Tensor, other: Tensor) -> Tensor:
     input, other = _as_tensor(input), _as_tensor(other)
     dt = _promote(input, other)
     return apply("UnsafeViewBackward0", _kron_fn, input, other, dt=dt.np.name)
 
 
+@declare(method=True)
 def inner(input: Tensor, other: Tensor) -> Tensor:
     input, other = _as_tensor(input), _as_tensor(other)
     a, b = tuple(input.shape), tuple(other.shape)
@@ -381,6 +385,7 @@ def inner(input: Tensor, other: Tensor) -> Tensor:
     return apply(name, _inner_fn, input, other, dt=dt.np.name)
 
 
+@declare(method=True)
 def vdot(input: Tensor, other: Tensor) -> Tensor:
     input, other = _as_tensor(input), _as_tensor(other)
     if input.dim() != 1 or other.dim() != 1:
@@ -418,6 +423,7 @@ def _cross(what: str, input: Tensor, other: Tensor, dim: Any) -> Tensor:
     )
 
 
+@declare(method=True)
 def cross(input: Tensor, other: Tensor, dim: int | None = None, *, out=None):
     """``torch.cross``: without ``dim``, the first dimension of size 3."""
     if out is not None:
@@ -431,6 +437,7 @@ def cross(input: Tensor, other: Tensor, dim: int | None = None, *, out=None):
     return _cross("linalg.cross", input, other, dim)
 
 
+@declare(method=True)
 def dist(input: Tensor, other: Tensor, p: Any = 2) -> Tensor:
     input, other = _as_tensor(input), _as_tensor(other)
     dt = _promote(input, other)
@@ -442,6 +449,7 @@ def dist(input: Tensor, other: Tensor, p: Any = 2) -> Tensor:
     return apply("DistBackward0", _dist_fn, input, other, p=float(p), dt=dt.np.name)
 
 
+@declare(method=True)
 def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1):
     _require_tensors("diag_embed", input)
     ndim = input.dim() + 1
@@ -455,11 +463,13 @@ def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1):
     )
 
 
+@declare(method=True)
 def diagflat(input: Tensor, offset: int = 0) -> Tensor:
     _require_tensors("diagflat", input)
     return diag_embed(input.reshape(-1), offset)
 
 
+@declare(method=True)
 def rot90(input: Tensor, k: int = 1, dims: Any = (0, 1)) -> Tensor:
     _require_tensors("rot90", input)
     dims = list(dims)
@@ -479,6 +489,7 @@ def rot90(input: Tensor, k: int = 1, dims: Any = (0, 1)) -> Tensor:
     return apply("Rot90Backward0", _rot90_fn, input, k=k % 4, axes=(a, b))
 
 
+@declare(method=True)
 def matrix_power(input: Tensor, n: int) -> Tensor:
     """``torch.matrix_power``: products of ``input`` (of its inverse for a
     negative ``n``) by repeated squaring, as torch's, so the grad_fn names are
@@ -511,12 +522,14 @@ def _of_square(what: str, grad_fn: str, fn, input: Tensor, **static) -> Tensor:
     return apply(grad_fn, fn, input, **static)
 
 
+@declare(method=True)
 def matrix_exp(input: Tensor) -> Tensor:
     return _of_square(
         "linalg.matrix_exp", "LinalgMatrixExpBackward0", _matrix_exp_fn, input
     )
 
 
+@declare(method=True)
 def det(input: Tensor) -> Tensor:
     return _of_square("linalg.det", "LinalgDetBackward0", _det_fn, input)
 
@@ -529,15 +542,18 @@ def _slogdet(input: Tensor, result: type, what: str = "linalg.slogdet"):
     return result(sign, logabs)
 
 
+@declare(method=True)
 def slogdet(input: Tensor):
     return _slogdet(input, _Slogdet)
 
 
+@declare(method=True)
 def logdet(input: Tensor) -> Tensor:
     """``torch.logdet``: NaN for a negative determinant, -inf for a zero one."""
     return _of_square("linalg.slogdet", "WhereBackward0", _logdet_fn, input)
 
 
+@declare(method=True)
 def inverse(input: Tensor) -> Tensor:
     _matrices("linalg.inv", input)
     _floating("linalg.inv", input)
@@ -565,6 +581,7 @@ def _pinv(input: Tensor, rtol: float, hermitian: bool) -> Tensor:
     )
 
 
+@declare(method=True)
 def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
     return _pinv(input, float(rcond), False)
 
@@ -575,10 +592,12 @@ def _cholesky(what: str, name: str, input: Tensor, upper: bool) -> Tensor:
     return L
 
 
+@declare(method=True)
 def cholesky(input: Tensor, upper: bool = False) -> Tensor:
     return _cholesky("cholesky", "CholeskyBackward0", input, upper)
 
 
+@declare(method=True)
 def cholesky_solve(input: Tensor, input2: Tensor, upper: bool = False) -> Tensor:
     """``torch.cholesky_solve(B, L)``: ``X`` with ``L L^H X = B``."""
     for name, t in (("b", input), ("u", input2)):
@@ -600,6 +619,7 @@ def cholesky_solve(input: Tensor, input2: Tensor, upper: bool = False) -> Tensor
     return apply("CholeskySolveBackward0", _cholesky_solve_fn, b, L, upper=bool(upper))
 
 
+@declare(method=True)
 def cholesky_inverse(input: Tensor, upper: bool = False) -> Tensor:
     return _of_square(
         "cholesky_inverse",
@@ -626,6 +646,7 @@ def _qr(input: Tensor, mode: str, result: type):
     return result(Q, R)
 
 
+@declare(method=True)
 def qr(input: Tensor, some: bool = True):
     return _qr(input, "reduced" if some else "complete", _Qr)
 
@@ -639,6 +660,7 @@ def _svd(input: Tensor, full: bool, what: str = "linalg.svd"):
     )
 
 
+@declare(method=True)
 def svd(input: Tensor, some: bool = True, compute_uv: bool = True):
     """``torch.svd``: ``(U, S, V)`` with ``V``, not ``Vh``; without
     ``compute_uv``, ``U`` and ``V`` are zeros of the full shapes."""

@@ -16,6 +16,7 @@ from jax import lax
 
 from jaxblitz.compat.autograd.grad_mode import is_grad_enabled
 from jaxblitz.compat.autograd.graph import apply, run
+from jaxblitz.compat.ops._declare import declare
 from jaxblitz.compat.tensor import _dtype
 from jaxblitz.compat.tensor._tensor_base import TensorBase
 from jaxblitz.compat.tensor.creation import tensor
@@ -411,6 +412,7 @@ def _promote(*values: Any) -> _dtype.dtype:
     return _dtype.result_type([_operand(v) for v in values])
 
 
+@declare
 def result_type(tensor: Any, other: Any) -> _dtype.dtype:
     """``torch.result_type(tensor, other)``: the dtype an arithmetic op gives."""
     return _promote(tensor, other)

@@ -23,6 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxblitz.compat.autograd.graph import apply, run
+from jaxblitz.compat.ops._declare import declare
 from jaxblitz.compat.ops._funnel import (
     _no_grad,
     _not_implemented,
@@ -255,6 +256,7 @@ def _no_out(name: str, out: Any) -> None:
 # ---------------------------------------------------------------------------
 
 
+@declare(method=True)
 def gather(
     input: Tensor,
     dim: int,
@@ -280,6 +282,7 @@ def _scatter_args(name: str, input: Tensor, dim: int, index: Tensor, src: Any):
     return dim
 
 
+@declare(method=True, inplace=True)
 def scatter(
     input: Tensor,
     dim: int,
@@ -316,6 +319,7 @@ def scatter(
     return apply(name, _scatter_fn, input, index, _value(src), axis=dim, reduce=reduce)
 
 
+@declare(method=True, inplace=True)
 def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     dim = _scatter_args("scatter_add", input, dim, index, src)
     _require_tensors("scatter_add", src)
@@ -324,6 +328,7 @@ def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     )
 
 
+@declare(method=True, inplace=True)
 def scatter_reduce(
     input: Tensor,
     dim: int,
@@ -369,6 +374,7 @@ def scatter_reduce(
 # ---------------------------------------------------------------------------
 
 
+@declare(method=True)
 def index_select(input: Tensor, dim: int, index: Tensor, *, out: Any = None):
     _require_tensors("index_select", input)
     _no_out("index_select", out)
@@ -390,6 +396,7 @@ def index_select(input: Tensor, dim: int, index: Tensor, *, out: Any = None):
     return apply("IndexSelectBackward0", _index_select_fn, input, index, axis=dim)
 
 
+@declare(method=True)
 def take(input: Tensor, index: Tensor) -> Tensor:
     _require_tensors("take", input)
     if index.dtype is not _dtype.int64:
@@ -415,6 +422,7 @@ def _is_bool_mask(mask: Any) -> bool:
     return isinstance(mask, TensorBase) and mask.dtype is _dtype.bool
 
 
+@declare(method=True, inplace=True)
 def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
     """``torch.masked_fill``: ``value`` where ``mask`` (broadcast) is True."""
     _require_tensors("masked_fill", input)
@@ -438,6 +446,7 @@ def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
     return apply(name, _masked_fill_fn, input, mask, _value(value), shape=shape)
 
 
+@declare(method=True)
 def masked_select(input: Tensor, mask: Tensor, *, out: Any = None) -> Tensor:
     _require_tensors("masked_select", input)
     _no_out("masked_select", out)
@@ -458,6 +467,7 @@ def masked_select(input: Tensor, mask: Tensor, *, out: Any = None) -> Tensor:
 # ---------------------------------------------------------------------------
 
 
+@declare(method=True)
 def nonzero(input: Tensor, *, as_tuple: bool = False, out: Any = None) -> Any:
     """Indices of the nonzero elements: ``(n, ndim)``, or one vector per dim."""
     _require_tensors("nonzero", input)
@@ -470,10 +480,12 @@ def nonzero(input: Tensor, *, as_tuple: bool = False, out: Any = None) -> Any:
     return tuple(_no_grad(_nonzero_fn, input, n=n, column=d) for d in columns)
 
 
+@declare(method=True)
 def argwhere(input: Tensor) -> Tensor:
     return nonzero(input)
 
 
+@declare
 def where(condition: Tensor, input: Any = None, other: Any = None) -> Any:
     """``torch.where(condition, input, other)``, or ``where(condition)``:
     ``nonzero(condition, as_tuple=True)``."""

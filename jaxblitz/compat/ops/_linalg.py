@@ -9,6 +9,7 @@ import numpy as np
 
 from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.backends import _precision
+from jaxblitz.compat.ops._declare import declare
 from jaxblitz.compat.ops._funnel import (
     _addmm_fn,
     _as_tensor,
@@ -78,6 +79,7 @@ def _check_matmul(input: Tensor, other: Tensor) -> None:
         ) from None
 
 
+@declare(method=True)
 def matmul(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     input, other = _as_tensor(input), _as_tensor(other)
     _check_matmul(input, other)
@@ -93,12 +95,14 @@ def matmul(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor
 _KERNELS = {3: "bmm"}
 
 
+@declare(method=True)
 def mm(input: Tensor, mat2: Tensor) -> Tensor:
     if input.dim() != 2 or mat2.dim() != 2:
         raise RuntimeError("self must be a matrix")
     return matmul(input, mat2)
 
 
+@declare(method=True)
 def mv(input: Tensor, vec: Tensor) -> Tensor:
     if input.dim() != 2 or vec.dim() != 1:
         raise RuntimeError(
@@ -107,6 +111,7 @@ def mv(input: Tensor, vec: Tensor) -> Tensor:
     return matmul(input, vec)
 
 
+@declare(method=True)
 def dot(input: Tensor, other: Tensor) -> Tensor:
     if input.dim() != 1 or other.dim() != 1:
         raise RuntimeError(
@@ -115,6 +120,7 @@ def dot(input: Tensor, other: Tensor) -> Tensor:
     return matmul(input, other)
 
 
+@declare(method=True)
 def bmm(input: Tensor, mat2: Tensor) -> Tensor:
     if input.dim() != 3 or mat2.dim() != 3:
         raise RuntimeError("batch1 must be a 3D tensor")
@@ -123,6 +129,7 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:
     return matmul(input, mat2)
 
 
+@declare(method=True, inplace=True)
 def addmm(
     input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1
 ) -> Tensor:

@@ -16,6 +16,7 @@ import operator
 
 import numpy as np
 
+from jaxblitz.compat.ops._declare import declare
 from jaxblitz.compat.tensor import Tensor, _dtype, _host_random, creation
 
 __all__ = ["multinomial"]
@@ -67,6 +68,7 @@ def _draw(p: np.ndarray, n: int, replacement: bool, rng: np.random.Generator):
     return np.minimum(picked, last[:, None])
 
 
+@declare
 def multinomial(
     input: Tensor,
     num_samples: int,
@@ -127,6 +129,6 @@ def multinomial(
     return out
 
 
-# torch: Tensor.multinomial. Declared here, beside the function, until ops' method
-# table (compat/ops/__init__.py, _METHODS) lists it.
+# torch: Tensor.multinomial. Set here: this module needs the Tensor class, so it
+# loads after ops sets the declared methods onto MathMixin.
 Tensor.multinomial = multinomial

@@ -19,6 +19,7 @@ import numpy as np
 from jax import lax
 
 from jaxblitz.compat.autograd.graph import apply
+from jaxblitz.compat.ops._declare import declare
 from jaxblitz.compat.ops._funnel import _no_grad, _not_implemented, _require_tensors
 from jaxblitz.compat.ops._reduce import _dim, _order_fn, _ReturnType
 from jaxblitz.compat.tensor import _dtype
@@ -119,6 +120,7 @@ def _selection_axis(input: Tensor, dim: Any) -> int:
     return wrap_dim(dim, input.dim()) if input.dim() else 0
 
 
+@declare(method=True)
 def topk(
     input: Tensor,
     k: int,
@@ -144,6 +146,7 @@ def topk(
     return _TopkType(values, index)
 
 
+@declare(method=True)
 def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False, *, out=None):
     """``torch.kthvalue``: the ``k``-th smallest along ``dim`` (k counts from 1)."""
     _require_tensors("kthvalue", input)
@@ -193,13 +196,16 @@ def _by_index(name: str, grad_fn: str, index_fn, result: type):
 
 
 median = _by_index("median", "MedianBackward1", _median_index_fn, _MedianType)
+declare.alias("median", median, method=True)
 mode = _by_index("mode", "ModeBackward0", _mode_index_fn, _ModeType)
+declare.alias("mode", mode, method=True)
 
 # ---------------------------------------------------------------------------
 # Counting: count_nonzero, unique, bincount, histc (values read: sizes vary)
 # ---------------------------------------------------------------------------
 
 
+@declare(method=True)
 def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:
     _require_tensors("count_nonzero", input)
     return _no_grad(_count_fn, input, axis=_dim(dim, input.dim()))
@@ -210,6 +216,7 @@ def _numpy(input: Tensor, what: str) -> np.ndarray:
     return np.asarray(input._data)
 
 
+@declare(method=True)
 def unique(
     input: Tensor,
     sorted: bool = True,
@@ -233,6 +240,7 @@ def unique(
     return out[0] if len(out) == 1 else tuple(out)
 
 
+@declare(method=True)
 def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0):
     """``torch.bincount``: how often each non-negative integer occurs (weighted)."""
     _require_tensors("bincount", input)
@@ -252,6 +260,7 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0):
     return tensor(np.bincount(a, w, minlength=minlength).astype(dt.np), dtype=dt)
 
 
+@declare(method=True)
 def histc(input: Tensor, bins: int = 100, min: Any = 0, max: Any = 0) -> Tensor:  # noqa: A002
     """``torch.histc``: equal-width bins over ``[min, max]`` (the data's own range
     when both are 0); values outside are left out."""

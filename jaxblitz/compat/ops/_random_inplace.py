@@ -19,6 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxblitz.compat.autograd.graph import AutogradMixin, apply
+from jaxblitz.compat.ops._declare import declare
 from jaxblitz.compat.ops._funnel import _not_implemented, _require_tensors
 from jaxblitz.compat.tensor import _dtype
 from jaxblitz.compat.tensor._dtype import _CPP, x64
@@ -193,6 +194,7 @@ class RandomMixin(AutogradMixin):
             return _write(self, trials)
 
 
+@declare
 def bernoulli(
     input: Tensor, p: Any = None, *, generator: Any = None, out: Any = None
 ) -> Tensor:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import jax.numpy as jnp
 
 from jaxblitz.compat.autograd.graph import apply
+from jaxblitz.compat.ops._declare import declare
 from jaxblitz.compat.ops._funnel import (
     _argmax_fn,
     _default_float,
@@ -93,10 +94,13 @@ def _sum(op, names: tuple[str, str]):
 
 
 sum = _sum(jnp.sum, ("SumBackward0", "SumBackward1"))  # noqa: A001
+declare.alias("sum", sum, method=True)
 # torch.nansum: NaNs count as zero, and take a zero gradient
 nansum = _sum(jnp.nansum, ("NansumBackward0", "NansumBackward0"))
+declare.alias("nansum", nansum, method=True)
 
 
+@declare(method=True)
 def prod(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype=None):
     name = "ProdBackward0" if dim is None else "ProdBackward1"
     axis = None if dim is None else _dim(wrap_dim(dim, input.dim()), input.dim())
@@ -122,9 +126,12 @@ def _scan(name: str, op):
 
 
 cumsum = _scan("CumsumBackward0", jnp.cumsum)
+declare.alias("cumsum", cumsum, method=True, inplace=True)
 cumprod = _scan("CumprodBackward0", jnp.cumprod)
+declare.alias("cumprod", cumprod, method=True, inplace=True)
 
 
+@declare(method=True)
 def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype=None):
     if not input.dtype.is_floating_point and dtype is None:
         raise RuntimeError(
@@ -201,12 +208,17 @@ def _moment(name: str, root: bool, with_mean: bool = False):
 
 
 std = _moment("StdBackward0", root=True)
+declare.alias("std", std, method=True)
 var = _moment("VarBackward0", root=False)
+declare.alias("var", var, method=True)
 # torch.std_mean / var_mean: a plain tuple (moment, mean), one grad_fn name
 std_mean = _moment("StdMeanBackward0", root=True, with_mean=True)
+declare.alias("std_mean", std_mean)
 var_mean = _moment("VarMeanBackward0", root=False, with_mean=True)
+declare.alias("var_mean", var_mean)
 
 
+@declare(method=True)
 def logsumexp(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
     """``log(sum(exp(input), dim))`` without overflow; integers give floats."""
     dt = _default_float(input.dtype).np.name
@@ -227,7 +239,9 @@ def _truth(op):
 
 
 all = _truth(jnp.all)  # noqa: A001
+declare.alias("all", all, method=True)
 any = _truth(jnp.any)  # noqa: A001
+declare.alias("any", any, method=True)
 
 
 class _ReturnType(tuple):
@@ -291,7 +305,9 @@ def _extreme(name: str, op, arg_op):
 
 
 max = _extreme("max", jnp.max, jnp.argmax)  # noqa: A001
+declare.alias("max", max, method=True)
 min = _extreme("min", jnp.min, jnp.argmin)  # noqa: A001
+declare.alias("min", min, method=True)
 
 
 def _amax(name: str, op):
@@ -316,7 +332,9 @@ def _amax(name: str, op):
 
 
 amax = _amax("AmaxBackward0", jnp.max)
+declare.alias("amax", amax, method=True)
 amin = _amax("AminBackward0", jnp.min)
+declare.alias("amin", amin, method=True)
 
 
 def _arg(op):
@@ -332,6 +350,7 @@ def _arg(op):
 
 
 argmax = _arg(jnp.argmax)
+declare.alias("argmax", argmax, method=True)
 
 
 def _order_fn(x, *, axis, descending):
@@ -347,6 +366,7 @@ def _sorted_fn(x, *, axis, descending):
 _SortType = type("sort", (_ReturnType,), {"name": "sort"})
 
 
+@declare(method=True)
 def sort(
     input: Tensor,
     dim: int = -1,
@@ -377,6 +397,7 @@ def _zero_index_fn(x):
     return jnp.zeros((), jnp.int64)
 
 
+@declare(method=True)
 def argsort(
     input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False
 ) -> Tensor:
@@ -384,8 +405,10 @@ def argsort(
 
 
 argmin = _arg(jnp.argmin)
+declare.alias("argmin", argmin, method=True)
 
 
+@declare(method=True)
 def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False):
     if not input.dtype.is_floating_point:
         raise RuntimeError(

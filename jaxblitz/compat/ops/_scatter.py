@@ -19,6 +19,7 @@ import numpy as np
 
 from jaxblitz.compat.autograd.grad_mode import is_grad_enabled, no_grad
 from jaxblitz.compat.autograd.graph import AutogradMixin, apply
+from jaxblitz.compat.ops._declare import declare
 from jaxblitz.compat.ops._funnel import _require_tensors, _value
 from jaxblitz.compat.ops._gather import (
     _check_flat,
@@ -205,6 +206,7 @@ def _index_source_args(
     return dim
 
 
+@declare
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     """``torch.index_copy``: ``source``'s slices written at ``index`` along ``dim``."""
     _require_tensors("index_copy", input)
@@ -213,6 +215,7 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
     return apply("IndexCopyBackward0", _index_copy_fn, input, index, source, dim=dim)
 
 
+@declare
 def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
     """``torch.index_fill``: ``value`` at ``index`` along ``dim``."""
     _require_tensors("index_fill", input)
@@ -232,6 +235,7 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
     return apply(name, _index_fill_fn, input, index, _value(value), dim=dim)
 
 
+@declare
 def index_put(
     input: Tensor, indices: Any, values: Tensor, accumulate: bool = False
 ) -> Tensor:
@@ -271,6 +275,7 @@ def index_put(
     )
 
 
+@declare
 def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     """``torch.masked_scatter``: ``source``'s elements, in order, where ``mask``."""
     _require_tensors("masked_scatter", input, mask)
@@ -295,6 +300,7 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     )
 
 
+@declare
 def put(
     input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False
 ) -> Tensor:
@@ -324,6 +330,7 @@ def put(
     )
 
 
+@declare
 def index_reduce(
     input: Tensor,
     dim: int,
@@ -360,6 +367,7 @@ def index_reduce(
     )
 
 
+@declare
 def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
     """``torch.take_along_dim``: ``gather`` with ``indices`` broadcast against
     ``input`` except along ``dim``; without ``dim``, of the flattened input."""
@@ -421,11 +429,13 @@ _NODE = {
 }
 
 
+@declare
 def select_scatter(input: Tensor, src: Tensor, dim: int, index: int) -> Tensor:
     """``torch.select_scatter``: ``input`` with ``src`` as ``select(dim, index)``."""
     return _embed("select_scatter", input, src, lambda x: select(x, dim, index))
 
 
+@declare
 def slice_scatter(
     input: Tensor,
     src: Tensor,
@@ -444,6 +454,7 @@ def slice_scatter(
     return _embed("slice_scatter", input, src, view)
 
 
+@declare
 def diagonal_scatter(
     input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1
 ) -> Tensor:
@@ -453,6 +464,7 @@ def diagonal_scatter(
     )
 
 
+@declare
 def as_strided_scatter(
     input: Tensor,
     src: Tensor,
@@ -476,6 +488,7 @@ def as_strided_scatter(
     )
 
 
+@declare
 def unique_consecutive(
     input: Tensor,
     return_inverse: bool = False,

@@ -16,6 +16,7 @@ import jax.scipy.special as jss
 import numpy as np
 
 from jaxblitz.compat.autograd.graph import apply
+from jaxblitz.compat.ops._declare import declare
 from jaxblitz.compat.ops._funnel import (
     _binary_fn,
     _cast,
@@ -423,18 +424,33 @@ def _isreal_fn(x):
 # ---------------------------------------------------------------------------
 
 acosh = _floating_unary("AcoshBackward0", jnp.arccosh)
+declare.alias("acosh", acosh, method=True, inplace=True)
 asinh = _floating_unary("AsinhBackward0", jnp.arcsinh)
+declare.alias("asinh", asinh, method=True, inplace=True)
 atanh = _floating_unary("AtanhBackward0", jnp.arctanh)
+declare.alias("atanh", atanh, method=True, inplace=True)
 arccosh, arcsinh, arctanh = acosh, asinh, atanh
+declare.alias("arctanh", arctanh, method=True, inplace=True)
+declare.alias("arcsinh", arcsinh, method=True, inplace=True)
+declare.alias("arccosh", arccosh, method=True, inplace=True)
 erfc = _floating_unary("ErfcBackward0", jss.erfc)
+declare.alias("erfc", erfc, method=True, inplace=True)
 erfinv = _floating_unary("ErfinvBackward0", jss.erfinv)
+declare.alias("erfinv", erfinv, method=True, inplace=True)
 lgamma = _floating_unary("LgammaBackward0", _lgamma)
+declare.alias("lgamma", lgamma, method=True, inplace=True)
 digamma = _floating_unary("DigammaBackward0", _digamma_v)
+declare.alias("digamma", digamma, method=True, inplace=True)
 i0 = _floating_unary("I0Backward0", _i0)
+declare.alias("i0", i0, method=True, inplace=True)
 sinc = _floating_unary("SincBackward0", _sinc_v)
+declare.alias("sinc", sinc, method=True, inplace=True)
 deg2rad = _floating_unary("Deg2RadBackward0", jnp.deg2rad)
+declare.alias("deg2rad", deg2rad, method=True, inplace=True)
 rad2deg = _floating_unary("Rad2DegBackward0", jnp.rad2deg)
+declare.alias("rad2deg", rad2deg, method=True, inplace=True)
 sgn = _same_unary("SgnBackward0", _sgn)
+declare.alias("sgn", sgn, method=True, inplace=True)
 
 
 def _float_pair(name: str, op, *, ints: bool):
@@ -456,12 +472,19 @@ def _float_pair(name: str, op, *, ints: bool):
 
 
 atan2 = _float_pair("Atan2Backward0", _atan2, ints=True)
+declare.alias("atan2", atan2, method=True, inplace=True)
 arctan2 = atan2
+declare.alias("arctan2", arctan2, method=True, inplace=True)
 ldexp = _float_pair("LdexpBackward0", _ldexp_v, ints=True)
+declare.alias("ldexp", ldexp, method=True, inplace=True)
 hypot = _float_pair("HypotBackward0", _hypot, ints=False)
+declare.alias("hypot", hypot, method=True, inplace=True)
 logaddexp = _float_pair("LogaddexpBackward0", _logaddexp_v, ints=False)
+declare.alias("logaddexp", logaddexp, method=True)
 logaddexp2 = _float_pair("Logaddexp2Backward0", _logaddexp2_v, ints=False)
+declare.alias("logaddexp2", logaddexp2, method=True)
 nextafter = _float_pair("NextafterBackward0", _nextafter, ints=False)
+declare.alias("nextafter", nextafter, method=True, inplace=True)
 
 
 def _max_pair(name: str, op):
@@ -481,9 +504,12 @@ def _max_pair(name: str, op):
 
 
 fmax = _max_pair("FmaxBackward0", _fmax)
+declare.alias("fmax", fmax, method=True)
 fmin = _max_pair("FminBackward0", _fmin)
+declare.alias("fmin", fmin, method=True)
 
 
+@declare(method=True, inplace=True)
 def copysign(input: Tensor, other: Any) -> Tensor:
     """``|input|`` with the sign of ``other`` (a Tensor or a number)."""
     _require_tensors("copysign", input)
@@ -493,6 +519,7 @@ def copysign(input: Tensor, other: Any) -> Tensor:
     return _elementwise(name, _pairwise_fn, input, other, op=_copysign, dt=dt)
 
 
+@declare(method=True, inplace=True)
 def xlogy(input: Any, other: Any) -> Tensor:
     """``input * log(other)``, 0 where input is 0 (NaN where other is NaN)."""
     _require_a_tensor("xlogy", input, other)
@@ -521,9 +548,12 @@ def _igamma(upper: bool):
 
 
 igamma = _igamma(upper=False)
+declare.alias("igamma", igamma, method=True, inplace=True)
 igammac = _igamma(upper=True)
+declare.alias("igammac", igammac, method=True, inplace=True)
 
 
+@declare
 def polygamma(n: int, input: Tensor) -> Tensor:
     """The ``n``-th derivative of digamma."""
     if n < 0:
@@ -532,6 +562,7 @@ def polygamma(n: int, input: Tensor) -> Tensor:
     return apply("PolygammaBackward0", _polygamma_fn, input, n=n, dt=dt.np.name)
 
 
+@declare(method=True, inplace=True)
 def mvlgamma(input: Tensor, p: int) -> Tensor:
     """The multivariate log-gamma function of dimension ``p``."""
     if p < 1:
@@ -542,12 +573,14 @@ def mvlgamma(input: Tensor, p: int) -> Tensor:
     return apply("MvlgammaBackward0", _mvlgamma_fn, input, p=p, dt=dt.np.name)
 
 
+@declare(method=True, inplace=True)
 def logit(input: Tensor, eps: float | None = None) -> Tensor:
     """``log(z / (1 - z))``, z the input clamped to ``[eps, 1 - eps]``."""
     dt = _default_float(input.dtype)
     return apply("LogitBackward0", _logit_fn, input, eps=eps, dt=dt.np.name)
 
 
+@declare(method=True, inplace=True)
 def nan_to_num(
     input: Tensor,
     nan: float = 0.0,
@@ -571,6 +604,7 @@ def nan_to_num(
     )
 
 
+@declare(method=True)
 def frexp(input: Tensor) -> tuple[Tensor, Tensor]:
     """``(mantissa, exponent)``: ``input = mantissa * 2 ** exponent``, the
     exponent int32."""
@@ -597,11 +631,13 @@ _FrexpType.__name__ = _FrexpType.__qualname__ = "frexp"
 _FrexpType.__module__ = "torch.return_types"
 
 
+@declare(method=True)
 def signbit(input: Tensor) -> Tensor:
     """Whether the sign bit is set (True for -0.0)."""
     return _no_grad(_signbit_fn, input)
 
 
+@declare(method=True)
 def isreal(input: Tensor) -> Tensor:
     """True everywhere: compat has no complex dtypes."""
     return _no_grad(_isreal_fn, input)
@@ -620,9 +656,12 @@ def _int_pair(kernel: str):
 
 
 gcd = _int_pair("gcd")
+declare.alias("gcd", gcd, method=True, inplace=True)
 lcm = _int_pair("lcm")
+declare.alias("lcm", lcm, method=True, inplace=True)
 
 
+@declare(method=True, inplace=True)
 def heaviside(input: Tensor, values: Tensor) -> Tensor:
     """0 below zero, 1 above, ``values`` at zero (no derivative, as torch)."""
     for position, (arg, v) in enumerate((("input", input), ("values", values)), 1):
@@ -638,6 +677,7 @@ def heaviside(input: Tensor, values: Tensor) -> Tensor:
     return _elementwise("NotImplemented", _heaviside_fn, input, values, dt=input.dtype)
 
 
+@declare(method=True)
 def float_power(input: Any, exponent: Any) -> Tensor:
     """``pow`` in float64 (both operands cast to double first)."""
     from jaxblitz.compat.ops._arith import pow as pow_

@@ -13,6 +13,7 @@ from jax import lax
 
 from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.ops._arith import div
+from jaxblitz.compat.ops._declare import declare
 from jaxblitz.compat.ops._funnel import _no_grad, _not_implemented, _require_tensors
 from jaxblitz.compat.ops._order import _median_all_fn, _pick_fn, _return_type
 from jaxblitz.compat.ops._reduce import _dim, _order_fn, nansum, sort
@@ -215,6 +216,7 @@ def _corrcoef_fn(x):
 # ---------------------------------------------------------------------------
 
 
+@declare(method=True)
 def aminmax(
     input: Tensor, *, dim: int | None = None, keepdim: bool = False, out: Any = None
 ):
@@ -241,6 +243,7 @@ def aminmax(
     return _Aminmax(lo, hi)
 
 
+@declare(method=True)
 def nanmean(
     input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype=None, out=None
 ) -> Tensor:
@@ -260,6 +263,7 @@ def nanmean(
     return div(nansum(input, dim, keepdim), count)
 
 
+@declare(method=True)
 def nanmedian(input: Tensor, dim: Any = None, keepdim: bool = False, *, out=None):
     """``torch.nanmedian``: the lower median of the values that are not NaN."""
     _require_tensors("nanmedian", input)
@@ -354,9 +358,12 @@ def _quantile(name: str, ignore_nan: bool):
 
 
 quantile = _quantile("quantile", False)
+declare.alias("quantile", quantile, method=True)
 nanquantile = _quantile("nanquantile", True)
+declare.alias("nanquantile", nanquantile, method=True)
 
 
+@declare(method=True)
 def logcumsumexp(input: Tensor, dim: int, *, out: Any = None) -> Tensor:
     _require_tensors("logcumsumexp", input)
     if out is not None:
@@ -386,13 +393,17 @@ def _cumulative(name: str, grad_fn: str, largest: bool, result: type):
 
 
 cummax = _cumulative("cummax", "CummaxBackward0", True, _CummaxType)
+declare.alias("cummax", cummax, method=True)
 cummin = _cumulative("cummin", "CumminBackward0", False, _CumminType)
+declare.alias("cummin", cummin, method=True)
 
 
+@declare(method=True)
 def msort(input: Tensor) -> Tensor:
     return sort(input, 0)[0]
 
 
+@declare(method=True)
 def cov(
     input: Tensor,
     *,
@@ -439,6 +450,7 @@ def cov(
     )
 
 
+@declare(method=True)
 def corrcoef(input: Tensor) -> Tensor:
     _require_tensors("corrcoef", input)
     if input.dim() > 2:

@@ -14,6 +14,7 @@ import numpy as np
 from jax import lax
 
 from jaxblitz.compat.autograd.graph import apply
+from jaxblitz.compat.ops._declare import declare
 from jaxblitz.compat.ops._funnel import (
     _abs,
     _addcdiv_fn,
@@ -59,27 +60,51 @@ def _floating_unary(name: str, op):
 
 
 exp = _floating_unary("ExpBackward0", jnp.exp)
+declare.alias("exp", exp, method=True, inplace=True)
 exp2 = _floating_unary("Exp2Backward0", jnp.exp2)
+declare.alias("exp2", exp2, method=True, inplace=True)
 expm1 = _floating_unary("Expm1Backward0", jnp.expm1)
+declare.alias("expm1", expm1, method=True, inplace=True)
 log = _floating_unary("LogBackward0", jnp.log)
+declare.alias("log", log, method=True, inplace=True)
 log2 = _floating_unary("Log2Backward0", jnp.log2)
+declare.alias("log2", log2, method=True, inplace=True)
 log10 = _floating_unary("Log10Backward0", jnp.log10)
+declare.alias("log10", log10, method=True, inplace=True)
 log1p = _floating_unary("Log1PBackward0", jnp.log1p)
+declare.alias("log1p", log1p, method=True, inplace=True)
 sqrt = _floating_unary("SqrtBackward0", jnp.sqrt)
+declare.alias("sqrt", sqrt, method=True, inplace=True)
 rsqrt = _floating_unary("RsqrtBackward0", lax.rsqrt)
+declare.alias("rsqrt", rsqrt, method=True, inplace=True)
 sin = _floating_unary("SinBackward0", jnp.sin)
+declare.alias("sin", sin, method=True, inplace=True)
 cos = _floating_unary("CosBackward0", jnp.cos)
+declare.alias("cos", cos, method=True, inplace=True)
 tan = _floating_unary("TanBackward0", jnp.tan)
+declare.alias("tan", tan, method=True, inplace=True)
 asin = _floating_unary("AsinBackward0", jnp.arcsin)
+declare.alias("asin", asin, method=True, inplace=True)
 acos = _floating_unary("AcosBackward0", jnp.arccos)
+declare.alias("acos", acos, method=True, inplace=True)
 atan = _floating_unary("AtanBackward0", jnp.arctan)
+declare.alias("atan", atan, method=True, inplace=True)
 sinh = _floating_unary("SinhBackward0", jnp.sinh)
+declare.alias("sinh", sinh, method=True, inplace=True)
 cosh = _floating_unary("CoshBackward0", jnp.cosh)
+declare.alias("cosh", cosh, method=True, inplace=True)
 tanh = _floating_unary("TanhBackward0", jnp.tanh)
+declare.alias("tanh", tanh, method=True, inplace=True)
 sigmoid = _floating_unary("SigmoidBackward0", jax.nn.sigmoid)
+declare.alias("sigmoid", sigmoid, method=True, inplace=True)
 erf = _floating_unary("ErfBackward0", jax.scipy.special.erf)
+declare.alias("erf", erf, method=True, inplace=True)
 reciprocal = _floating_unary("ReciprocalBackward0", jnp.reciprocal)
+declare.alias("reciprocal", reciprocal, method=True, inplace=True)
 arcsin, arccos, arctan = asin, acos, atan
+declare.alias("arctan", arctan, method=True, inplace=True)
+declare.alias("arccos", arccos, method=True, inplace=True)
+declare.alias("arcsin", arcsin, method=True, inplace=True)
 
 
 def _same_unary(name: str, op, *, ints: bool = True, bools: Any = None):
@@ -109,21 +134,33 @@ _BOOL_NEG = (
     "trying to invert a mask, use the `~` or `logical_not()` operator instead.",
 )
 neg = _same_unary("NegBackward0", jnp.negative, bools=_BOOL_NEG)
+declare.alias("neg", neg, method=True, inplace=True)
 abs = _same_unary("AbsBackward0", _abs, bools="abs_cpu")  # noqa: A001
+declare.alias("abs", abs, method=True, inplace=True)
 sign = _same_unary("SignBackward0", _sign)
+declare.alias("sign", sign, method=True, inplace=True)
 floor = _same_unary("FloorBackward0", jnp.floor, bools="floor_vml_cpu")
+declare.alias("floor", floor, method=True, inplace=True)
 ceil = _same_unary("CeilBackward0", jnp.ceil, bools="ceil_vml_cpu")
+declare.alias("ceil", ceil, method=True, inplace=True)
 trunc = _same_unary("TruncBackward0", jnp.trunc, bools="trunc_vml_cpu")
+declare.alias("trunc", trunc, method=True, inplace=True)
 frac = _same_unary("FracBackward0", _frac, ints=False, bools="frac_cpu")
+declare.alias("frac", frac, method=True, inplace=True)
 relu = _same_unary(
     "ReluBackward0",
     _relu,
     bools=("Boolean inputs not supported for relu",),
 )
+declare.alias("relu", relu, method=True, inplace=True)
 negative, absolute, fix = neg, abs, trunc
+declare.alias("fix", fix, method=True, inplace=True)
+declare.alias("absolute", absolute, method=True, inplace=True)
+declare.alias("negative", negative, method=True, inplace=True)
 _round0 = _same_unary("RoundBackward0", jnp.round, bools="round_cpu")
 
 
+@declare(method=True, inplace=True)
 def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A001
     """``torch.round``: half to even; ``decimals`` scales by 10**decimals first."""
     if decimals == 0:
@@ -133,6 +170,7 @@ def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A001
     return apply("RoundBackward1", _round_fn, input, decimals=decimals)
 
 
+@declare(method=True)
 def positive(input: Tensor) -> Tensor:
     if input.dtype is _dtype.bool:
         raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
@@ -190,20 +228,24 @@ def _clamp(what: str, input: Tensor, lo: Any, hi: Any) -> Tensor:
     return _elementwise(name, _clamp_fn, input, lo, hi, dt=dt)
 
 
+@declare(method=True, inplace=True)
 def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
     """``torch.clamp``: bounds are numbers or Tensors; the dtype is promoted."""
     return _clamp("clamp", input, min, max)
 
 
+@declare(method=True, inplace=True)
 def clamp_min(input: Tensor, min: Any) -> Tensor:  # noqa: A002
     return _clamp("clamp_min", input, min, None)
 
 
+@declare(method=True, inplace=True)
 def clamp_max(input: Tensor, max: Any) -> Tensor:  # noqa: A002
     return _clamp("clamp_max", input, None, max)
 
 
 clip = clamp
+declare.alias("clip", clip, method=True, inplace=True)
 
 
 def _binary_tensors(name: str, op, what: str):
@@ -217,7 +259,9 @@ def _binary_tensors(name: str, op, what: str):
 
 
 maximum = _binary_tensors("MaximumBackward0", jnp.maximum, "maximum")
+declare.alias("maximum", maximum, method=True)
 minimum = _binary_tensors("MinimumBackward0", jnp.minimum, "minimum")
+declare.alias("minimum", minimum, method=True)
 
 
 def where(condition: Tensor, input: Any, other: Any) -> Tensor:
@@ -248,6 +292,7 @@ def _same_dtype(input: Tensor, other: Any, what: str) -> None:
         )
 
 
+@declare(method=True, inplace=True)
 def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
     """``input + weight * (end - input)``; all three of one floating dtype."""
     _same_dtype(input, end, "end")
@@ -261,6 +306,7 @@ def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
     return _elementwise(name, _lerp_fn, input, end, weight, dt=input.dtype)
 
 
+@declare(method=True, inplace=True)
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1):
     """``input + value * tensor1 * tensor2``, all three promoted together."""
     dt = _promote(input, tensor1, tensor2)
@@ -271,6 +317,7 @@ def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1):
     )
 
 
+@declare(method=True, inplace=True)
 def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1):
     """``input + value * tensor1 / tensor2``; integer tensor1/tensor2 are refused."""
     if not (tensor1.dtype.is_floating_point or tensor2.dtype.is_floating_point):

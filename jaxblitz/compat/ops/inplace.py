@@ -17,6 +17,7 @@ import jax.numpy as jnp
 from jaxblitz.compat import ops
 from jaxblitz.compat.autograd.grad_mode import no_grad
 from jaxblitz.compat.autograd.graph import AutogradMixin, apply
+from jaxblitz.compat.ops._declare import declared
 from jaxblitz.compat.tensor._dtype import x64
 from jaxblitz.compat.tensor._tensor_base import TensorBase
 from jaxblitz.compat.tensor.creation import default_generator, draw, full, tensor
@@ -39,122 +40,6 @@ def _in_place(fn: Callable[..., Tensor], name: str = "") -> Callable[..., Tensor
 
     method.__name__ = (name or fn.__name__) + "_"
     return method
-
-
-# Every elementwise op of :mod:`.ops` with a torch ``name_`` method (the result is
-# cast back to the tensor's dtype where torch allows it, see ``_inplace``).
-ELEMENTWISE = [
-    "abs",
-    "absolute",
-    "acos",
-    "arccos",
-    "asin",
-    "arcsin",
-    "atan",
-    "arctan",
-    "cos",
-    "cosh",
-    "sin",
-    "sinh",
-    "tan",
-    "tanh",
-    "exp",
-    "exp2",
-    "expm1",
-    "log",
-    "log10",
-    "log1p",
-    "log2",
-    "sqrt",
-    "rsqrt",
-    "square",
-    "reciprocal",
-    "sigmoid",
-    "erf",
-    "relu",
-    "neg",
-    "negative",
-    "sign",
-    "floor",
-    "ceil",
-    "round",
-    "trunc",
-    "fix",
-    "frac",
-    "add",
-    "sub",
-    "subtract",
-    "mul",
-    "multiply",
-    "div",
-    "divide",
-    "true_divide",
-    "floor_divide",
-    "fmod",
-    "remainder",
-    "pow",
-    "clamp",
-    "clip",
-    "clamp_min",
-    "clamp_max",
-    "lerp",
-    "addcmul",
-    "addcdiv",
-    "addmm",
-    "logical_and",
-    "logical_or",
-    "logical_xor",
-    "logical_not",
-    "bitwise_and",
-    "bitwise_or",
-    "bitwise_xor",
-    "bitwise_not",
-    "bitwise_left_shift",
-    "bitwise_right_shift",
-    "eq",
-    "ne",
-    "not_equal",
-    "lt",
-    "less",
-    "le",
-    "less_equal",
-    "gt",
-    "greater",
-    "ge",
-    "greater_equal",
-    "cumsum",
-    "cumprod",
-    "acosh",
-    "arccosh",
-    "asinh",
-    "arcsinh",
-    "atanh",
-    "arctanh",
-    "atan2",
-    "arctan2",
-    "copysign",
-    "deg2rad",
-    "rad2deg",
-    "erfc",
-    "erfinv",
-    "digamma",
-    "lgamma",
-    "mvlgamma",
-    "i0",
-    "igamma",
-    "igammac",
-    "hypot",
-    "logit",
-    "nextafter",
-    "sinc",
-    "sgn",
-    "xlogy",
-    "gcd",
-    "lcm",
-    "heaviside",
-    "ldexp",
-    "nan_to_num",
-]
 
 
 def _uniform(key, shape, dt, a, b):
@@ -228,34 +113,25 @@ class InplaceMixin(AutogradMixin):
     normal_ = _random_fill(_normal)
 
 
-# The `name_` method of every elementwise op, and the augmented operators
-# (torch: x += y is x.add_(y), x //= y is x.floor_divide_(y), x <<= y ...).
-# ... and of the index ops (torch: x.scatter_(...), x.masked_fill_(...)).
-for _name in ELEMENTWISE + [
-    "scatter",
-    "scatter_add",
-    "scatter_reduce",
-    "masked_fill",
-    "tril",
-    "triu",
-]:
-    setattr(InplaceMixin, f"{_name}_", _in_place(getattr(ops, _name), _name))
+# The `name_` method of every op declared with inplace=True (the result is cast
+# back to the tensor's dtype where torch allows it, see ``_inplace``), and its
+# augmented operator (torch: x += y is x.add_(y), x //= y is x.floor_divide_(y)).
+for _name, _op in declared().items():
+    if _op.inplace:
+        setattr(InplaceMixin, f"{_name}_", _in_place(_op.fn, _name))
+    if _op.augmented is not None:
+        setattr(
+            InplaceMixin, f"__{_op.augmented}__", getattr(InplaceMixin, f"{_name}_")
+        )
+# The elementwise ones among them (the index ops' `name_` take other arguments).
+ELEMENTWISE = [
+    name
+    for name, op in declared().items()
+    if op.inplace
+    and name
+    not in ("scatter", "scatter_add", "scatter_reduce", "masked_fill", "tril", "triu")
+]
 # x.polygamma_(n) is torch.polygamma(n, x) written into x; x.float_power_(y) needs
 # a float64 x (torch refuses to cast its double result back).
 InplaceMixin.polygamma_ = _in_place(ops._special_math.polygamma_method, "polygamma")
 InplaceMixin.float_power_ = _in_place(ops._special_math.float_power_base, "float_power")
-for _op, _name in {
-    "iadd": "add",
-    "isub": "sub",
-    "imul": "mul",
-    "itruediv": "div",
-    "ifloordiv": "floor_divide",
-    "imod": "remainder",
-    "ipow": "pow",
-    "iand": "bitwise_and",
-    "ior": "bitwise_or",
-    "ixor": "bitwise_xor",
-    "ilshift": "bitwise_left_shift",
-    "irshift": "bitwise_right_shift",
-}.items():
-    setattr(InplaceMixin, f"__{_op}__", getattr(InplaceMixin, f"{_name}_"))

@@ -29,6 +29,7 @@ from jaxblitz.compat.autograd.graph import (
     node_class,
     record_view,
 )
+from jaxblitz.compat.ops._declare import declare
 from jaxblitz.compat.tensor import _dtype, _info, _layout
 from jaxblitz.compat.tensor._layout import Layout
 from jaxblitz.compat.tensor._tensor_base import (
@@ -233,6 +234,7 @@ def _reshape(self: Tensor, target: tuple[int, ...]) -> Tensor:
     return out
 
 
+@declare
 def reshape(self: Tensor, *shape: Any) -> Tensor:
     return _reshape(self, _resolve(sizes("reshape", shape, "shape"), self.numel()))
 
@@ -245,6 +247,7 @@ def reshape_as(self: Tensor, other: Tensor) -> Tensor:
     return reshape(self, *other.shape)
 
 
+@declare
 def flatten(self: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     shape = self.shape
     start, end = wrap_dim(start_dim, len(shape)), wrap_dim(end_dim, len(shape))
@@ -260,6 +263,7 @@ def flatten(self: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     return _reshape(self, (*shape[:start], merged, *shape[end + 1 :]))
 
 
+@declare
 def unflatten(self: Tensor, dim: int, sizes_: Any) -> Tensor:
     dim = wrap_dim(dim, self.dim())
     inner = tuple(sizes("unflatten", (sizes_,), "sizes"))
@@ -277,6 +281,7 @@ def unflatten(self: Tensor, dim: int, sizes_: Any) -> Tensor:
     return view(self, *self.shape[:dim], *inner, *self.shape[dim + 1 :])
 
 
+@declare
 def permute(self: Tensor, *dims: Any) -> Tensor:
     axes = tuple(wrap_dim(d, self.dim()) for d in sizes("permute", dims, "dims"))
     if len(set(axes)) != len(axes):
@@ -305,6 +310,7 @@ def t(self: Tensor) -> Tensor:
     )
 
 
+@declare
 def transpose(self: Tensor, dim0: int, dim1: int) -> Tensor:
     if not self.dim():  # dims 0/-1 of a 0-d tensor: itself, as a view
         wrap_dim(dim0, 0), wrap_dim(dim1, 0)
@@ -384,6 +390,7 @@ def repeat(self: Tensor, *repeats: Any) -> Tensor:
     return apply("RepeatBackward0", _repeat_fn, x, reps=reps)
 
 
+@declare
 def tile(self: Tensor, *dims: Any) -> Tensor:
     """``torch.tile``: ``repeat`` with ``dims`` padded by leading ones to the
     tensor's number of dimensions."""
@@ -391,6 +398,7 @@ def tile(self: Tensor, *dims: Any) -> Tensor:
     return repeat(self, (1,) * (self.dim() - len(reps)) + reps)
 
 
+@declare
 def squeeze(self: Tensor, dim: Any = None) -> Tensor:
     if dim is None:
         axis = tuple(i for i, s in enumerate(self.shape) if s == 1)
@@ -407,6 +415,7 @@ def squeeze(self: Tensor, dim: Any = None) -> Tensor:
     return _view_apply(self, name, _layout.squeeze, axis, fn=_squeeze_fn, axis=axis)
 
 
+@declare
 def unsqueeze(self: Tensor, dim: int) -> Tensor:
     axis = wrap_dim(dim, self.dim() + 1)
     return _view_apply(
@@ -422,6 +431,7 @@ def _select_fn(x, *, dim, index):
     return jax.lax.index_in_dim(x, index, axis=dim, keepdims=False)
 
 
+@declare
 def select(self: Tensor, dim: int, index: int) -> Tensor:
     if not self.dim():
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
@@ -471,6 +481,7 @@ def _slice(
     )
 
 
+@declare
 def narrow(self: Tensor, dim: int, start: Any, length: int) -> Tensor:
     if not self.dim():
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
@@ -496,6 +507,7 @@ def narrow(self: Tensor, dim: int, start: Any, length: int) -> Tensor:
     return _slice(self, dim, start, start + length)
 
 
+@declare
 def split(self: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple:
     dim = wrap_dim(dim, self.dim())
     size = self.shape[dim] if self.dim() else 1
@@ -533,6 +545,7 @@ def _pieces(self: Tensor, dim: int, sections: list[int], name: str) -> tuple:
     return tuple(out)
 
 
+@declare
 def chunk(self: Tensor, chunks: int, dim: int = 0) -> tuple:
     if chunks <= 0:
         raise RuntimeError(
@@ -546,6 +559,7 @@ def chunk(self: Tensor, chunks: int, dim: int = 0) -> tuple:
     return split(self, step, dim)
 
 
+@declare
 def split_with_sizes(self: Tensor, split_sizes: Any, dim: int = 0) -> tuple:
     return split(self, list(split_sizes), dim)
 
@@ -556,18 +570,21 @@ def _unsafe(pieces: tuple, self: Tensor, dim: int, name: str) -> tuple:
     return _pieces(self, dim, [p.shape[dim] if p.dim() else 1 for p in pieces], name)
 
 
+@declare
 def unsafe_split(self: Tensor, split_size: Any, dim: int = 0) -> tuple:
     """``torch.unsafe_split``: ``split`` (torch's pieces share no version counter
     with ``self``; compat's are views as ``split``'s)."""
     return _unsafe(split(self, split_size, dim), self, dim, "UnsafeSplitBackward0")
 
 
+@declare
 def unsafe_split_with_sizes(self: Tensor, split_sizes: Any, dim: int = 0) -> tuple:
     return _unsafe(
         split(self, list(split_sizes), dim), self, dim, "UnsafeSplitWithSizesBackward0"
     )
 
 
+@declare
 def unsafe_chunk(self: Tensor, chunks: int, dim: int = 0) -> tuple:
     return _unsafe(chunk(self, chunks, dim), self, dim, "UnsafeSplitBackward0")
 
@@ -609,14 +626,19 @@ def _split_along(name: str, dim: int, least: int):
 
 
 hsplit = _split_along("hsplit", 1, 1)
+declare.alias("hsplit", hsplit)
 vsplit = _split_along("vsplit", 0, 2)
+declare.alias("vsplit", vsplit)
 dsplit = _split_along("dsplit", 2, 3)
+declare.alias("dsplit", dsplit)
 
 
+@declare
 def ravel(self: Tensor) -> Tensor:
     return reshape(self, -1)
 
 
+@declare
 def narrow_copy(self: Tensor, dim: int, start: Any, length: int) -> Tensor:
     """``torch.narrow_copy``: ``narrow``'s elements as a new tensor."""
     if _as_int(dim) is not None and dim >= self.dim():
@@ -663,6 +685,7 @@ def sum_to_size(self: Tensor, *size: Any) -> Tensor:
     return out.view(target) if lead else out
 
 
+@declare
 def tensor_split(self: Tensor, indices_or_sections: Any, dim: int = 0) -> tuple:
     dim = wrap_dim(dim, self.dim())
     size = self.shape[dim]
@@ -703,6 +726,7 @@ def tensor_split(self: Tensor, indices_or_sections: Any, dim: int = 0) -> tuple:
     return tuple(out)
 
 
+@declare
 def unbind(self: Tensor, dim: int = 0) -> tuple:
     if not self.dim():
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
@@ -723,6 +747,7 @@ def unbind(self: Tensor, dim: int = 0) -> tuple:
     )
 
 
+@declare
 def diagonal(self: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
     d1, d2 = wrap_dim(dim1, self.dim()), wrap_dim(dim2, self.dim())
     if d1 == d2:
@@ -742,6 +767,7 @@ def unfold(self: Tensor, dimension: int, size: int, step: int) -> Tensor:
     return _view_apply(self, "UnfoldBackward0", _layout.unfold, dim, size, step)
 
 
+@declare
 def as_strided(
     self: Tensor, size: Any, stride: Any, storage_offset: int | None = None
 ) -> Tensor:
@@ -778,10 +804,12 @@ def expand_as(self: Tensor, other: Tensor) -> Tensor:
     return expand(self, *other.shape)
 
 
+@declare
 def broadcast_to(self: Tensor, size: Any) -> Tensor:
     return expand(self, *sizes("broadcast_to", (size,)))
 
 
+@declare
 def movedim(self: Tensor, source: Any, destination: Any) -> Tensor:
     src = source if isinstance(source, list | tuple) else [source]
     dst = destination if isinstance(destination, list | tuple) else [destination]
@@ -810,6 +838,7 @@ def movedim(self: Tensor, source: Any, destination: Any) -> Tensor:
     )
 
 
+@declare
 def swapaxes(self: Tensor, axis0: int, axis1: int) -> Tensor:
     return transpose(self, axis0, axis1)
 
@@ -840,6 +869,7 @@ def _index_tensor(name: str, index: Any, size: int) -> Tensor:
     return index
 
 
+@declare
 def index_add(
     input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1
 ) -> Tensor:
@@ -870,6 +900,7 @@ def _diag_fn(x, *, k):
     return jnp.diag(x, k)
 
 
+@declare(method=True)
 def diag(input: Tensor, diagonal: int = 0) -> Tensor:
     """torch.diag: a vector's diagonal matrix, or a matrix's diagonal (a copy)."""
     if input.dim() not in (1, 2):
@@ -877,6 +908,7 @@ def diag(input: Tensor, diagonal: int = 0) -> Tensor:
     return apply("DiagBackward0", _diag_fn, input, k=diagonal)
 
 
+@declare
 def broadcast_shapes(*shapes: Any) -> Any:
     from jaxblitz.compat.tensor._tensor_base import Size
 
@@ -896,6 +928,7 @@ def broadcast_shapes(*shapes: Any) -> Any:
     return Size(out)
 
 
+@declare
 def broadcast_tensors(*tensors: Tensor) -> tuple:
     shape = broadcast_shapes(*(t.shape for t in tensors))
     return tuple(expand(t, *shape) for t in tensors)
@@ -950,6 +983,7 @@ def _tensor_list(name: str, tensors: Any) -> list[Tensor]:
     return tensors
 
 
+@declare
 def cat(tensors: Any, dim: int = 0, *, out: Any = None) -> Tensor:
     if out is not None:
         raise NotImplementedError("cat(out=...) is not supported by jaxblitz.compat")
@@ -995,12 +1029,15 @@ def cat(tensors: Any, dim: int = 0, *, out: Any = None) -> Tensor:
 
 
 concat = concatenate = cat
+declare.alias("concatenate", concatenate)
+declare.alias("concat", concat)
 
 
 def _diff_fn(x, *, n, axis):
     return jnp.diff(x, n, axis)  # bool: != as torch's logical_xor
 
 
+@declare
 def diff(
     input: Tensor,
     n: int = 1,
@@ -1025,6 +1062,7 @@ def diff(
     return apply("SubBackward0", _diff_fn, input, n=n, axis=axis)
 
 
+@declare
 def stack(tensors: Any, dim: int = 0) -> Tensor:
     tensors = _tensor_list("stack", tensors)
     if not tensors:
@@ -1586,3 +1624,5 @@ class TypedStorage(UntypedStorage):
 
 
 swapdims, moveaxis = swapaxes, movedim
+declare.alias("moveaxis", moveaxis)
+declare.alias("swapdims", swapdims)
