@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import jax.numpy as jnp
 import numpy as np
 
-from jaxblitz.compat.ops._declare import declare
+from jaxblitz.compat.ops._declare import declare, saves
 from jaxblitz.compat.ops._funnel import (
     _add_fn,
     _alpha_operand,
@@ -122,6 +122,9 @@ def mul(input: Any, other: Any, *, out: Tensor | None = None) -> Tensor:
     return _to_out(result, out)
 
 
+saves("MulBackward0", (1, 0), (0, 1))
+
+
 @declare(method=True, inplace=True, augmented="itruediv")
 def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
     """``torch.div``: true division (ints give the default float dtype), or with
@@ -144,6 +147,9 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
     return _elementwise(
         "DivBackward2", _div_fn, input, other, dt=dt, mode=rounding_mode
     )
+
+
+saves("DivBackward0", (1, 0), (1, 1), (0, 1))
 
 
 @declare(method=True, inplace=True)
@@ -180,6 +186,10 @@ def remainder(input: Any, other: Any) -> Tensor:
     return _elementwise(name, _remainder_fn, input, other, dt=dt)
 
 
+saves("RemainderBackward0", (0, 1), (1, 1))
+saves("RemainderBackward1", (0, 1), (1, 1))
+
+
 @declare(method=True, inplace=True)
 def fmod(input: Any, other: Any) -> Tensor:
     """C's ``fmod``: the remainder takes the sign of the dividend."""
@@ -192,6 +202,9 @@ def fmod(input: Any, other: Any) -> Tensor:
         _check_divisor(other, dt)
     name = "FmodBackward1" if isinstance(other, TensorBase) else "FmodBackward0"
     return _elementwise(name, _binary_fn, input, other, op=jnp.fmod, dt=dt)
+
+
+saves("FmodBackward1", (0, 1), (1, 1))
 
 
 @declare(method=True, inplace=True, augmented="ipow")
@@ -209,6 +222,10 @@ def pow(input: Any, exponent: Any) -> Tensor:  # noqa: A001 -- torch's name
     else:
         name = "PowBackward1" if isinstance(input, TensorBase) else "PowBackward2"
     return _elementwise(name, _pow_fn, input, exponent, dt=dt)
+
+
+saves("PowBackward0", (0, None))
+saves("PowBackward1", (0, None), (1, None), ("result", None))
 
 
 @declare(method=True, inplace=True)

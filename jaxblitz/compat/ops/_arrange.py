@@ -15,7 +15,7 @@ import numpy as np
 
 from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.backends import _precision
-from jaxblitz.compat.ops._declare import declare
+from jaxblitz.compat.ops._declare import declare, saves
 from jaxblitz.compat.ops._funnel import (
     _check_devices,
     _promote,
@@ -317,3 +317,7 @@ def _softmax(name: str, input: Tensor, dim: Any, dtype: Any, log: bool) -> Tenso
         )
     grad_fn = "LogSoftmaxBackward0" if log else "SoftmaxBackward0"
     return apply(grad_fn, _softmax_fn, input, axis=dim, log=log)
+
+
+saves("SoftmaxBackward0", ("result", None))
+saves("LogSoftmaxBackward0", ("result", None))

@@ -21,7 +21,7 @@ import numpy as np
 from jax import lax
 
 from jaxblitz.compat.autograd.graph import apply
-from jaxblitz.compat.ops._declare import declare
+from jaxblitz.compat.ops._declare import declare, saves
 from jaxblitz.compat.ops._funnel import (
     _as_tensor,
     _no_grad,
@@ -406,6 +406,9 @@ def vdot(input: Tensor, other: Tensor) -> Tensor:
     return apply("VdotBackward0", _vdot_fn, input, other)
 
 
+saves("VdotBackward0", (1, 0), (0, 1))
+
+
 def _cross(what: str, input: Tensor, other: Tensor, dim: Any) -> Tensor:
     input, other = _as_tensor(input), _as_tensor(other)
     if input.dim() != other.dim():
@@ -421,6 +424,9 @@ def _cross(what: str, input: Tensor, other: Tensor, dim: Any) -> Tensor:
     return apply(
         "LinalgCrossBackward0", _cross_fn, input, other, axis=axis, dt=dt.np.name
     )
+
+
+saves("LinalgCrossBackward0", (1, 0), (0, 1))
 
 
 @declare(method=True)
@@ -447,6 +453,9 @@ def dist(input: Tensor, other: Tensor, p: Any = 2) -> Tensor:
             f"{dt.scalar_type} instead."
         )
     return apply("DistBackward0", _dist_fn, input, other, p=float(p), dt=dt.np.name)
+
+
+saves("DistBackward0", (0, None), (1, None), ("result", None))
 
 
 @declare(method=True)
@@ -529,9 +538,15 @@ def matrix_exp(input: Tensor) -> Tensor:
     )
 
 
+saves("LinalgMatrixExpBackward0", (0, None))
+
+
 @declare(method=True)
 def det(input: Tensor) -> Tensor:
     return _of_square("linalg.det", "LinalgDetBackward0", _det_fn, input)
+
+
+saves("LinalgDetBackward0", (0, None), ("result", None))
 
 
 def _slogdet(input: Tensor, result: type, what: str = "linalg.slogdet"):
@@ -561,6 +576,9 @@ def inverse(input: Tensor) -> Tensor:
     return apply("LinalgInvExBackward0", _inv_fn, input)
 
 
+saves("LinalgInvExBackward0", ("result", None))
+
+
 def _pinv(input: Tensor, rtol: float, hermitian: bool) -> Tensor:
     if (
         input.dim() < 2
@@ -581,6 +599,9 @@ def _pinv(input: Tensor, rtol: float, hermitian: bool) -> Tensor:
     )
 
 
+saves("LinalgPinvBackward0", (0, None), ("result", None))
+
+
 @declare(method=True)
 def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
     return _pinv(input, float(rcond), False)
@@ -595,6 +616,9 @@ def _cholesky(what: str, name: str, input: Tensor, upper: bool) -> Tensor:
 @declare(method=True)
 def cholesky(input: Tensor, upper: bool = False) -> Tensor:
     return _cholesky("cholesky", "CholeskyBackward0", input, upper)
+
+
+saves("CholeskyBackward0", ("result", None))
 
 
 @declare(method=True)

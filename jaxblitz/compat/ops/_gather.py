@@ -23,7 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxblitz.compat.autograd.graph import apply, run
-from jaxblitz.compat.ops._declare import declare
+from jaxblitz.compat.ops._declare import declare, saves
 from jaxblitz.compat.ops._funnel import (
     _no_grad,
     _not_implemented,
@@ -273,6 +273,9 @@ def gather(
     return apply("GatherBackward0", _gather_fn, input, index, axis=dim)
 
 
+saves("GatherBackward0", (0, None), (1, None))
+
+
 def _scatter_args(name: str, input: Tensor, dim: int, index: Tensor, src: Any):
     _require_tensors(name, input)
     dim = wrap_dim(dim, input.dim())
@@ -319,6 +322,10 @@ def scatter(
     return apply(name, _scatter_fn, input, index, _value(src), axis=dim, reduce=reduce)
 
 
+saves("ScatterBackward0", (1, None))
+saves("ScatterBackward1", (1, None))
+
+
 @declare(method=True, inplace=True)
 def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     dim = _scatter_args("scatter_add", input, dim, index, src)
@@ -326,6 +333,9 @@ def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     return apply(
         "ScatterAddBackward0", _scatter_fn, input, index, src, axis=dim, reduce="add"
     )
+
+
+saves("ScatterAddBackward0", (1, None))
 
 
 @declare(method=True, inplace=True)
@@ -369,6 +379,9 @@ def scatter_reduce(
     )
 
 
+saves("ScatterReduceBackward0", (0, None), (1, None), (2, None), ("result", None))
+
+
 # ---------------------------------------------------------------------------
 # index_select, take, masked_fill, masked_select
 # ---------------------------------------------------------------------------
@@ -396,6 +409,9 @@ def index_select(input: Tensor, dim: int, index: Tensor, *, out: Any = None):
     return apply("IndexSelectBackward0", _index_select_fn, input, index, axis=dim)
 
 
+saves("IndexSelectBackward0", (1, None))
+
+
 @declare(method=True)
 def take(input: Tensor, index: Tensor) -> Tensor:
     _require_tensors("take", input)
@@ -406,6 +422,9 @@ def take(input: Tensor, index: Tensor) -> Tensor:
         )
     _check_flat(_values(index, "take"), input.numel())
     return apply("TakeBackward0", _take_fn, input, index)
+
+
+saves("TakeBackward0", (0, None), (1, None))
 
 
 def _check_flat(values: np.ndarray, n: int) -> None:
@@ -446,6 +465,10 @@ def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
     return apply(name, _masked_fill_fn, input, mask, _value(value), shape=shape)
 
 
+saves("MaskedFillBackward0", (1, None))
+saves("MaskedFillBackward1", (1, None))
+
+
 @declare(method=True)
 def masked_select(input: Tensor, mask: Tensor, *, out: Any = None) -> Tensor:
     _require_tensors("masked_select", input)
@@ -460,6 +483,9 @@ def masked_select(input: Tensor, mask: Tensor, *, out: Any = None) -> Tensor:
     return apply(
         "MaskedSelectBackward0", _masked_select_fn, input, mask, shape=shape, n=n
     )
+
+
+saves("MaskedSelectBackward0", (0, None), (1, None))
 
 
 # ---------------------------------------------------------------------------

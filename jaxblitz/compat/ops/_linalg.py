@@ -9,7 +9,7 @@ import numpy as np
 
 from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.backends import _precision
-from jaxblitz.compat.ops._declare import declare
+from jaxblitz.compat.ops._declare import declare, saves
 from jaxblitz.compat.ops._funnel import (
     _addmm_fn,
     _as_tensor,
@@ -90,6 +90,11 @@ def matmul(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor
     return _to_out(apply(name, _matmul_fn, input, other, precision=precision), out)
 
 
+saves("MmBackward0", (1, 0), (0, 1))
+saves("MvBackward0", (1, 0), (0, 1))
+saves("DotBackward0", (1, 0), (0, 1))
+
+
 # the kernel torch's matmul reaches for an input of this many dims (its device
 # check names it): mm, bmm for batches
 _KERNELS = {3: "bmm"}
@@ -163,3 +168,6 @@ def addmm(
         alpha=alpha,
         precision=precision,
     )
+
+
+saves("AddmmBackward0", (2, 1), (1, 2))

@@ -19,7 +19,7 @@ import numpy as np
 from jax import lax
 
 from jaxblitz.compat.autograd.graph import apply
-from jaxblitz.compat.ops._declare import declare
+from jaxblitz.compat.ops._declare import declare, saves
 from jaxblitz.compat.ops._funnel import _no_grad, _not_implemented, _require_tensors
 from jaxblitz.compat.ops._reduce import _dim, _order_fn, _ReturnType
 from jaxblitz.compat.tensor import _dtype
@@ -193,6 +193,9 @@ def _by_index(name: str, grad_fn: str, index_fn, result: type):
 
     fn.__name__ = name
     return fn
+
+
+saves("MedianBackward0", (0, None), ("result", None))
 
 
 median = _by_index("median", "MedianBackward1", _median_index_fn, _MedianType)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import jax.numpy as jnp
 
 from jaxblitz.compat.autograd.graph import apply
-from jaxblitz.compat.ops._declare import declare
+from jaxblitz.compat.ops._declare import declare, saves
 from jaxblitz.compat.ops._funnel import (
     _argmax_fn,
     _default_float,
@@ -98,6 +98,7 @@ declare.alias("sum", sum, method=True)
 # torch.nansum: NaNs count as zero, and take a zero gradient
 nansum = _sum(jnp.nansum, ("NansumBackward0", "NansumBackward0"))
 declare.alias("nansum", nansum, method=True)
+saves("NansumBackward0", (0, None))
 
 
 @declare(method=True)
@@ -115,6 +116,9 @@ def prod(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype=None):
     )
 
 
+saves("ProdBackward0", (0, None), ("result", None))
+
+
 def _scan(name: str, op):
     def fn(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
         axis = wrap_dim(dim, input.dim())
@@ -129,6 +133,7 @@ cumsum = _scan("CumsumBackward0", jnp.cumsum)
 declare.alias("cumsum", cumsum, method=True, inplace=True)
 cumprod = _scan("CumprodBackward0", jnp.cumprod)
 declare.alias("cumprod", cumprod, method=True, inplace=True)
+saves("CumprodBackward0", (0, None), ("result", None))
 
 
 @declare(method=True)
@@ -209,13 +214,16 @@ def _moment(name: str, root: bool, with_mean: bool = False):
 
 std = _moment("StdBackward0", root=True)
 declare.alias("std", std, method=True)
+saves("StdBackward0", (0, None), ("result", None))
 var = _moment("VarBackward0", root=False)
 declare.alias("var", var, method=True)
+saves("VarBackward0", (0, None))
 # torch.std_mean / var_mean: a plain tuple (moment, mean), one grad_fn name
 std_mean = _moment("StdMeanBackward0", root=True, with_mean=True)
 declare.alias("std_mean", std_mean)
 var_mean = _moment("VarMeanBackward0", root=False, with_mean=True)
 declare.alias("var_mean", var_mean)
+saves("VarMeanBackward0", (0, None))
 
 
 @declare(method=True)
@@ -226,6 +234,9 @@ def logsumexp(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
     return apply(
         "LogsumexpBackward0", _logsumexp_fn, input, axis=axis, keepdims=keepdim, dt=dt
     )
+
+
+saves("LogsumexpBackward0", (0, None), ("result", None))
 
 
 def _truth(op):
@@ -333,8 +344,10 @@ def _amax(name: str, op):
 
 amax = _amax("AmaxBackward0", jnp.max)
 declare.alias("amax", amax, method=True)
+saves("AmaxBackward0", (0, None), ("result", None))
 amin = _amax("AminBackward0", jnp.min)
 declare.alias("amin", amin, method=True)
+saves("AminBackward0", (0, None), ("result", None))
 
 
 def _arg(op):
@@ -433,3 +446,6 @@ def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False):
         axis=_dim(dim, input.dim()),
         keepdims=keepdim,
     )
+
+
+saves("LinalgVectorNormBackward0", (0, None), ("result", None))

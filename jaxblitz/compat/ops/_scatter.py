@@ -19,7 +19,7 @@ import numpy as np
 
 from jaxblitz.compat.autograd.grad_mode import is_grad_enabled, no_grad
 from jaxblitz.compat.autograd.graph import AutogradMixin, apply
-from jaxblitz.compat.ops._declare import declare
+from jaxblitz.compat.ops._declare import declare, saves
 from jaxblitz.compat.ops._funnel import _require_tensors, _value
 from jaxblitz.compat.ops._gather import (
     _check_flat,
@@ -215,6 +215,9 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
     return apply("IndexCopyBackward0", _index_copy_fn, input, index, source, dim=dim)
 
 
+saves("IndexCopyBackward0", (1, None), (2, 2))
+
+
 @declare
 def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
     """``torch.index_fill``: ``value`` at ``index`` along ``dim``."""
@@ -233,6 +236,9 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
         else ("IndexFillBackward0")
     )
     return apply(name, _index_fill_fn, input, index, _value(value), dim=dim)
+
+
+saves("IndexFillBackward0", (1, 0))
 
 
 @declare
@@ -300,6 +306,9 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     )
 
 
+saves("MaskedScatterBackward0", (1, None))
+
+
 @declare
 def put(
     input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False
@@ -328,6 +337,9 @@ def put(
     return apply(
         "PutBackward0", _put_fn, input, index, source, accumulate=bool(accumulate)
     )
+
+
+saves("PutBackward0", (1, None), (2, 2))
 
 
 @declare
@@ -365,6 +377,9 @@ def index_reduce(
         reduce=reduce,
         include_self=bool(include_self),
     )
+
+
+saves("IndexReduceBackward0", (0, None), (1, None), (2, None), ("result", None))
 
 
 @declare

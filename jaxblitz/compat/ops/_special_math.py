@@ -16,7 +16,7 @@ import jax.scipy.special as jss
 import numpy as np
 
 from jaxblitz.compat.autograd.graph import apply
-from jaxblitz.compat.ops._declare import declare
+from jaxblitz.compat.ops._declare import declare, saves
 from jaxblitz.compat.ops._funnel import (
     _binary_fn,
     _cast,
@@ -425,32 +425,42 @@ def _isreal_fn(x):
 
 acosh = _floating_unary("AcoshBackward0", jnp.arccosh)
 declare.alias("acosh", acosh, method=True, inplace=True)
+saves("AcoshBackward0", (0, None))
 asinh = _floating_unary("AsinhBackward0", jnp.arcsinh)
 declare.alias("asinh", asinh, method=True, inplace=True)
+saves("AsinhBackward0", (0, None))
 atanh = _floating_unary("AtanhBackward0", jnp.arctanh)
 declare.alias("atanh", atanh, method=True, inplace=True)
+saves("AtanhBackward0", (0, None))
 arccosh, arcsinh, arctanh = acosh, asinh, atanh
 declare.alias("arctanh", arctanh, method=True, inplace=True)
 declare.alias("arcsinh", arcsinh, method=True, inplace=True)
 declare.alias("arccosh", arccosh, method=True, inplace=True)
 erfc = _floating_unary("ErfcBackward0", jss.erfc)
 declare.alias("erfc", erfc, method=True, inplace=True)
+saves("ErfcBackward0", (0, None))
 erfinv = _floating_unary("ErfinvBackward0", jss.erfinv)
 declare.alias("erfinv", erfinv, method=True, inplace=True)
+saves("ErfinvBackward0", (0, None))
 lgamma = _floating_unary("LgammaBackward0", _lgamma)
 declare.alias("lgamma", lgamma, method=True, inplace=True)
+saves("LgammaBackward0", (0, None))
 digamma = _floating_unary("DigammaBackward0", _digamma_v)
 declare.alias("digamma", digamma, method=True, inplace=True)
+saves("DigammaBackward0", (0, None))
 i0 = _floating_unary("I0Backward0", _i0)
 declare.alias("i0", i0, method=True, inplace=True)
+saves("I0Backward0", (0, None))
 sinc = _floating_unary("SincBackward0", _sinc_v)
 declare.alias("sinc", sinc, method=True, inplace=True)
+saves("SincBackward0", (0, None))
 deg2rad = _floating_unary("Deg2RadBackward0", jnp.deg2rad)
 declare.alias("deg2rad", deg2rad, method=True, inplace=True)
 rad2deg = _floating_unary("Rad2DegBackward0", jnp.rad2deg)
 declare.alias("rad2deg", rad2deg, method=True, inplace=True)
 sgn = _same_unary("SgnBackward0", _sgn)
 declare.alias("sgn", sgn, method=True, inplace=True)
+saves("SgnBackward0", (0, None), ("result", None))
 
 
 def _float_pair(name: str, op, *, ints: bool):
@@ -473,18 +483,24 @@ def _float_pair(name: str, op, *, ints: bool):
 
 atan2 = _float_pair("Atan2Backward0", _atan2, ints=True)
 declare.alias("atan2", atan2, method=True, inplace=True)
+saves("Atan2Backward0", (0, None), (1, None))
 arctan2 = atan2
 declare.alias("arctan2", arctan2, method=True, inplace=True)
 ldexp = _float_pair("LdexpBackward0", _ldexp_v, ints=True)
 declare.alias("ldexp", ldexp, method=True, inplace=True)
+saves("LdexpBackward0", (1, 0), ("result", None))
 hypot = _float_pair("HypotBackward0", _hypot, ints=False)
 declare.alias("hypot", hypot, method=True, inplace=True)
+saves("HypotBackward0", (0, 0), (1, 1), ("result", None))
 logaddexp = _float_pair("LogaddexpBackward0", _logaddexp_v, ints=False)
 declare.alias("logaddexp", logaddexp, method=True)
+saves("LogaddexpBackward0", (0, None), (1, None))
 logaddexp2 = _float_pair("Logaddexp2Backward0", _logaddexp2_v, ints=False)
 declare.alias("logaddexp2", logaddexp2, method=True)
+saves("Logaddexp2Backward0", (0, None), (1, None))
 nextafter = _float_pair("NextafterBackward0", _nextafter, ints=False)
 declare.alias("nextafter", nextafter, method=True, inplace=True)
+saves("NextafterBackward0", (0, 0), (1, 0))
 
 
 def _max_pair(name: str, op):
@@ -505,8 +521,10 @@ def _max_pair(name: str, op):
 
 fmax = _max_pair("FmaxBackward0", _fmax)
 declare.alias("fmax", fmax, method=True)
+saves("FmaxBackward0", (0, None), (1, None))
 fmin = _max_pair("FminBackward0", _fmin)
 declare.alias("fmin", fmin, method=True)
+saves("FminBackward0", (0, None), (1, None))
 
 
 @declare(method=True, inplace=True)
@@ -517,6 +535,9 @@ def copysign(input: Tensor, other: Any) -> Tensor:
     dt = _default_float(_promote(input, other))
     name = "CopysignBackward0" if isinstance(other, TensorBase) else "CopysignBackward1"
     return _elementwise(name, _pairwise_fn, input, other, op=_copysign, dt=dt)
+
+
+saves("CopysignBackward0", (0, 0), ("result", None))
 
 
 @declare(method=True, inplace=True)
@@ -530,6 +551,9 @@ def xlogy(input: Any, other: Any) -> Tensor:
     else:
         name = "XlogyBackward0" if isinstance(other, TensorBase) else "XlogyBackward2"
     return _elementwise(name, _pairwise_fn, input, other, op=_xlogy_v, dt=dt)
+
+
+saves("XlogyBackward0", (0, None), (1, None))
 
 
 def _igamma(upper: bool):
@@ -547,6 +571,10 @@ def _igamma(upper: bool):
     return fn
 
 
+saves("IgammaBackward0", (0, None), (1, None))
+saves("IgammacBackward0", (0, None), (1, None))
+
+
 igamma = _igamma(upper=False)
 declare.alias("igamma", igamma, method=True, inplace=True)
 igammac = _igamma(upper=True)
@@ -562,6 +590,9 @@ def polygamma(n: int, input: Tensor) -> Tensor:
     return apply("PolygammaBackward0", _polygamma_fn, input, n=n, dt=dt.np.name)
 
 
+saves("PolygammaBackward0", (0, None))
+
+
 @declare(method=True, inplace=True)
 def mvlgamma(input: Tensor, p: int) -> Tensor:
     """The multivariate log-gamma function of dimension ``p``."""
@@ -573,11 +604,17 @@ def mvlgamma(input: Tensor, p: int) -> Tensor:
     return apply("MvlgammaBackward0", _mvlgamma_fn, input, p=p, dt=dt.np.name)
 
 
+saves("MvlgammaBackward0", (0, None))
+
+
 @declare(method=True, inplace=True)
 def logit(input: Tensor, eps: float | None = None) -> Tensor:
     """``log(z / (1 - z))``, z the input clamped to ``[eps, 1 - eps]``."""
     dt = _default_float(input.dtype)
     return apply("LogitBackward0", _logit_fn, input, eps=eps, dt=dt.np.name)
+
+
+saves("LogitBackward0", (0, None))
 
 
 @declare(method=True, inplace=True)
@@ -602,6 +639,9 @@ def nan_to_num(
         neginf=None if neginf is None else float(neginf),
         dt=dt.np.name,
     )
+
+
+saves("NanToNumBackward0", (0, None))
 
 
 @declare(method=True)

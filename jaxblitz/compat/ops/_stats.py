@@ -13,7 +13,7 @@ from jax import lax
 
 from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.ops._arith import div
-from jaxblitz.compat.ops._declare import declare
+from jaxblitz.compat.ops._declare import declare, saves
 from jaxblitz.compat.ops._funnel import _no_grad, _not_implemented, _require_tensors
 from jaxblitz.compat.ops._order import _median_all_fn, _pick_fn, _return_type
 from jaxblitz.compat.ops._reduce import _dim, _order_fn, nansum, sort
@@ -289,6 +289,9 @@ def nanmedian(input: Tensor, dim: Any = None, keepdim: bool = False, *, out=None
     return _NanmedianType(values, index)
 
 
+saves("NanmedianBackward0", (0, None), ("result", None))
+
+
 _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 
 
@@ -376,6 +379,9 @@ def logcumsumexp(input: Tensor, dim: int, *, out: Any = None) -> Tensor:
     return apply("LogcumsumexpBackward0", _logcumsumexp_fn, input, axis=axis)
 
 
+saves("LogcumsumexpBackward0", (0, None), ("result", None))
+
+
 def _cumulative(name: str, grad_fn: str, largest: bool, result: type):
     def fn(input: Tensor, dim: int, *, out: Any = None):
         _require_tensors(name, input)
@@ -394,8 +400,10 @@ def _cumulative(name: str, grad_fn: str, largest: bool, result: type):
 
 cummax = _cumulative("cummax", "CummaxBackward0", True, _CummaxType)
 declare.alias("cummax", cummax, method=True)
+saves("CummaxBackward0", (0, None), (1, None))
 cummin = _cumulative("cummin", "CumminBackward0", False, _CumminType)
 declare.alias("cummin", cummin, method=True)
+saves("CumminBackward0", (0, None), (1, None))
 
 
 @declare(method=True)

@@ -14,7 +14,7 @@ import numpy as np
 from jax import lax
 
 from jaxblitz.compat.autograd.graph import apply
-from jaxblitz.compat.ops._declare import declare
+from jaxblitz.compat.ops._declare import declare, saves
 from jaxblitz.compat.ops._funnel import (
     _abs,
     _addcdiv_fn,
@@ -61,46 +61,67 @@ def _floating_unary(name: str, op):
 
 exp = _floating_unary("ExpBackward0", jnp.exp)
 declare.alias("exp", exp, method=True, inplace=True)
+saves("ExpBackward0", ("result", None))
 exp2 = _floating_unary("Exp2Backward0", jnp.exp2)
 declare.alias("exp2", exp2, method=True, inplace=True)
+saves("Exp2Backward0", ("result", None))
 expm1 = _floating_unary("Expm1Backward0", jnp.expm1)
 declare.alias("expm1", expm1, method=True, inplace=True)
+saves("Expm1Backward0", ("result", None))
 log = _floating_unary("LogBackward0", jnp.log)
 declare.alias("log", log, method=True, inplace=True)
+saves("LogBackward0", (0, None))
 log2 = _floating_unary("Log2Backward0", jnp.log2)
 declare.alias("log2", log2, method=True, inplace=True)
+saves("Log2Backward0", (0, None))
 log10 = _floating_unary("Log10Backward0", jnp.log10)
 declare.alias("log10", log10, method=True, inplace=True)
+saves("Log10Backward0", (0, None))
 log1p = _floating_unary("Log1PBackward0", jnp.log1p)
 declare.alias("log1p", log1p, method=True, inplace=True)
+saves("Log1PBackward0", (0, None))
 sqrt = _floating_unary("SqrtBackward0", jnp.sqrt)
 declare.alias("sqrt", sqrt, method=True, inplace=True)
+saves("SqrtBackward0", ("result", None))
 rsqrt = _floating_unary("RsqrtBackward0", lax.rsqrt)
 declare.alias("rsqrt", rsqrt, method=True, inplace=True)
+saves("RsqrtBackward0", ("result", None))
 sin = _floating_unary("SinBackward0", jnp.sin)
 declare.alias("sin", sin, method=True, inplace=True)
+saves("SinBackward0", (0, None))
 cos = _floating_unary("CosBackward0", jnp.cos)
 declare.alias("cos", cos, method=True, inplace=True)
+saves("CosBackward0", (0, None))
 tan = _floating_unary("TanBackward0", jnp.tan)
 declare.alias("tan", tan, method=True, inplace=True)
+saves("TanBackward0", ("result", None))
 asin = _floating_unary("AsinBackward0", jnp.arcsin)
 declare.alias("asin", asin, method=True, inplace=True)
+saves("AsinBackward0", (0, None))
 acos = _floating_unary("AcosBackward0", jnp.arccos)
 declare.alias("acos", acos, method=True, inplace=True)
+saves("AcosBackward0", (0, None))
 atan = _floating_unary("AtanBackward0", jnp.arctan)
 declare.alias("atan", atan, method=True, inplace=True)
+saves("AtanBackward0", (0, None))
 sinh = _floating_unary("SinhBackward0", jnp.sinh)
 declare.alias("sinh", sinh, method=True, inplace=True)
+saves("SinhBackward0", (0, None))
 cosh = _floating_unary("CoshBackward0", jnp.cosh)
 declare.alias("cosh", cosh, method=True, inplace=True)
+saves("CoshBackward0", (0, None))
 tanh = _floating_unary("TanhBackward0", jnp.tanh)
 declare.alias("tanh", tanh, method=True, inplace=True)
+saves("TanhBackward0", ("result", None))
 sigmoid = _floating_unary("SigmoidBackward0", jax.nn.sigmoid)
 declare.alias("sigmoid", sigmoid, method=True, inplace=True)
+saves("SigmoidBackward0", ("result", None))
 erf = _floating_unary("ErfBackward0", jax.scipy.special.erf)
 declare.alias("erf", erf, method=True, inplace=True)
+saves("ErfBackward0", (0, None))
 reciprocal = _floating_unary("ReciprocalBackward0", jnp.reciprocal)
 declare.alias("reciprocal", reciprocal, method=True, inplace=True)
+saves("ReciprocalBackward0", ("result", None))
 arcsin, arccos, arctan = asin, acos, atan
 declare.alias("arctan", arctan, method=True, inplace=True)
 declare.alias("arccos", arccos, method=True, inplace=True)
@@ -137,6 +158,7 @@ neg = _same_unary("NegBackward0", jnp.negative, bools=_BOOL_NEG)
 declare.alias("neg", neg, method=True, inplace=True)
 abs = _same_unary("AbsBackward0", _abs, bools="abs_cpu")  # noqa: A001
 declare.alias("abs", abs, method=True, inplace=True)
+saves("AbsBackward0", (0, None))
 sign = _same_unary("SignBackward0", _sign)
 declare.alias("sign", sign, method=True, inplace=True)
 floor = _same_unary("FloorBackward0", jnp.floor, bools="floor_vml_cpu")
@@ -153,6 +175,7 @@ relu = _same_unary(
     bools=("Boolean inputs not supported for relu",),
 )
 declare.alias("relu", relu, method=True, inplace=True)
+saves("ReluBackward0", ("result", None))
 negative, absolute, fix = neg, abs, trunc
 declare.alias("fix", fix, method=True, inplace=True)
 declare.alias("absolute", absolute, method=True, inplace=True)
@@ -228,6 +251,12 @@ def _clamp(what: str, input: Tensor, lo: Any, hi: Any) -> Tensor:
     return _elementwise(name, _clamp_fn, input, lo, hi, dt=dt)
 
 
+saves("ClampBackward1", (0, None))
+saves("ClampBackward0", (0, None), (1, None), (2, None))
+saves("ClampMinBackward1", (0, None), (1, None))
+saves("ClampMaxBackward1", (0, None), (2, None))
+
+
 @declare(method=True, inplace=True)
 def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
     """``torch.clamp``: bounds are numbers or Tensors; the dtype is promoted."""
@@ -260,8 +289,10 @@ def _binary_tensors(name: str, op, what: str):
 
 maximum = _binary_tensors("MaximumBackward0", jnp.maximum, "maximum")
 declare.alias("maximum", maximum, method=True)
+saves("MaximumBackward0", (0, None), (1, None))
 minimum = _binary_tensors("MinimumBackward0", jnp.minimum, "minimum")
 declare.alias("minimum", minimum, method=True)
+saves("MinimumBackward0", (0, None), (1, None))
 
 
 def where(condition: Tensor, input: Any, other: Any) -> Tensor:
@@ -317,6 +348,9 @@ def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1):
     )
 
 
+saves("AddcmulBackward0", (2, 1), (1, 2))
+
+
 @declare(method=True, inplace=True)
 def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1):
     """``input + value * tensor1 / tensor2``; integer tensor1/tensor2 are refused."""
@@ -334,6 +368,9 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1):
     return _elementwise(
         "AddcdivBackward0", _addcdiv_fn, input, tensor1, tensor2, dt=dt, value=value
     )
+
+
+saves("AddcdivBackward0", (2, None), (1, 2))
 
 
 def to_dtype(input: Tensor, dt: _dtype.dtype, *, memory_format: Any = None) -> Tensor:

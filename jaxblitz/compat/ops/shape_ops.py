@@ -29,7 +29,7 @@ from jaxblitz.compat.autograd.graph import (
     node_class,
     record_view,
 )
-from jaxblitz.compat.ops._declare import declare
+from jaxblitz.compat.ops._declare import declare, saves
 from jaxblitz.compat.tensor import _dtype, _info, _layout
 from jaxblitz.compat.tensor._layout import Layout
 from jaxblitz.compat.tensor._tensor_base import (
@@ -894,6 +894,9 @@ def index_add(
     return apply(
         "IndexAddBackward0", _index_add_fn, input, index, source, dim=dim, alpha=alpha
     )
+
+
+saves("IndexAddBackward0", (1, 2), (2, 2))
 
 
 def _diag_fn(x, *, k):
