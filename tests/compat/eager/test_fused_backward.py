@@ -1,4 +1,4 @@
-"""compat's fused backward (``autograd/_fused.py``): a graph that repeats runs its
+"""compat's fused backward (``_eager/_fused.py``): a graph that repeats runs its
 backward as one program, with the node-by-node engine's gradients to the bit, and
 only where that engine would do nothing else."""
 
@@ -17,7 +17,7 @@ from tests.compat.blitz_net import Net
 from tests.compat.modes import eager_only
 
 # Lazy execution runs a backward inside the step's program.
-pytestmark = eager_only("the fused backward (autograd/_fused.py)")
+pytestmark = eager_only("the fused backward (_eager/_fused.py)")
 
 
 @pytest.fixture

@@ -1,5 +1,5 @@
 """compat's start-up: nothing compiled to build a network, and the first step's
-backward and optimizer programs compiled ahead on a spare core (compat._warm) --
+backward and optimizer programs compiled ahead on a spare core (compat._eager._warm) --
 the same programs, each compiled once, the same results."""
 
 from __future__ import annotations
