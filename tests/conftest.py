@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests import background
+from tests import background, tiers
 
 # Tests run on CPU; set before JAX initialises (tests that need many simulated
 # devices start a subprocess with JAX_NUM_CPU_DEVICES set).
@@ -67,10 +67,14 @@ def _shares_work(module) -> bool:
 
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(config, items):
-    """One xdist group per module whose tests share work: background runs, or a
-    fixture set up once per module or class."""
+    """The measured slow tests marked ``slow`` (tests/tiers.py); one xdist group
+    per module whose tests share work: background runs, or a fixture set up once
+    per module or class."""
     shared: dict = {}
+    slow = tiers.slow_ids()  # measured slow: the fast tier leaves them out
     for item in items:
+        if item.nodeid in slow:
+            item.add_marker(pytest.mark.slow)
         module = getattr(item, "module", None)
         if module is None:
             continue

@@ -24,6 +24,8 @@ import pytest
 from tests.background import BackgroundRun, scratch
 from tests.chromium import Chromium, find_chromium
 
+pytestmark = pytest.mark.slow  # the site is built and a browser started for the module
+
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 _OUT = scratch("site")

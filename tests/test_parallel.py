@@ -17,6 +17,8 @@ from jaxblitz import cli, parallel
 from tests import background
 from tests.background import BackgroundRun
 
+pytestmark = pytest.mark.slow  # each test waits on the eight-device worker runs
+
 ROOT = Path(__file__).resolve().parents[1]
 ENV = dict(os.environ, JAX_PLATFORMS="cpu", MPLBACKEND="Agg")
 
