@@ -385,8 +385,13 @@ def _max_unpool(
         found = indices.numpy().reshape(-1)
         bad = (found < 0) | (found >= math.prod(size))
         if bad.any():
+            # PyTorch's CPU kernel stores each invalid index it meets and reports
+            # the one stored last: on one thread, the last in memory order (with
+            # more threads, whichever thread stores last: a race). compat always
+            # reports the last, as one thread does.
+            last = found.size - 1 - int(bad[::-1].argmax())
             raise RuntimeError(
-                f"Found an invalid max index: {found[bad.argmax()]} (output volumes "
+                f"Found an invalid max index: {found[last]} (output volumes "
                 f"are of size {'x'.join(str(m) for m in size)})"
             )
     grad_fn = f"MaxUnpool{n}DBackward0"
