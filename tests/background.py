@@ -25,7 +25,7 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from types import ModuleType
@@ -39,9 +39,20 @@ _stopping = threading.Event()
 class BackgroundRun:
     """One command; ``result()`` is its ``subprocess.CompletedProcess``."""
 
-    def __init__(self, argv: list[str], *, timeout: float = 600, **popen_kwargs):
+    def __init__(
+        self,
+        argv: list[str],
+        *,
+        timeout: float = 600,
+        setup: Callable[[], dict] | None = None,
+        **popen_kwargs,
+    ):
+        """``setup()``, if given, runs just before the command (never at import,
+        when the module is only collected): it writes what the run reads and
+        returns more keyword arguments for ``subprocess.Popen`` (``cwd``, ``env``)."""
         self.argv = [str(a) for a in argv]
         self.timeout = timeout
+        self.setup = setup
         self.popen_kwargs = popen_kwargs
         self._future: Future | None = None
         self._lock = threading.Lock()
@@ -66,13 +77,16 @@ class BackgroundRun:
     def _run(self) -> subprocess.CompletedProcess:
         if _stopping.is_set():
             raise RuntimeError("the test session ended before this run started")
+        kwargs = dict(self.popen_kwargs)
+        if self.setup is not None:
+            kwargs.update(self.setup())
         proc = subprocess.Popen(
             self.argv,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
             start_new_session=True,  # its own process group: see _kill
-            **self.popen_kwargs,
+            **kwargs,
         )
         _running.add(proc)
         try:

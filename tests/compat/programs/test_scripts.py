@@ -15,6 +15,8 @@ import importlib.util
 import os
 import re
 import sys
+import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -27,37 +29,60 @@ SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
 
 
-def _prepare(top: Path) -> tuple[Path, dict]:
-    """The folder a script runs in (``./data`` and ``../data`` filled) and its
-    environment."""
-    work = top / "work"
-    work.mkdir()
-    torchvision_files.write_cifar10(work / "data", per_batch=8, n_test=20)
-    torchvision_files.write_mnist(work / "data", 48, 30, folder="FashionMNIST")
-    torchvision_files.write_mnist(top / "data", n_train=48, n_test=30)
-    home = top / "torch_home"
-    torchvision_files.write_resnet18_weights(home)
-    env = dict(os.environ, JAX_PLATFORMS="cpu", MPLBACKEND="Agg", TORCH_HOME=home)
-    return work, env
+_TORCH_HOME: list[Path] = []
+_TORCH_HOME_LOCK = threading.Lock()
+
+
+def _torch_home() -> Path:
+    """``$TORCH_HOME`` with resnet18's weight file, written once for every run
+    (the scripts only read it)."""
+    with _TORCH_HOME_LOCK:
+        if not _TORCH_HOME:
+            home = background.scratch("torch_home")
+            torchvision_files.write_resnet18_weights(home)
+            _TORCH_HOME.append(home)
+        return _TORCH_HOME[0]
+
+
+def _prepare(name: str, extra_env: dict | None = None) -> Callable[[], dict]:
+    """What a script's run does first: a folder for it to run in (``./data`` and
+    ``../data`` filled) and its environment, as ``Popen`` arguments."""
+
+    def setup() -> dict:
+        top = background.scratch(name)
+        work = top / "work"
+        work.mkdir()
+        torchvision_files.write_cifar10(work / "data", per_batch=8, n_test=20)
+        torchvision_files.write_mnist(work / "data", 48, 30, folder="FashionMNIST")
+        torchvision_files.write_mnist(top / "data", n_train=48, n_test=30)
+        env = dict(
+            os.environ, JAX_PLATFORMS="cpu", MPLBACKEND="Agg", TORCH_HOME=_torch_home()
+        )
+        env.update(extra_env or {})
+        return {"cwd": work, "env": env}
+
+    return setup
 
 
 def _compat_run(
     script: Path, args: tuple[str, ...] = (), lazy: bool = False
 ) -> background.BackgroundRun:
     mode = "lazy" if lazy else "script"
-    work, env = _prepare(background.scratch(f"{mode}-{script.stem}"))
+    extra = {
+        "PYTHONPATH": os.pathsep.join(
+            filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])
+        )
+    }
     if lazy:
-        env["JAXBLITZ_COMPAT_LAZY"] = "1"
+        extra["JAXBLITZ_COMPAT_LAZY"] = "1"
     argv = [sys.executable, "-m", "jaxblitz.compat.port", script, "--run", "--", *args]
-    env["PYTHONPATH"] = os.pathsep.join(
-        filter(None, [str(ROOT), env.get("PYTHONPATH")])
-    )
-    return background.BackgroundRun(argv, timeout=600, cwd=work, env=env)
+    setup = _prepare(f"{mode}-{script.stem}", extra)
+    return background.BackgroundRun(argv, timeout=600, setup=setup)
 
 
 def _torch_run(script: Path) -> background.BackgroundRun:
-    work, env = _prepare(background.scratch(f"torch-{script.stem}"))
-    return background.BackgroundRun([sys.executable, script], cwd=work, env=env)
+    setup = _prepare(f"torch-{script.stem}")
+    return background.BackgroundRun([sys.executable, script], setup=setup)
 
 
 # What each script must print on compat (beyond finishing without an error).
