@@ -65,6 +65,20 @@ def _shares_work(module) -> bool:
     )
 
 
+_SLOW_MODULE = "\npytestmark = pytest.mark.slow\n"
+
+
+def pytest_ignore_collect(collection_path: Path, config) -> bool | None:
+    """The fast tier (``-m "not slow"``) does not import a module marked slow as
+    a whole: none of its tests would run (the differential suite's module alone
+    takes seconds to import, in each worker)."""
+    if config.option.markexpr.strip() != "not slow" or collection_path.suffix != ".py":
+        return None
+    if not collection_path.name.startswith("test_"):
+        return None
+    return _SLOW_MODULE in collection_path.read_text() or None
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(config, items):
     """The measured slow tests marked ``slow`` (tests/tiers.py); one xdist group

@@ -39,7 +39,8 @@ def _param(row: str, recorded: dict[str, int]):
     return pytest.param(row, marks=marks, id=row)
 
 
-ROWS = [_param(row, _recorded()) for row in differential.rows()]
+RECORDED = _recorded()
+ROWS = [_param(row, RECORDED) for row in differential.rows()]
 
 
 @functools.cache
