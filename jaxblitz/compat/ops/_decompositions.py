@@ -177,11 +177,6 @@ def _kron_fn(a, b, *, dt):
     return jnp.kron(a.astype(work), b.astype(work)).astype(dt)
 
 
-def _inner_fn(a, b, *, dt):
-    a, b = a.astype(dt), b.astype(dt)
-    return a * b if not a.ndim or not b.ndim else jnp.inner(a, b)
-
-
 def _vdot_fn(a, b):
     return jnp.vdot(a, b)
 
@@ -380,9 +375,17 @@ def inner(input: Tensor, other: Tensor) -> Tensor:
             f"inner() the last dimension must match on both input tensors but got "
             f"shapes {list(a)} and {list(b)}"
         )
-    dt = _promote(input, other)
-    name = "MulBackward0" if not a or not b else "ViewBackward0"
-    return apply(name, _inner_fn, input, other, dt=dt.np.name)
+    if not a or not b:  # torch multiplies (promoting, as mul does)
+        return input * other
+    if input.dtype is not other.dtype:
+        raise RuntimeError("both inputs should have same dtype")
+    # as torch's tensordot: one product of the inputs as matrices, viewed in the
+    # result's shape (a dot of two vectors), so its nodes save what torch's do
+    if len(a) == 1 and len(b) == 1:
+        return matmul(input, other).view(())
+    k = a[-1]
+    rows = matmul(input.reshape(-1, k), other.reshape(-1, k).t())
+    return rows.view(*a[:-1], *b[:-1])
 
 
 @declare(method=True)
@@ -643,6 +646,9 @@ def cholesky_solve(input: Tensor, input2: Tensor, upper: bool = False) -> Tensor
     return apply("CholeskySolveBackward0", _cholesky_solve_fn, b, L, upper=bool(upper))
 
 
+saves("CholeskySolveBackward0", (0, None), (1, None), ("result", None))
+
+
 @declare(method=True)
 def cholesky_inverse(input: Tensor, upper: bool = False) -> Tensor:
     return _of_square(
@@ -652,6 +658,9 @@ def cholesky_inverse(input: Tensor, upper: bool = False) -> Tensor:
         input,
         upper=bool(upper),
     )
+
+
+saves("CholeskyInverseBackward0", (0, None), ("result", None))
 
 
 def _qr(input: Tensor, mode: str, result: type):

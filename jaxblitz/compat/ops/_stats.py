@@ -17,6 +17,7 @@ from jaxblitz.compat.ops._declare import declare, saves
 from jaxblitz.compat.ops._funnel import _no_grad, _not_implemented, _require_tensors
 from jaxblitz.compat.ops._order import _median_all_fn, _pick_fn, _return_type
 from jaxblitz.compat.ops._reduce import _dim, _order_fn, nansum, sort
+from jaxblitz.compat.ops._unary import clamp
 from jaxblitz.compat.tensor import _dtype
 from jaxblitz.compat.tensor._tensor_base import TensorBase, wrap_dim
 from jaxblitz.compat.tensor.creation import tensor
@@ -199,16 +200,6 @@ def _cov_fn(x, fw, aw, *, correction):
     xw = xm if w is None else xm * w
     c = (xm @ xw.T.conj()) / norm
     return jnp.squeeze(c)
-
-
-def _corrcoef_fn(x):
-    c = _cov_fn(x, None, None, correction=1)
-    if not c.ndim:
-        return c / c
-    d = jnp.diagonal(c)
-    s = jnp.sqrt(d)
-    c = c / s[:, None] / s[None, :]
-    return jnp.clip(c, -1, 1)
 
 
 # ---------------------------------------------------------------------------
@@ -468,4 +459,11 @@ def corrcoef(input: Tensor) -> Tensor:
         )
     if not input.dtype.is_floating_point:
         input = input.to(_dtype.get_default_dtype())
-    return apply("ClampBackward1", _corrcoef_fn, input)
+    # torch's steps, each its own node (so its clamp saves the correlations, not
+    # the input): cov, divided by the deviations by rows then by columns, clamped
+    c = cov(input)
+    if c.dim() == 0:
+        return c / c
+    deviations = c.diagonal().sqrt()
+    c = c / deviations[:, None]
+    return clamp(c / deviations[None, :], -1, 1)

@@ -315,6 +315,11 @@ def where(condition: Tensor, input: Any, other: Any) -> Tensor:
     return _elementwise("WhereBackward0", _where_fn, condition, input, other, dt=dt)
 
 
+# torch's where saves its condition (logdet's node, named as torch's, saves the
+# matrix: its argument 0 too)
+saves("WhereBackward0", (0, None))
+
+
 def _same_dtype(input: Tensor, other: Any, what: str) -> None:
     if isinstance(other, TensorBase) and other.dtype is not input.dtype:
         raise RuntimeError(

@@ -153,18 +153,6 @@ def test_known_missing_rules_are_still_missing():
     assert not fixed, f"rules now present, drop from KNOWN_MISSING: {fixed}"
 
 
-# Declared ops where changing a saved input raises in one library only.
-_NO_RULE = "torch raises once an input changes; compat's node has no rule for it yet"
-KNOWN_DIFFER: dict[str, str] = {
-    "cholesky_inverse": _NO_RULE,
-    "cholesky_solve": _NO_RULE,
-    "inner": _NO_RULE,
-    "logdet": _NO_RULE,
-    "corrcoef": "compat names its node ClampBackward1, whose rule saves clamp's "
-    "input: here corrcoef's input, which torch does not save",
-}
-
-
 def _bumped_backward_raises(lib, out, saved) -> bool | None:
     """Whether backward raises torch's in-place error once ``saved`` changed
     (None: the change itself is refused, as for a view of a split's output)."""
@@ -197,7 +185,7 @@ def test_changing_a_saved_input_raises_as_torch():
     differ = {}
     for name in declared():
         op = _opinfos().get(name)
-        if op is None or name in KNOWN_MISSING or name in KNOWN_DIFFER:
+        if op is None or name in KNOWN_MISSING:
             continue
         if _miss(name, op) is not None:
             continue

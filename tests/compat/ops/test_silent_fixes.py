@@ -99,3 +99,61 @@ def test_the_suite_passes_compat_where_it_is_nearer_the_float64_result():
     assert near is None
     far = differential.compare(theirs, compat.tensor([1.0, -4e-5]), precise=exact)
     assert "from the float64 result" in far
+
+
+@pytest.mark.parametrize(
+    "shapes, dtypes",
+    [
+        (((3,), (3,)), ("float64", "float32")),
+        (((2, 3), (4, 3)), ("float32", "float64")),
+        (((2, 3), (4, 5)), ("float32", "float64")),  # the sizes are checked first
+        (((), (3,)), ("float64", "float32")),  # a 0-d input: a product, promoted
+        (((3,), ()), ("int64", "float32")),
+        (((2, 3, 4), (5, 4)), ("float32", "float32")),
+    ],
+)
+def test_inner_takes_one_dtype_as_torch_and_records_its_nodes(shapes, dtypes):
+    """torch.inner refuses two dtypes (but multiplies by a 0-d input, promoting),
+    and records tensordot's nodes: a view of a product of matrices."""
+    rng = np.random.default_rng(0)
+    arrays = [
+        rng.standard_normal(s).astype(d) for s, d in zip(shapes, dtypes, strict=True)
+    ]
+    outcomes = []
+    for lib in (torch, compat):
+        try:
+            out = lib.inner(*(lib.tensor(a) for a in arrays))
+        except RuntimeError as e:
+            outcomes.append(("error", str(e)))
+            continue
+        outcomes.append(("value", str(out.dtype), _np(out).tolist()))
+    want, got = outcomes
+    assert got[:2] == want[:2]
+    if want[0] == "value":
+        np.testing.assert_allclose(got[2], want[2], rtol=1e-6)
+
+
+def test_corrcoef_and_inner_save_what_torch_saves():
+    """An in-place change to an input after corrcoef (whose nodes save only
+    intermediates) leaves backward working; after inner (whose product saves its
+    inputs) backward refuses, as in torch."""
+    x = np.random.default_rng(1).standard_normal((3, 4)).astype(np.float32)
+    for lib in (torch, compat):
+        a = lib.tensor(x, requires_grad=True)
+        out = lib.corrcoef(a)
+        with lib.no_grad():
+            a.add_(0)
+        out.sum().backward()
+        b = lib.tensor(x, requires_grad=True)
+        out = lib.inner(b, b)
+        with lib.no_grad():
+            b.add_(0)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            out.sum().backward()
+    got = compat.inner(compat.tensor(x), compat.tensor(x)).grad_fn
+    assert got is None
+    node = compat.inner(compat.tensor(x, requires_grad=True), compat.tensor(x)).grad_fn
+    assert [type(node).__name__, type(node.next_functions[0][0]).__name__] == [
+        "ViewBackward0",
+        "MmBackward0",
+    ]
