@@ -59,6 +59,7 @@ __all__ = [
     "solve",
     "svd",
     "svdvals",
+    "vecdot",
     "vector_norm",
 ]
 
@@ -151,6 +152,12 @@ def lstsq(A: Tensor, B: Tensor, rcond: Any = None, *, driver: Any = None):
     from the pseudo-inverse), and what torch's CPU ``driver`` reports besides:
     the rank (all but ``gels``), the singular values (``gelsd``, ``gelss``) and
     the residuals (all but ``gelsy``, for tall full-rank matrices)."""
+    if A.dtype is not B.dtype:
+        raise RuntimeError(
+            "torch.linalg.lstsq: Expected input and other to have the same dtype, "
+            f"but got input's dtype {A.dtype.scalar_type} and other's dtype "
+            f"{B.dtype.scalar_type}"
+        )
     _matrices("linalg.lstsq", A, square=False)
     _floating("linalg.lstsq", A)
     driver = "gelsy" if driver is None else driver
@@ -173,6 +180,22 @@ def lstsq(A: Tensor, B: Tensor, rcond: Any = None, *, driver: Any = None):
     if driver != "gelsy" and m > n and full:
         residuals = apply("LinalgLstsqBackward0", _residuals_fn, A, B, vector=vector)
     return _Lstsq(X, residuals, rank, values)
+
+
+def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
+    """``torch.linalg.vecdot``: ``(x.conj() * y).sum(dim)``, of one floating
+    dtype."""
+    if not x.dtype.is_floating_point:
+        raise RuntimeError(
+            "linalg.vecdot: Expected a floating point or complex tensor as input. "
+            f"Got {x.dtype.scalar_type}"
+        )
+    if x.dtype is not y.dtype:
+        raise RuntimeError(
+            "linalg.vecdot: Expected x and y to have the same dtype, but found x of "
+            f"type {x.dtype.scalar_type} and y of type {y.dtype.scalar_type} instead"
+        )
+    return (x * y).sum(dim)
 
 
 def vector_norm(

@@ -40,6 +40,11 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
             f"mat1 and mat2 must have the same dtype, but got "
             f"{input.dtype.scalar_type} and {weight.dtype.scalar_type}"
         )
+    if bias is not None and bias.dtype != weight.dtype:
+        raise RuntimeError(
+            f"self and mat2 must have the same dtype, but got "
+            f"{bias.dtype.scalar_type} and {weight.dtype.scalar_type}"
+        )
     weight_t = weight.t()  # torch records TBackward0 here too (next_functions)
     precision = _precision.of("matmul", input, weight)
     if bias is None:

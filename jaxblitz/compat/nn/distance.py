@@ -15,6 +15,7 @@ import jax.numpy as jnp
 from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.nn.losses import _broadcast_shapes, _check_broadcast, _tensor
 from jaxblitz.compat.nn.module import Module
+from jaxblitz.compat.ops._arith import _check_sub
 from jaxblitz.compat.ops._funnel import _norm_fn
 from jaxblitz.compat.tensor import _dtype
 from jaxblitz.compat.tensor._tensor_base import TensorBase, wrap_dim
@@ -83,13 +84,9 @@ def pairwise_distance_fn(x1, x2, *, p, eps, keepdim, dt):
 
 
 def distance_dtype(x1: TensorBase, x2: TensorBase) -> _dtype.dtype:
-    """``x1 - x2 + eps``'s dtype, with torch's refusal of two bool tensors."""
+    """``x1 - x2 + eps``'s dtype, with torch's refusal of a bool tensor."""
+    _check_sub(x1, x2)
     dt = _dtype.promote_types(x1.dtype, x2.dtype)
-    if dt is _dtype.bool:
-        raise RuntimeError(
-            "Subtraction, the `-` operator, with two bool tensors is not supported. "
-            "Use the `^` or `logical_xor()` operator instead."
-        )
     return dt if dt.is_floating_point else _dtype.get_default_dtype()
 
 

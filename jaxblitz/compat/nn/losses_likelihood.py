@@ -161,6 +161,11 @@ def gaussian_nll_loss(
         values = _concrete(var)
         if values is not None and (values < 0).any():
             raise ValueError("var has negative entry/entries")
+    if not var.dtype.is_floating_point:  # torch clamps var in place to eps
+        raise RuntimeError(
+            "result type Float can't be cast to the desired output type "
+            f"{_dtype._CPP[var.dtype.np.name]}"
+        )
     ishape, vshape = tuple(input.shape), tuple(var.shape)
     if vshape != ishape:
         if ishape[:-1] == vshape:  # homoscedastic: one variance per sample

@@ -156,7 +156,9 @@ def hinge_embedding_loss(
 
 
 def _soft_margin_fn(x, y, *, reduction):
-    return _reduce(jnp.log1p(jnp.exp(-x * y.astype(x.dtype))), reduction)
+    # torch's order: -input * target written into the input's dtype (the
+    # product itself in both's type), then exp and log1p there
+    return _reduce(jnp.log1p(jnp.exp((-x * y).astype(x.dtype))), reduction)
 
 
 def soft_margin_loss(
@@ -176,13 +178,15 @@ def soft_margin_loss(
             f"output with shape {list(input.shape)} doesn't match the broadcast "
             f"shape {list(shape)}"
         )
-    dt = _dtype.promote_types(input.dtype, target.dtype)
-    if not input.dtype.is_floating_point:
+    if input.dtype is _dtype.bool:
         raise RuntimeError(
-            f"result type {_dtype.get_default_dtype().scalar_type} can't be cast to "
-            f"the desired output type {input.dtype.scalar_type}"
+            "Negation, the `-` operator, on a bool tensor is not supported. If you "
+            "are trying to invert a mask, use the `~` or `logical_not()` operator "
+            "instead."
         )
-    if dt is not input.dtype:
+    if not input.dtype.is_floating_point:  # the loss is written in input's type
+        dt = _dtype.promote_types(input.dtype, target.dtype)
+        dt = dt if dt.is_floating_point else _dtype.get_default_dtype()
         raise RuntimeError(
             f"result type {dt.scalar_type} can't be cast to the desired output type "
             f"{input.dtype.scalar_type}"

@@ -185,6 +185,17 @@ def embedding_bag(
             "input has to be 1D or 2D Tensor, but got Tensor of dimension "
             f"{input.dim()}"
         )
+    if input.dtype not in (_dtype.int64, _dtype.int32):
+        got = (
+            "CPUBoolType"
+            if input.dtype is _dtype.bool
+            else f"torch.{input.dtype.scalar_type}Tensor"
+        )
+        raise RuntimeError(
+            "Expected tensor for argument #1 'indices' to have one of the following "
+            f"scalar types: Long, Int; but got {got} instead (while checking "
+            "arguments for embedding_bag)"
+        )
     if offsets.numel() and int(offsets[0]) != 0:
         raise RuntimeError(
             "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has "

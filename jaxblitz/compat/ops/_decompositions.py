@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+import math
 from typing import TYPE_CHECKING, Any
 
 import jax
@@ -32,7 +33,7 @@ from jaxblitz.compat.ops._funnel import (
 )
 from jaxblitz.compat.ops._linalg import matmul
 from jaxblitz.compat.tensor import _dtype
-from jaxblitz.compat.tensor._tensor_base import wrap_dim
+from jaxblitz.compat.tensor._tensor_base import TensorBase, wrap_dim
 from jaxblitz.compat.tensor.creation import zeros
 
 if TYPE_CHECKING:
@@ -388,6 +389,90 @@ def inner(input: Tensor, other: Tensor) -> Tensor:
     return rows.view(*a[:-1], *b[:-1])
 
 
+def _tensordot_dims(a: Tensor, b: Tensor, dims: Any) -> tuple[list, list]:
+    """``dims`` of ``torch.tensordot`` as two lists of dimensions, as torch's
+    Python wrapper reads it (an int: the last ``dims`` of ``a`` with the first
+    of ``b``)."""
+    if isinstance(dims, TensorBase):
+        if dims.numel() > 1:
+            listed = dims.tolist()
+            return list(listed[0]), list(listed[1])
+        dims = int(dims.item())
+    elif isinstance(dims, list | tuple):
+        first, second = dims
+        for name, position, listed in (("self", 3, first), ("other", 4, second)):
+            what = f"tensordot(): argument 'dims_{name}' (position {position})"
+            if not isinstance(listed, list | tuple):
+                raise TypeError(
+                    f"{what} must be tuple of ints, not {type(listed).__name__}"
+                )
+            for k, d in enumerate(listed):
+                if not isinstance(d, int):
+                    raise TypeError(
+                        f"{what} must be tuple of ints, but found element of type "
+                        f"{type(d).__name__} at pos {k}"
+                    )
+        return list(first), list(second)
+    if isinstance(dims, bool) or not isinstance(dims, int):
+        raise RuntimeError(
+            "tensordot expects dims to be int or tuple[list[int], list[int]] or "
+            f"list[list[int]] containing two lists, but got dims={dims}"
+        )
+    if dims < 0:
+        raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+    if dims > builtins.min(a.dim(), b.dim()):
+        raise RuntimeError(
+            f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims}"
+        )
+    return list(range(-dims, 0)), list(range(dims))
+
+
+@declare
+def tensordot(a: Tensor, b: Tensor, dims: Any = 2, out: Any = None) -> Tensor:
+    """``torch.tensordot``: as torch's, one product of matrices (dimensions of
+    size 1 against others summed first), permuted and reshaped around it."""
+    if out is not None:
+        raise NotImplementedError("tensordot: out is not supported by jaxblitz.compat")
+    a, b = _as_tensor(a), _as_tensor(b)
+    dims_a, dims_b = _tensordot_dims(a, b, dims)
+    if len(dims_a) != len(dims_b):
+        raise RuntimeError("both dimension lists should have same length")
+    if a.dtype is not b.dtype:
+        raise RuntimeError("both inputs should have same dtype")
+    t1, t2, contracted = a, b, 1
+    for d1, d2 in zip(dims_a, dims_b, strict=True):
+        s1, s2 = a.shape[wrap_dim(d1, a.dim())], b.shape[wrap_dim(d2, b.dim())]
+        if s2 == 1:  # summed at once, as torch's broadcast dimensions
+            t1 = t1.sum(d1, keepdim=True)
+        elif s1 == 1:
+            t2 = t2.sum(d2, keepdim=True)
+        elif s1 != s2:
+            raise RuntimeError(
+                f"contracted dimensions need to match, but first has size {s1} in "
+                f"dim {d1} and second has size {s2} in dim {d2}"
+            )
+        else:
+            contracted *= s1
+    for t, listed in ((a, dims_a), (b, dims_b)):
+        wrapped = [wrap_dim(d, t.dim()) for d in listed]
+        for d in wrapped:
+            if wrapped.count(d) > 1:
+                raise RuntimeError(
+                    f"dim {d} appears multiple times in the list of dims"
+                )
+    c1 = {wrap_dim(d, a.dim()) for d in dims_a}
+    c2 = {wrap_dim(d, b.dim()) for d in dims_b}
+    kept1 = [i for i in range(a.dim()) if i not in c1]
+    kept2 = [i for i in range(b.dim()) if i not in c2]
+    rows = math.prod(t1.shape[i] for i in kept1)
+    cols = math.prod(t2.shape[i] for i in kept2)
+    m1 = t1.permute(*kept1, *[wrap_dim(d, a.dim()) for d in dims_a])
+    m2 = t2.permute(*[wrap_dim(d, b.dim()) for d in dims_b], *kept2)
+    product = matmul(m1.reshape(rows, contracted), m2.reshape(contracted, cols))
+    sizes = [t1.shape[i] for i in kept1] + [t2.shape[i] for i in kept2]
+    return product.reshape(*sizes)
+
+
 @declare(method=True)
 def vdot(input: Tensor, other: Tensor) -> Tensor:
     input, other = _as_tensor(input), _as_tensor(other)
@@ -423,9 +508,18 @@ def _cross(what: str, input: Tensor, other: Tensor, dim: Any) -> Tensor:
             f"{what}: inputs dimension {dim} must have length 3. Got "
             f"{input.shape[axis]} and {other.shape[axis]}"
         )
-    dt = _promote(input, other)
+    if input.dtype is not other.dtype:
+        raise RuntimeError(
+            f"expected scalar type {input.dtype.scalar_type} but found "
+            f"{other.dtype.scalar_type}"
+        )
     return apply(
-        "LinalgCrossBackward0", _cross_fn, input, other, axis=axis, dt=dt.np.name
+        "LinalgCrossBackward0",
+        _cross_fn,
+        input,
+        other,
+        axis=axis,
+        dt=input.dtype.np.name,
     )
 
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import jax.numpy as jnp
 import numpy as np
+from jax import lax
 
 from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.backends import _precision
@@ -13,9 +15,11 @@ from jaxblitz.compat.ops._declare import declare, saves
 from jaxblitz.compat.ops._funnel import (
     _addmm_fn,
     _as_tensor,
+    _cast,
     _check_arguments,
     _matmul_fn,
     _not_implemented,
+    _promote,
     _to_out,
 )
 from jaxblitz.compat.tensor import _dtype
@@ -171,3 +175,201 @@ def addmm(
 
 
 saves("AddmmBackward0", (2, 1), (1, 2))
+
+
+def _expand_check(input: Tensor, shape: tuple) -> None:
+    """torch's error where ``input`` does not broadcast to a product's shape."""
+    try:
+        fits = np.broadcast_shapes(tuple(input.shape), shape) == shape
+    except ValueError:
+        fits = False
+    if fits and input.dim() <= len(shape):
+        return
+    got = (1,) * (len(shape) - input.dim()) + tuple(input.shape)
+    k = next(
+        (i for i in reversed(range(len(shape))) if got[i] not in (1, shape[i])),
+        0,
+    )
+    raise RuntimeError(
+        f"The expanded size of the tensor ({shape[k]}) must match the existing size "
+        f"({got[k]}) at non-singleton dimension {k}.  Target sizes: {list(shape)}.  "
+        f"Tensor sizes: {list(input.shape)}"
+    )
+
+
+def _scaled_product(name, input, a, b, beta, alpha, names, fn=_addmm_fn):
+    method = name.removesuffix("Backward0").lower()
+    _check_arguments(method, self=input, **dict(zip(names, (a, b), strict=True)))
+    precision = _precision.of("matmul", a, b)
+    return apply(name, fn, input, a, b, beta=beta, alpha=alpha, precision=precision)
+
+
+@declare(method=True, inplace=True)
+def addmv(
+    input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any = 1
+) -> Tensor:
+    """``beta * input + alpha * (mat @ vec)``; beta=0 ignores input's values."""
+    input, mat, vec = _as_tensor(input), _as_tensor(mat), _as_tensor(vec)
+    if not (mat.dim() == 2 and vec.dim() == 1 and input.dim() <= 1):
+        raise RuntimeError(
+            "vector + matrix @ vector expected, got "
+            f"{input.dim()}, {mat.dim()}, {vec.dim()}"
+        )
+    if mat.shape[1] != vec.shape[0] or input.numel() not in (1, mat.shape[0]):
+        size = input.shape[0] if input.dim() else input.numel()
+        raise RuntimeError(
+            f"size mismatch, got input ({size}), mat ({mat.shape[0]}x{mat.shape[1]})"
+            f", vec ({vec.shape[0]})"
+        )
+    if not input.dtype is mat.dtype is vec.dtype:
+        raise RuntimeError(
+            "addmv input tensors must have the same dtype, but got "
+            f"{input.dtype.scalar_type}, {mat.dtype.scalar_type}, and "
+            f"{vec.dtype.scalar_type}"
+        )
+    if input.dtype is _dtype.bool:
+        raise NotImplementedError("\"addmv_impl_cpu\" not implemented for 'Bool'")
+    return _scaled_product(
+        "AddmvBackward0", input, mat, vec, beta, alpha, ("mat", "vec")
+    )
+
+
+saves("AddmvBackward0", (2, 1), (1, 2))
+
+
+def _batches(batch1: Tensor, batch2: Tensor) -> None:
+    for name, t in (("batch1", batch1), ("batch2", batch2)):
+        if t.dim() != 3:
+            raise RuntimeError(f"{name} must be a 3D tensor")
+    if batch1.shape[0] != batch2.shape[0]:
+        raise RuntimeError(
+            "batch1 and batch2 must have same number of batches, got "
+            f"{batch1.shape[0]} and {batch2.shape[0]}"
+        )
+    if batch1.shape[2] != batch2.shape[1]:
+        raise RuntimeError(
+            f"Incompatible matrix sizes for bmm ({batch1.shape[1]}x{batch1.shape[2]} "
+            f"and {batch2.shape[1]}x{batch2.shape[2]})"
+        )
+
+
+@declare(method=True, inplace=True)
+def baddbmm(
+    input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1
+) -> Tensor:
+    """``beta * input + alpha * (batch1 @ batch2)``, batch by batch."""
+    input, batch1, batch2 = map(_as_tensor, (input, batch1, batch2))
+    if not input.dtype is batch1.dtype is batch2.dtype:
+        raise RuntimeError(
+            f"Input dtypes must be the same, got: input {_CPP[input.dtype.np.name]}, "
+            f"batch1: {_CPP[batch1.dtype.np.name]}, batch2: "
+            f"{_CPP[batch2.dtype.np.name]}"
+        )
+    for name, t in (("batch1", batch1), ("batch2", batch2)):
+        if t.dim() != 3:
+            raise RuntimeError(f"{name} must be a 3D tensor")
+    want = [batch1.shape[0], batch1.shape[2]]
+    if list(batch2.shape[:2]) != want:
+        raise RuntimeError(
+            f"Expected size for first two dimensions of batch2 tensor to be: {want} "
+            f"but got: {list(batch2.shape[:2])}."
+        )
+    _expand_check(input, (batch1.shape[0], batch1.shape[1], batch2.shape[2]))
+    if input.dtype is _dtype.bool:
+        raise NotImplementedError("\"baddbmm\" not implemented for 'Bool'")
+    return _scaled_product(
+        "BaddbmmBackward0", input, batch1, batch2, beta, alpha, ("batch1", "batch2")
+    )
+
+
+saves("BaddbmmBackward0", (2, 1), (1, 2))
+
+
+def _addbmm_fn(bias, x, y, *, beta, alpha, precision):
+    # torch's loop: the first batch's addmm takes beta * input, each later one
+    # adds its product into the result
+    bias = jnp.broadcast_to(bias, (x.shape[1], y.shape[2]))
+    if not x.shape[0]:
+        return bias * beta if beta != 0 else jnp.zeros_like(bias)
+    first = _addmm_fn(bias, x[0], y[0], beta=beta, alpha=alpha, precision=precision)
+
+    def add(acc, pair):
+        a, b = pair
+        return _addmm_fn(acc, a, b, beta=1, alpha=alpha, precision=precision), None
+
+    return lax.scan(add, first, (x[1:], y[1:]))[0]
+
+
+@declare(method=True, inplace=True)
+def addbmm(
+    input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1
+) -> Tensor:
+    """``beta * input + alpha * sum(batch1 @ batch2)`` over the batches."""
+    input, batch1, batch2 = map(_as_tensor, (input, batch1, batch2))
+    _batches(batch1, batch2)
+    if input.dtype is not batch2.dtype:
+        raise RuntimeError(
+            "self and mat2 must have the same dtype, but got "
+            f"{input.dtype.scalar_type} and {batch2.dtype.scalar_type}"
+        )
+    if batch1.dtype is not batch2.dtype:
+        raise RuntimeError(
+            "mat1 and mat2 must have the same dtype, but got "
+            f"{batch1.dtype.scalar_type} and {batch2.dtype.scalar_type}"
+        )
+    _expand_check(input, (batch1.shape[1], batch2.shape[2]))
+    names = ("batch1", "batch2")
+    out = _scaled_product(
+        "AddbmmBackward0", input, batch1, batch2, beta, alpha, names, _addbmm_fn
+    )
+    return out
+
+
+saves("AddbmmBackward0", (2, 1), (1, 2))
+
+
+def _addr_fn(input, v1, v2, *, beta, alpha, dt):
+    input, v1, v2 = (a.astype(dt) for a in (input, v1, v2))
+    outer = v1[:, None] * v2[None, :]
+    if dt == jnp.bool_:
+        return (input & bool(beta)) | (outer & bool(alpha))
+    outer = outer if alpha == 1 else _cast(alpha, dt) * outer
+    if beta == 0:
+        return jnp.broadcast_to(outer, jnp.broadcast_shapes(input.shape, outer.shape))
+    return (input if beta == 1 else _cast(beta, dt) * input) + outer
+
+
+@declare(method=True, inplace=True)
+def addr(
+    input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any = 1
+) -> Tensor:
+    """``beta * input + alpha * outer(vec1, vec2)``, promoting as torch."""
+    input, vec1, vec2 = map(_as_tensor, (input, vec1, vec2))
+    for name, v in (("vec1", vec1), ("vec2", vec2)):
+        if v.dim() != 1:
+            raise RuntimeError(
+                f"addr: Expected 1-D argument {name}, but got {v.dim()}-D"
+            )
+    dt = _promote(input, vec1, vec2)
+    for name, value in (("beta", beta), ("alpha", alpha)):
+        if isinstance(value, bool) and dt is not _dtype.bool:
+            raise RuntimeError(f"Boolean {name} only supported for Boolean results.")
+        if not dt.is_floating_point and isinstance(value, float):
+            raise RuntimeError(
+                f"For integral input tensors, argument {name} must not be a "
+                "floating point number."
+            )
+    _expand_check(input, (vec1.shape[0], vec2.shape[0]))
+    return apply(
+        "AddrBackward0",
+        _addr_fn,
+        input,
+        vec1,
+        vec2,
+        beta=beta,
+        alpha=alpha,
+        dt=dt.np.name,
+    )
+
+
+saves("AddrBackward0", (2, 1), (1, 2))

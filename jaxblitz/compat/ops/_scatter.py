@@ -125,7 +125,12 @@ def _index_vector(name: str, index: Any, size: int, dim: int, wording: str) -> N
     """torch's checks on the index of index_copy/index_fill/index_reduce."""
     if not isinstance(index, TensorBase):
         raise TypeError(f"{name}(): argument 'index' must be Tensor")
-    if index.dtype is not _dtype.int64:
+    if wording == "reduce" and index.dtype not in (_dtype.int64, _dtype.int32):
+        raise RuntimeError(
+            f"{name}_(): Expected dtype int32/int64 for index but got: "
+            f"{index.dtype.scalar_type}"
+        )
+    if wording != "reduce" and index.dtype is not _dtype.int64:
         raise (IndexError if wording == "fill" else RuntimeError)(
             f"{name}_(): Expected dtype int64 for index."
             if wording == "fill"

@@ -858,8 +858,13 @@ def _index_add_fn(x, index, source, *, dim, alpha):
 
 
 def _index_tensor(name: str, index: Any, size: int) -> Tensor:
-    if not isinstance(index, TensorBase) or index.dtype.is_floating_point:
+    if not isinstance(index, TensorBase):
         raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
+    if index.dtype not in (_dtype.int64, _dtype.int32):
+        raise RuntimeError(
+            f"{name}_(): Expected dtype int32/int64 for index but got: "
+            f"{index.dtype.scalar_type}"
+        )
     if index.dim() > 1:
         raise IndexError(f"{name}(): Index is supposed to be a vector")
     values = np.asarray(index._data)
@@ -1171,7 +1176,7 @@ def _index_array(item: Any) -> Any:
                 stacklevel=4,
             )
             dt = _dtype.bool
-        if dt.is_floating_point:
+        if dt not in (_dtype.int64, _dtype.int32, _dtype.bool):
             raise IndexError(
                 "tensors used as indices must be long, int, byte or bool tensors"
             )

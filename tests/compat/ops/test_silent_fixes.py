@@ -3,6 +3,7 @@ norms over nothing and over one element, cov's weighted form, the singular value
 decomposition compared as PyTorch's own tests compare it, and the suite's
 float64 measure for float32 rounding."""
 
+import itertools
 import math
 
 import numpy as np
@@ -157,3 +158,166 @@ def test_corrcoef_and_inner_save_what_torch_saves():
         "ViewBackward0",
         "MmBackward0",
     ]
+
+
+# Binary ops given two dtypes: torch promotes, or refuses (``inner``, ``cross``,
+# ``lstsq``, products of matrices), or writes into the input's dtype (losses).
+MIXED_OPS = {
+    "mm": ((2, 3), (3, 4)), "matmul": ((2, 3), (3, 4)), "dot": ((3,), (3,)),
+    "vdot": ((3,), (3,)), "mv": ((2, 3), (3,)), "bmm": ((2, 2, 3), (2, 3, 4)),
+    "outer": ((3,), (4,)), "kron": ((2, 2), (2, 3)), "tensordot": ((2, 3), (3, 4)),
+    "cross": ((4, 3), (4, 3)), "linalg.cross": ((4, 3), (4, 3)),
+    "inner": ((2, 3), (4, 3)), "cdist": ((2, 3), (4, 3)), "dist": ((3,), (3,)),
+    "atan2": ((3,), (3,)), "hypot": ((3,), (3,)), "copysign": ((3,), (3,)),
+    "fmod": ((3,), (3,)), "xlogy": ((3,), (3,)),
+    "maximum": ((3,), (3,)), "linalg.solve": ((3, 3), (3, 2)),
+    "linalg.lstsq": ((3, 3), (3, 2)), "linalg.vecdot": ((3,), (3,)),
+    "nn.functional.linear": ((2, 3), (4, 3)),
+    "nn.functional.mse_loss": ((3,), (3,)),
+    "nn.functional.soft_margin_loss": ((3,), (3,)),
+    "nn.functional.smooth_l1_loss": ((3,), (3,)),
+    "nn.functional.cosine_similarity": ((2, 3), (2, 3)),
+    "nn.functional.pairwise_distance": ((2, 3), (2, 3)),
+}  # fmt: skip
+MIXED_DTYPES = [
+    ("float32", "float64"), ("float64", "float32"), ("int64", "float32"),
+    ("float32", "int64"), ("int32", "int64"), ("bool", "int64"),
+    ("float16", "float32"), ("uint8", "int8"),
+]  # fmt: skip
+
+
+def _outcome(lib, name, arrays):
+    fn = lib
+    for part in name.split("."):
+        fn = getattr(fn, part)
+    try:
+        out = fn(*(lib.tensor(a) for a in arrays))
+    except NotImplementedError:
+        return None  # torch: no kernel for the dtype; compat: refused by name
+    except RuntimeError as e:
+        return ("error", str(e))
+    out = out[0] if isinstance(out, tuple) else out
+    return ("value", str(out.dtype).removeprefix("torch."))
+
+
+@pytest.mark.parametrize("name", MIXED_OPS)
+def test_a_binary_op_given_two_dtypes_promotes_or_refuses_as_torch(name):
+    rng = np.random.default_rng(0)
+    differ = []
+    for dtypes in MIXED_DTYPES:
+        shapes = MIXED_OPS[name]
+        arrays = [
+            (rng.standard_normal(s) * 3).astype(d)
+            for s, d in zip(shapes, dtypes, strict=True)
+        ]
+        want = _outcome(torch, name, arrays)
+        got = _outcome(compat, name, arrays)
+        if want is None or got is None:
+            continue
+        if got[0] != want[0] or (want[0] == "value" and got != want):
+            differ.append(f"{dtypes}: torch {want}, compat {got}")
+    assert not differ, "\n".join(differ)
+
+
+# Ops of three tensors given mixed dtypes (a bias, a weight, a variance).
+MIXED_TERNARY = {
+    "addmm": ((2, 4), (2, 3), (3, 4)), "addmv": ((2,), (2, 3), (3,)),
+    "addr": ((3, 4), (3,), (4,)), "baddbmm": ((2, 2, 4), (2, 2, 3), (2, 3, 4)),
+    "addbmm": ((2, 4), (2, 2, 3), (2, 3, 4)), "addcmul": ((3,), (3,), (3,)),
+    "addcdiv": ((3,), (3,), (3,)),
+    "lerp": ((3,), (3,), (3,)), "clamp": ((3,), (3,), (3,)),
+    "nn.functional.bilinear": ((2, 3), (2, 4), (5, 3, 4)),
+    "nn.functional.linear": ((2, 3), (4, 3), (4,)),
+    "nn.functional.margin_ranking_loss": ((3,), (3,), (3,)),
+    "nn.functional.cosine_embedding_loss": ((2, 3), (2, 3), (2,)),
+    "nn.functional.triplet_margin_loss": ((2, 3), (2, 3), (2, 3)),
+    "nn.functional.gaussian_nll_loss": ((3,), (3,), (3,)),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", MIXED_TERNARY)
+def test_an_op_of_three_tensors_given_mixed_dtypes_acts_as_torch(name):
+    rng = np.random.default_rng(0)
+    differ = []
+    kinds = ("float32", "float64", "int64")
+    for dtypes in itertools.product(kinds, repeat=3):
+        if len(set(dtypes)) == 1:
+            continue
+        arrays = [
+            (np.abs(rng.standard_normal(s)) * 2).astype(d)
+            for s, d in zip(MIXED_TERNARY[name], dtypes, strict=True)
+        ]
+        want = _outcome(torch, name, arrays)
+        got = _outcome(compat, name, arrays)
+        if want is None or got is None:
+            continue
+        if got[0] != want[0] or (want[0] == "value" and got != want):
+            differ.append(f"{dtypes}: torch {want}, compat {got}")
+    assert not differ, "\n".join(differ)
+
+
+# Ops reading an index tensor (or a mask), given each dtype a script might hand
+# them (int32 from NumPy, bytes, floats): torch takes some and refuses the rest.
+X34 = np.arange(12, dtype=np.float32).reshape(3, 4) / 7
+INDEXED = {
+    "gather": lambda t, i: t.gather(t.tensor(X34), 1, i([[0, 1], [2, 3], [1, 1]])),
+    "index_select": lambda t, i: t.index_select(t.tensor(X34), 0, i([0, 2])),
+    "take": lambda t, i: t.take(t.tensor(X34), i([0, 5])),
+    "take_along_dim": lambda t, i: t.take_along_dim(
+        t.tensor(X34), i([[0], [1], [2]]), dim=1
+    ),
+    "getitem": lambda t, i: t.tensor(X34)[i([0, 1])],
+    "scatter": lambda t, i: t.zeros(3, 4).scatter(1, i([[0], [1], [2]]), 1.0),
+    "scatter_add": lambda t, i: t.zeros(3, 4).scatter_add(
+        1, i([[0], [1], [2]]), t.ones(3, 1)
+    ),
+    "scatter_reduce": lambda t, i: t.zeros(3, 4).scatter_reduce(
+        1, i([[0], [1], [2]]), t.ones(3, 1), "sum"
+    ),
+    "index_add": lambda t, i: t.zeros(3, 4).index_add(0, i([0, 2]), t.ones(2, 4)),
+    "index_copy": lambda t, i: t.zeros(3, 4).index_copy(0, i([0, 2]), t.ones(2, 4)),
+    "index_fill": lambda t, i: t.zeros(3, 4).index_fill(0, i([0, 2]), 2.0),
+    "index_reduce": lambda t, i: t.zeros(3, 4).index_reduce(
+        0, i([0, 2]), t.ones(2, 4), "prod"
+    ),
+    "index_put": lambda t, i: t.zeros(3, 4).index_put((i([0, 2]),), t.ones(4)),
+    "embedding": lambda t, i: t.nn.functional.embedding(i([0, 2]), t.tensor(X34)),
+    "embedding_bag": lambda t, i: t.nn.functional.embedding_bag(
+        i([0, 2, 1]), t.tensor(X34), i([0, 1])
+    ),
+    "one_hot": lambda t, i: t.nn.functional.one_hot(i([0, 2]), 4),
+    "cross_entropy": lambda t, i: t.nn.functional.cross_entropy(
+        t.tensor(X34), i([0, 2, 1])
+    ),
+    "nll_loss": lambda t, i: t.nn.functional.nll_loss(t.tensor(X34), i([0, 2, 1])),
+    "masked_fill": lambda t, i: t.tensor(X34).masked_fill(
+        i([True, False, True, False]), 0.0
+    ),
+    "where": lambda t, i: t.where(i([True, False, True, False]), t.tensor(X34), 0.0),
+    "bincount": lambda t, i: t.bincount(i([0, 2, 2])),
+    "repeat_interleave": lambda t, i: t.repeat_interleave(
+        t.tensor(X34), i([1, 2, 1]), dim=0
+    ),
+}
+
+
+def _indexed(lib, make, dtype):
+    try:
+        out = make(lib, lambda a: lib.tensor(np.array(a)).to(getattr(lib, dtype)))
+    except NotImplementedError:
+        return None  # no kernel in torch; refused by name in compat
+    except (RuntimeError, IndexError, TypeError, ValueError) as e:
+        return ("error", type(e).__name__)
+    return ("value", str(out.dtype), np.asarray(out.numpy(), float).tolist())
+
+
+@pytest.mark.filterwarnings("ignore:indexing with dtype torch.uint8")
+@pytest.mark.parametrize("name", INDEXED)
+def test_an_index_of_each_dtype_is_taken_or_refused_as_torch(name):
+    differ = []
+    for dtype in ("int64", "int32", "int16", "uint8", "float32", "bool"):
+        want = _indexed(torch, INDEXED[name], dtype)
+        got = _indexed(compat, INDEXED[name], dtype)
+        if want is not None and got is not None and got != want:
+            differ.append(f"{dtype}: torch {want}, compat {got}")
+    assert not differ, "\n".join(differ)
