@@ -414,8 +414,12 @@ def test_a_full_disk_keeps_old_checkpoints_and_leaves_no_temp_files(tmp_path):
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
-def test_sigterm_and_sighup_checkpoint_and_stop_like_ctrl_c(tmp_path, signum):
+def test_sigterm_and_sighup_checkpoint_and_stop_like_ctrl_c(tmp_path, signum, request):
     config = small(epochs=2, checkpoint_every=0)
+    if signal.getsignal(signum) is signal.SIG_IGN:  # the suite run under nohup:
+        # StopSignals would leave the ignored signal ignored, as it should
+        signal.signal(signum, signal.SIG_DFL)
+        request.addfinalizer(lambda: signal.signal(signum, signal.SIG_IGN))
     previous = signal.getsignal(signum)
 
     def on_epoch_end(epoch, state, metrics):  # the signal at the first epoch's end

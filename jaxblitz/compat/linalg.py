@@ -33,7 +33,13 @@ from jaxblitz.compat.ops._decompositions import (
     svdvals,
 )
 from jaxblitz.compat.ops._decompositions import inverse as inv
-from jaxblitz.compat.ops._funnel import _abs, _no_grad, _norm_fn, _require_tensors
+from jaxblitz.compat.ops._funnel import (
+    _abs,
+    _keepdim,
+    _no_grad,
+    _norm_fn,
+    _require_tensors,
+)
 from jaxblitz.compat.ops._reduce import _dim
 from jaxblitz.compat.tensor import _dtype
 from jaxblitz.compat.tensor._tensor_base import wrap_dim
@@ -215,7 +221,7 @@ def vector_norm(
         x,
         p=float(ord),
         axis=_dim(dim, x.dim()),
-        keepdims=keepdim,
+        keepdims=_keepdim(keepdim),
     )
 
 
@@ -290,7 +296,9 @@ def matrix_norm(
         if ord > 0
         else "AminBackward0"
     )
-    return apply(name, _matrix_norm_fn, A, ord=ord, axis=axis, keepdims=keepdim)
+    return apply(
+        name, _matrix_norm_fn, A, ord=ord, axis=axis, keepdims=_keepdim(keepdim)
+    )
 
 
 def norm(

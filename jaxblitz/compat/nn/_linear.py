@@ -24,6 +24,11 @@ def _mm_fn(x, weight_t, *, precision):
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     _tensor("linear", input)
+    if not isinstance(weight, Tensor):
+        raise TypeError(
+            "linear(): argument 'weight' (position 2) must be Tensor, not "
+            f"{type(weight).__name__}"
+        )
     if input.dim() == 0:
         raise RuntimeError(
             "both arguments to linear need to be at least 1D, but they are 0D and "

@@ -283,6 +283,14 @@ def _addmm_fn(bias, x, y, *, beta, alpha, precision):
     return (bias if beta == 1 else _cast(beta, x.dtype) * bias) + product
 
 
+def _keepdim(value: Any) -> bool:
+    """A reduction's ``keepdim``, refused unless a bool, as torch refuses
+    ``keepdim=1`` (and NumPy's bool)."""
+    if type(value) is not bool:
+        raise TypeError(f"argument 'keepdim' must be bool, not {type(value).__name__}")
+    return value
+
+
 def _reduce_fn(x, *, op, axis, keepdims, dt):
     if dt is None:
         return op(x, axis=axis, keepdims=keepdims)

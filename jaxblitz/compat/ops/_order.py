@@ -20,10 +20,15 @@ from jax import lax
 
 from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.ops._declare import declare, saves
-from jaxblitz.compat.ops._funnel import _no_grad, _not_implemented, _require_tensors
+from jaxblitz.compat.ops._funnel import (
+    _keepdim,
+    _no_grad,
+    _not_implemented,
+    _require_tensors,
+)
 from jaxblitz.compat.ops._reduce import _dim, _order_fn, _ReturnType
 from jaxblitz.compat.tensor import _dtype
-from jaxblitz.compat.tensor._tensor_base import wrap_dim
+from jaxblitz.compat.tensor._tensor_base import TensorBase, wrap_dim
 from jaxblitz.compat.tensor.creation import tensor
 
 if TYPE_CHECKING:
@@ -120,6 +125,18 @@ def _selection_axis(input: Tensor, dim: Any) -> int:
     return wrap_dim(dim, input.dim()) if input.dim() else 0
 
 
+def _int_argument(op: str, name: str, value: Any) -> None:
+    """torch's refusal of a non-integer count (``k=2.0``)."""
+    integral = isinstance(value, int | np.integer) or (
+        isinstance(value, TensorBase) and not value.dtype.is_floating_point
+    )
+    if isinstance(value, bool) or not integral:
+        raise TypeError(
+            f"{op}(): argument '{name}' (position 1) must be int, not "
+            f"{type(value).__name__}"
+        )
+
+
 @declare(method=True)
 def topk(
     input: Tensor,
@@ -132,6 +149,8 @@ def topk(
 ):
     """``torch.topk``: the ``k`` largest (or smallest) along ``dim``, sorted."""
     _require_tensors("topk", input)
+    _int_argument("topk", "k", k)
+    k = int(k)
     if out is not None:
         raise NotImplementedError("topk(out=...) is not supported by jaxblitz.compat")
     if input.dtype is _dtype.bool:
@@ -150,6 +169,8 @@ def topk(
 def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False, *, out=None):
     """``torch.kthvalue``: the ``k``-th smallest along ``dim`` (k counts from 1)."""
     _require_tensors("kthvalue", input)
+    _int_argument("kthvalue", "k", k)
+    k = int(k)
     if out is not None:
         raise NotImplementedError(
             "kthvalue(out=...) is not supported by jaxblitz.compat"
@@ -160,9 +181,16 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False, *, out
         raise RuntimeError(
             f"kthvalue(): selected number k out of range for dimension {axis}"
         )
-    index = _no_grad(_kth_index_fn, input, axis=axis, k=k - 1, keepdims=keepdim)
+    index = _no_grad(
+        _kth_index_fn, input, axis=axis, k=k - 1, keepdims=_keepdim(keepdim)
+    )
     values = apply(
-        "KthvalueBackward0", _pick_fn, input, index, axis=axis, keepdims=keepdim
+        "KthvalueBackward0",
+        _pick_fn,
+        input,
+        index,
+        axis=axis,
+        keepdims=_keepdim(keepdim),
     )
     return _KthType(values, index)
 
@@ -187,8 +215,10 @@ def _by_index(name: str, grad_fn: str, index_fn, result: type):
             raise IndexError(
                 f"{name}(): Expected reduction dim {axis} to have non-zero size."
             )
-        index = _no_grad(index_fn, input, axis=axis, keepdims=keepdim)
-        values = apply(grad_fn, _pick_fn, input, index, axis=axis, keepdims=keepdim)
+        index = _no_grad(index_fn, input, axis=axis, keepdims=_keepdim(keepdim))
+        values = apply(
+            grad_fn, _pick_fn, input, index, axis=axis, keepdims=_keepdim(keepdim)
+        )
         return result(values, index)
 
     fn.__name__ = name

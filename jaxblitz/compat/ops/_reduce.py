@@ -14,6 +14,7 @@ from jaxblitz.compat.ops._declare import declare, saves
 from jaxblitz.compat.ops._funnel import (
     _argmax_fn,
     _default_float,
+    _keepdim,
     _logsumexp_fn,
     _no_grad,
     _norm_fn,
@@ -85,7 +86,7 @@ def _sum(op, names: tuple[str, str]):
             input,
             op=op,
             axis=_dim(dim, input.dim()),
-            keepdims=keepdim,
+            keepdims=_keepdim(keepdim),
             dt=_accumulate_dtype(input, dtype),
         )
 
@@ -111,7 +112,7 @@ def prod(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype=None):
         input,
         op=jnp.prod,
         axis=axis,
-        keepdims=keepdim,
+        keepdims=_keepdim(keepdim),
         dt=_accumulate_dtype(input, dtype),
     )
 
@@ -157,7 +158,7 @@ def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype=None):
         input,
         op=jnp.mean,
         axis=_dim(dim, input.dim()),
-        keepdims=keepdim,
+        keepdims=_keepdim(keepdim),
         dt=dt,
     )
 
@@ -200,12 +201,12 @@ def _moment(name: str, root: bool, with_mean: bool = False):
             input,
             axis=axis,
             correction=correction,
-            keepdims=keepdim,
+            keepdims=_keepdim(keepdim),
             root=root,
         )
         if not with_mean:
             return moment
-        static = dict(op=jnp.mean, axis=axis, keepdims=keepdim, dt=None)
+        static = dict(op=jnp.mean, axis=axis, keepdims=_keepdim(keepdim), dt=None)
         return moment, apply(name, _reduce_fn, input, **static)
 
     fn.__name__ = ("std" if root else "var") + ("_mean" if with_mean else "")
@@ -232,7 +233,12 @@ def logsumexp(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
     dt = _default_float(input.dtype).np.name
     axis = _dim(dim, input.dim())
     return apply(
-        "LogsumexpBackward0", _logsumexp_fn, input, axis=axis, keepdims=keepdim, dt=dt
+        "LogsumexpBackward0",
+        _logsumexp_fn,
+        input,
+        axis=axis,
+        keepdims=_keepdim(keepdim),
+        dt=dt,
     )
 
 
@@ -243,7 +249,9 @@ def _truth(op):
     def fn(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
         dt = "uint8" if input.dtype is _dtype.uint8 else "bool"  # torch keeps uint8
         axis = _dim(dim, input.dim())
-        return _no_grad(_truth_fn, input, op=op, axis=axis, keepdims=keepdim, dt=dt)
+        return _no_grad(
+            _truth_fn, input, op=op, axis=axis, keepdims=_keepdim(keepdim), dt=dt
+        )
 
     fn.__name__ = op.__name__
     return fn
@@ -299,16 +307,18 @@ def _extreme(name: str, op, arg_op):
         axis = None if dim is None else _dim(wrap_dim(dim, input.dim()), input.dim())
         _check_reducible(name, input, axis)
         grad_fn = f"{name.title()}Backward{1 if dim is None else 0}"
-        keepdim = keepdim and dim is not None
+        keepdim = _keepdim(keepdim) and dim is not None
         if axis is None:  # every element, or a 0-dim tensor's one
-            static = dict(op=op, axis=axis, keepdims=keepdim, dt=None)
+            static = dict(op=op, axis=axis, keepdims=_keepdim(keepdim), dt=None)
             values = apply(grad_fn, _reduce_fn, input, **static)
             if dim is None:
                 return values
         else:  # torch's gradient goes to the returned index alone
-            static = dict(axis=axis, keepdims=keepdim, op=arg_op)
+            static = dict(axis=axis, keepdims=_keepdim(keepdim), op=arg_op)
             values = apply(grad_fn, _picked_fn, input, **static)
-        indices = _no_grad(_argmax_fn, input, axis=axis, keepdims=keepdim, op=arg_op)
+        indices = _no_grad(
+            _argmax_fn, input, axis=axis, keepdims=_keepdim(keepdim), op=arg_op
+        )
         return result_type(values, indices)
 
     reduce.__name__ = name
@@ -334,7 +344,13 @@ def _amax(name: str, op):
                 f"{out.dtype.scalar_type} for out's dtype."
             )
         result = apply(
-            name, _reduce_fn, input, op=op, axis=axis, keepdims=keepdim, dt=None
+            name,
+            _reduce_fn,
+            input,
+            op=op,
+            axis=axis,
+            keepdims=_keepdim(keepdim),
+            dt=None,
         )
         return _to_out(result, out)
 
@@ -356,7 +372,7 @@ def _arg(op):
             raise RuntimeError(f"{op.__name__}(): does not support bool input")
         axis = None if dim is None else _dim(wrap_dim(dim, input.dim()), input.dim())
         _check_reducible(op.__name__, input, axis)
-        return _no_grad(_argmax_fn, input, axis=axis, keepdims=keepdim, op=op)
+        return _no_grad(_argmax_fn, input, axis=axis, keepdims=_keepdim(keepdim), op=op)
 
     fn.__name__ = op.__name__
     return fn
@@ -444,7 +460,7 @@ def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False):
         input,
         p=p,
         axis=_dim(dim, input.dim()),
-        keepdims=keepdim,
+        keepdims=_keepdim(keepdim),
     )
 
 

@@ -14,7 +14,12 @@ from jax import lax
 from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.ops._arith import div
 from jaxblitz.compat.ops._declare import declare, saves
-from jaxblitz.compat.ops._funnel import _no_grad, _not_implemented, _require_tensors
+from jaxblitz.compat.ops._funnel import (
+    _keepdim,
+    _no_grad,
+    _not_implemented,
+    _require_tensors,
+)
 from jaxblitz.compat.ops._order import _median_all_fn, _pick_fn, _return_type
 from jaxblitz.compat.ops._reduce import _dim, _order_fn, nansum, sort
 from jaxblitz.compat.ops._unary import clamp
@@ -250,7 +255,7 @@ def nanmean(
         )
     # torch's: nansum over the count of values that are not NaN
     axis = _dim(dim, input.dim())
-    count = _no_grad(_count_fn, input, axis=axis, keepdims=keepdim)
+    count = _no_grad(_count_fn, input, axis=axis, keepdims=_keepdim(keepdim))
     return div(nansum(input, dim, keepdim), count)
 
 
@@ -273,9 +278,14 @@ def nanmedian(input: Tensor, dim: Any = None, keepdim: bool = False, *, out=None
         raise IndexError(
             f"nanmedian(): Expected reduction dim {axis} to have non-zero size."
         )
-    index = _no_grad(_nanmedian_index_fn, input, axis=axis, keepdims=keepdim)
+    index = _no_grad(_nanmedian_index_fn, input, axis=axis, keepdims=_keepdim(keepdim))
     values = apply(
-        "NanmedianBackward1", _pick_fn, input, index, axis=axis, keepdims=keepdim
+        "NanmedianBackward1",
+        _pick_fn,
+        input,
+        index,
+        axis=axis,
+        keepdims=_keepdim(keepdim),
     )
     return _NanmedianType(values, index)
 
@@ -341,7 +351,7 @@ def _quantile(name: str, ignore_nan: bool):
             input,
             qs if interpolation == "linear" else qs.detach(),  # torch's q path
             axis=axis,
-            keepdims=keepdim,
+            keepdims=_keepdim(keepdim),
             interpolation=interpolation,
             ignore_nan=ignore_nan,
             scalar=scalar,
