@@ -230,7 +230,7 @@ def aminmax(
             "operation has no identity."
         )
     axis = None if dim is None else _dim(dim, input.dim())
-    keep = keepdim and input.dim() > 0
+    keep = _keepdim(keepdim) and input.dim() > 0
     if dim is None and keepdim:  # torch keeps every dimension, as size 1
         axis = tuple(range(input.dim()))
     static = dict(axis=axis, keepdims=keep)
