@@ -380,13 +380,11 @@ def inner(input: Tensor, other: Tensor) -> Tensor:
         return input * other
     if input.dtype is not other.dtype:
         raise RuntimeError("both inputs should have same dtype")
-    # as torch's tensordot: one product of the inputs as matrices, viewed in the
-    # result's shape (a dot of two vectors), so its nodes save what torch's do
+    # torch's inner is tensordot over the last dimensions (a dot of two vectors,
+    # viewed as 0-d), so its nodes save what torch's do
     if len(a) == 1 and len(b) == 1:
         return matmul(input, other).view(())
-    k = a[-1]
-    rows = matmul(input.reshape(-1, k), other.reshape(-1, k).t())
-    return rows.view(*a[:-1], *b[:-1])
+    return tensordot(input, other, ([-1], [-1]))
 
 
 def _tensordot_dims(a: Tensor, b: Tensor, dims: Any) -> tuple[list, list]:
