@@ -7,7 +7,9 @@ The Blitz's CIFAR-10 ``Net`` at batch 4 (or at each of ``--batches`` in turn, wi
 ``CrossEntropyLoss``, ``backward``, ``SGD(lr=0.001, momentum=0.9).step()`` and
 ``loss.item()``, on CIFAR-shaped random batches. The same script runs for both
 libraries (only the imports differ); prints ms/step (min and median of
-``--repeats`` rounds in which the two take turns) and the ratio compat / PyTorch.
+``--repeats`` rounds in which they take turns) and the ratio compat / PyTorch.
+Beside them, the core's own jitted step with one ``float(loss)`` a step, the
+Blitz loop's sync: the ceiling of any front end over this engine with that loop.
 Where JAX runs on a GPU, both run there, as the Blitz's "Training on GPU" does
 (PyTorch on CUDA when it is a CUDA build).
 """
@@ -134,6 +136,38 @@ def eager_step(step):
     return in_mode(step, False)
 
 
+def core_step(batch: int):
+    """The core's own jitted training step (``jaxblitz.train.train_step``, the
+    Blitz's net, loss and SGD with momentum, state donated) under the Blitz
+    loop's one sync a step (``float(loss)``, as ``loss.item()``): what any
+    front end over this engine can reach with that loop, its Python aside."""
+    import functools
+
+    import jax
+
+    from jaxblitz import train
+
+    config = train.Config(batch_size=batch)
+    tx = train.make_optimizer(config)
+    box = {"state": train.init_state(config, 3)}
+    run = jax.jit(functools.partial(train.train_step, tx=tx), donate_argnums=0)
+    rng = np.random.default_rng(0)
+    images = [
+        jax.device_put(rng.standard_normal((batch, 3, 32, 32), dtype=np.float32))
+        for _ in range(64)
+    ]
+    labels = [
+        jax.device_put(rng.integers(0, 10, batch).astype(np.int32)) for _ in range(64)
+    ]
+    mask = jax.device_put(np.ones(batch, np.float32))
+
+    def step(i):
+        box["state"], loss = run(box["state"], images[i % 64], labels[i % 64], mask)
+        return float(loss)
+
+    return step
+
+
 def programs_per_step(step, steps: int = 8) -> float:
     """XLA programs ``step`` launches, averaged over ``steps`` warm steps: in
     eager mode every compiled call compat makes (``lazy.jit``) and its fused
@@ -232,6 +266,7 @@ def compare(batch: int, count: int, repeats: int) -> None:
     except ImportError:
         tdevice = None
         print("PyTorch is not installed: no ratio")
+    steps["core step"] = core_step(batch)
     times = time_steps(steps, dict.fromkeys(steps, count), repeats)
     programs = {n: programs_per_step(steps[n]) for n in ("compat eager", "compat lazy")}
     on = f"compat on {device}" + (f", PyTorch on {tdevice}" if tdevice else "")
@@ -246,6 +281,11 @@ def compare(batch: int, count: int, repeats: int) -> None:
         print(f"  compat / torch: {ratio:.2f}x (min), {median:.2f}x (median)")
         lazy_ratio = times["torch eager"][0] / times["compat lazy"][0]
         print(f"  compat lazy speed-up over torch: {lazy_ratio:.2f}x (min)")
+        core = times["torch eager"][0] / times["core step"][0]
+        print(
+            f"  core step speed-up over torch: {core:.2f}x (min): the ceiling of "
+            "any front end over this engine with one sync a step"
+        )
 
 
 if __name__ == "__main__":

@@ -327,6 +327,21 @@ _ARRAY: list = [None]
 # signatures)), numbered: a graph's key names calls by number, cheap to hash.
 _CALLS: list = []
 _SCALARS = (int, float, bool, complex)  # jit keys them on their type alone
+_TREES: dict[int, Any] = {}  # n -> the treedef of ((n leaves), {})
+_LEAF = jax.tree.structure(0)  # a call's output that is one array
+
+
+def _flat(args: tuple) -> list | None:
+    """``args`` as a list where each is a leaf JAX keeps as it is (an array, a
+    pending value, a Python or NumPy number), else None (a pytree to walk)."""
+    array = _ARRAY[0]
+    for v in args:
+        kind = type(v)
+        if not (
+            kind is LazyArray or kind is array or kind in _SCALARS or kind is np.ndarray
+        ):
+            return None
+    return list(args)
 
 
 class jit:  # noqa: N801 -- used as jax.jit is
@@ -362,8 +377,14 @@ class jit:  # noqa: N801 -- used as jax.jit is
         return self.jitted(*args, **kwargs)
 
     def record(self, args: tuple, kwargs: dict) -> Any:
-        static = tuple(kwargs.pop(k, _ABSENT) for k in self.static_argnames)
-        leaves, treedef = jax.tree.flatten((args, kwargs))
+        static = tuple([kwargs.pop(k, _ABSENT) for k in self.static_argnames])
+        leaves = _flat(args) if not kwargs else None
+        if leaves is None:
+            leaves, treedef = jax.tree.flatten((args, kwargs))
+        else:  # positional leaves only (compat's own calls): no pytree walk
+            treedef = _TREES.get(len(leaves))
+            if treedef is None:
+                treedef = _TREES[len(leaves)] = jax.tree.structure((args, {}))
         if jax.config.jax_enable_x64:
             with _lock:
                 out = self._record(static, leaves, treedef)
@@ -456,6 +477,8 @@ class jit:  # noqa: N801 -- used as jax.jit is
         _metrics["calls"] += 1
         if len(graph.key) >= MAX_PENDING:
             _sync(graph, "the pending graph reached its size cap")
+        if out_tree is _LEAF:
+            return outs[0]
         return jax.tree.unflatten(out_tree, outs)
 
     def __getattr__(self, name: str) -> Any:  # lower, trace, ...: jax.jit's
@@ -485,6 +508,8 @@ class jit:  # noqa: N801 -- used as jax.jit is
             lambda *a, **k: self.jitted(*a, **k, **bound), return_shape=True
         )(*args, **kwargs)
         out_leaves, out_tree = jax.tree.flatten(out)
+        if out_tree == _LEAF:
+            out_tree = _LEAF  # one array out: returned without unflattening
         sigs = [(o.shape, o.dtype, o.weak_type) for o in out_leaves]
         jaxpr = traced.jaxpr
         rounded = tuple(
