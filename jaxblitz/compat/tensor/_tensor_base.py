@@ -31,7 +31,7 @@ import numpy as np
 
 from jaxblitz.compat import lazy
 from jaxblitz.compat.lazy import LazyArray
-from jaxblitz.compat.tensor import _dtype, _info, _layout
+from jaxblitz.compat.tensor import _dtype, _info, _layout, _transfer
 from jaxblitz.compat.tensor._dtype import device, dtype, x64
 from jaxblitz.compat.tensor._format import tensor_repr
 from jaxblitz.compat.tensor._info import TorchName
@@ -209,11 +209,17 @@ def _from_numpy_copy(n: np.ndarray) -> jax.Array:
 
 def from_host(n: np.ndarray, like: Any = None) -> jax.Array:
     """A NumPy array nothing else will write to, as a JAX array of its dtype:
-    ``jax.device_put``, which compiles nothing (``jnp.asarray`` of an ndarray
-    compiles a program per shape, ``lax.stage``). Placed as ``like`` (a JAX
-    array) is where given: committed to its devices if it is committed, as jit
-    keys its programs on that too; else on the default device, uncommitted."""
+    placed as ``jax.device_put`` places it, which compiles nothing
+    (``jnp.asarray`` of an ndarray compiles a program per shape, ``lax.stage``),
+    without its Python dispatch where no ``like`` commits it (:mod:`._transfer`).
+    Placed as ``like`` (a JAX array) is where given: committed to its devices if
+    it is committed, as jit keys its programs on that too; else on the default
+    device, uncommitted."""
     where = like.sharding if getattr(like, "committed", False) else None
+    if where is None:
+        out = _transfer.put(n)
+        if out is not None:
+            return out
     with x64(True):
         return jax.device_put(n, where)
 
