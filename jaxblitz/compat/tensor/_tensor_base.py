@@ -225,6 +225,7 @@ def from_host(n: np.ndarray, like: Any = None) -> jax.Array:
 
 
 _PACKAGE = str(Path(__file__).parent)  # jaxblitz/compat
+_BY_NUMPY = _dtype._FROM_NP  # a NumPy dtype -> its torch dtype
 
 
 def _caller() -> str:
@@ -452,9 +453,12 @@ class TensorBase:
 
     @property
     def dtype(self) -> dtype:
-        if self._as is not None:
-            return _dtype.to_dtype(self._as)
-        return _dtype.to_dtype(self._s.dtype)
+        s = self._s
+        if self._as is None:  # (ops ask often: one dict lookup)
+            found = _BY_NUMPY.get((s.pending if s.numpy is None else s.numpy).dtype)
+            if found is not None:
+                return found
+        return _dtype.to_dtype(self._as if self._as is not None else s.dtype)
 
     @property
     def device(self) -> device:
