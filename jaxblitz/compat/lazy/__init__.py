@@ -327,6 +327,11 @@ _ARRAY: list = [None]
 # signatures)), numbered: a graph's key names calls by number, cheap to hash.
 _CALLS: list = []
 _SCALARS = (int, float, bool, complex)  # jit keys them on their type alone
+# NumPy's scalars (an index passed as a program argument): immutable, keyed on
+# their dtype as a 0-d array is
+_NP_SCALARS = frozenset(
+    (np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.float32, np.float64)
+)
 _TREES: dict[int, Any] = {}  # n -> the treedef of ((n leaves), {})
 _LEAF = jax.tree.structure(0)  # a call's output that is one array
 
@@ -338,7 +343,11 @@ def _flat(args: tuple) -> list | None:
     for v in args:
         kind = type(v)
         if not (
-            kind is LazyArray or kind is array or kind in _SCALARS or kind is np.ndarray
+            kind is LazyArray
+            or kind is array
+            or kind in _SCALARS
+            or kind is np.ndarray
+            or kind in _NP_SCALARS
         ):
             return None
     return list(args)
@@ -432,6 +441,8 @@ class jit:  # noqa: N801 -- used as jax.jit is
                 continue
             if kind in _SCALARS:
                 sigs.append(kind)
+            elif kind in _NP_SCALARS:
+                sigs.append(((), v.dtype, kind))
             elif kind is np.ndarray:  # the caller's array may change before the sync
                 v = np.array(v)
                 sigs.append((v.shape, v.dtype, kind))
