@@ -15,6 +15,7 @@ import functools
 import numbers
 import warnings
 from collections.abc import Callable
+from operator import is_
 from typing import Any
 
 import jax
@@ -50,33 +51,51 @@ def _update(params, grads, states, hyper, *, tx):
 def with_hyper(state: Any, hyper: Any) -> Any:
     """``state._replace(hyperparams=hyper)`` for Optax's injected-hyperparameter
     states, without ``_replace``'s keyword machinery (it runs per parameter)."""
-    i = type(state)._fields.index("hyperparams")
-    return tuple.__new__(type(state), (*state[:i], hyper, *state[i + 1 :]))
+    kind = type(state)
+    i = _HYPER_AT.get(kind)
+    if i is None:
+        i = _HYPER_AT[kind] = kind._fields.index("hyperparams")
+    return tuple.__new__(kind, (*state[:i], hyper, *state[i + 1 :]))
+
+
+_HYPER_AT: dict[type, int] = {}  # a state class -> its hyperparams field's index
 
 
 _update_jit = lazy.jit(_update, static_argnames=("tx",))
 
 
-def _update_shared(params, grads, states, hyper, *, tx):
+def _update_shared(params, grads, first, rest, hyper, *, tx):
     """:func:`_update` for states whose scalar leaves (update counts, SGD's
     ``started`` flag) are the same arrays for every parameter, as ``step()``
-    keeps them (:func:`_shares_scalars`): they update from themselves and the
+    keeps them (:func:`_shares_scalars`): the first parameter's state comes
+    whole (``first``), the others as their array leaves alone (``rest``, see
+    :func:`_unshare`). The scalar leaves update from themselves and the
     hyperparameters alone (a test checks this of every compat optimizer), so the
     program outputs the first parameter's state whole and only the array leaves
-    of the others. Each output costs the call a buffer: 20 fewer of SGD's 40."""
+    of the others. Each input is a leaf the call records and each output a
+    buffer: the scalar leaves pass once, not once per parameter."""
+    states = _unshare(first, rest)
     new_params, new_states = _update(params, grads, states, hyper, tx=tx)
-    rest = [[x for x in jax.tree.leaves(s) if x.ndim] for s in new_states[1:]]
-    return new_params, new_states[0], rest
+    return new_params, new_states[0], [_arrays(s) for s in new_states[1:]]
 
 
 _update_shared_jit = lazy.jit(_update_shared, static_argnames=("tx",))
 
 
+def _arrays(state: Any) -> list:
+    """``state``'s array leaves (not its scalars), in order."""
+    return [x for x in jax.tree.leaves(state) if x.ndim]
+
+
+_ABSENT = object()  # not there (a param's state, a structure's _trie)
+
+
 def _warm_update(arrays, grads, states, hyper, tx) -> Any:
     """Call the program ``step()`` will call for these."""
-    shared = all(a.ndim for a in arrays) and _shares_scalars(states)
-    update = _update_shared_jit if shared else _update_jit
-    return update(arrays, grads, states, hyper, tx=tx)
+    if all(a.ndim for a in arrays) and _shares_scalars(states):
+        rest = [_arrays(s) for s in states[1:]]
+        return _update_shared_jit(arrays, grads, states[0], rest, hyper, tx=tx)
+    return _update_jit(arrays, grads, states, hyper, tx=tx)
 
 
 def _scalars(state: Any) -> list:
@@ -100,11 +119,88 @@ def _unshare(first: Any, rest: list) -> list:
     """The states :func:`_update_shared` returned, each whole: the array leaves
     its own, the scalar leaves ``first``'s (the same arrays)."""
     leaves, treedef = jax.tree.flatten(first)
+    at = [i for i, x in enumerate(leaves) if x.ndim]
     states = [first]
     for arrays in rest:
-        it = iter(arrays)
-        states.append(treedef.unflatten([next(it) if x.ndim else x for x in leaves]))
+        own = leaves.copy()
+        for i, x in zip(at, arrays, strict=True):
+            own[i] = x
+        states.append(treedef.unflatten(own))
     return states
+
+
+def _restored(first: Any, rest: list, states: list) -> list:
+    """The states :func:`_update_shared` returned for ``states``, each whole and
+    with its old injected hyperparameters back (``step()`` keeps them). Each is
+    ``first`` with its own array leaves grafted in, only the tuples above them
+    made anew (:func:`_graft`), where the state allows that; else unflattened."""
+    leaves, treedef = jax.tree.flatten(first)
+    trie = _TRIES.get(treedef, _ABSENT)
+    if trie is _ABSENT:
+        trie = _TRIES[treedef] = _trie(first, leaves, treedef)
+    if trie is None:
+        return [
+            with_hyper(s, old.hyperparams)
+            for s, old in zip(_unshare(first, rest), states, strict=True)
+        ]
+    out = [with_hyper(first, states[0].hyperparams)]
+    for arrays, old in zip(rest, states[1:], strict=True):
+        out.append(_graft(first, trie, [*arrays, old.hyperparams]))
+    return out
+
+
+def _graft(node: tuple, trie: dict, values: list) -> tuple:
+    """``node`` with ``values`` put where ``trie`` says (:func:`_trie`): each
+    tuple on the way made anew, the rest of ``node`` as it is."""
+    parts = list(node)
+    for i, at in trie.items():
+        parts[i] = values[at] if type(at) is int else _graft(node[i], at, values)
+    return tuple.__new__(type(node), parts)
+
+
+def _trie(first: Any, leaves: list, treedef: Any) -> dict | None:
+    """Where ``first``'s array leaves sit, as nested ``{index: ...}`` down its
+    tuples to each leaf's number, and its ``hyperparams`` field (number: the
+    count of arrays); None where a leaf sits in a node other than a tuple (a
+    dict, a pytree node of another kind) or the graft would not rebuild
+    ``first`` exactly (checked here, once per state structure)."""
+    keys = jax.tree_util.tree_flatten_with_path(first)[0]
+    trie: dict = {}
+    n = 0
+    for path, x in keys:
+        if not x.ndim:
+            continue
+        node, at = first, trie
+        for depth, key in enumerate(path):
+            kind = type(node)
+            if type(key) is jax.tree_util.GetAttrKey and hasattr(kind, "_fields"):
+                i = kind._fields.index(key.name)
+            elif type(key) is jax.tree_util.SequenceKey and kind is tuple:
+                i = key.idx
+            else:
+                return None
+            node = node[i]
+            if depth < len(path) - 1:
+                at = at.setdefault(i, {})
+            elif i in at:
+                return None
+            else:
+                at[i] = n
+        n += 1
+    if "hyperparams" not in getattr(type(first), "_fields", ()):
+        return None
+    trie[type(first)._fields.index("hyperparams")] = n
+    try:
+        built = _graft(first, trie, [*(x for x in leaves if x.ndim), None])
+    except (TypeError, IndexError):
+        return None
+    same = jax.tree.flatten(built)
+    if same[1] != treedef or not all(map(is_, same[0], leaves)):
+        return None
+    return trie
+
+
+_TRIES: dict[Any, dict | None] = {}  # a state structure -> its _trie
 
 
 def share_scalars(states: list, arrays: list) -> list:
@@ -114,8 +210,7 @@ def share_scalars(states: list, arrays: list) -> list:
     would look alike."""
     if len(states) < 2 or any(not a.ndim for a in arrays):
         return states
-    rest = [[x for x in jax.tree.leaves(s) if x.ndim] for s in states[1:]]
-    return _unshare(states[0], rest)
+    return _unshare(states[0], [_arrays(s) for s in states[1:]])
 
 
 def _init_all(arrays, *, tx):
@@ -160,6 +255,35 @@ def init_states(tx: optax.GradientTransformation, arrays: list) -> list:
 
 
 _TXS: dict[tuple, optax.GradientTransformation] = {}  # Optimizer._tx's
+_FROZEN = frozenset({bool, int, float, complex, str, type(None)})
+_LISTS = ("params", "param_names")  # group keys no setting is read from
+
+
+def _frozen(value: Any) -> bool:
+    """Whether ``value`` cannot change in place (so one that is still the same
+    object still has the same value)."""
+    kind = type(value)
+    return kind in _FROZEN or (kind is tuple and all(map(_frozen, value)))
+
+
+class _Plan:
+    """What ``step()`` keeps of a param group from one step to the next.
+
+    ``tx`` and ``hyper`` (:meth:`Optimizer._tx`, :meth:`Optimizer._hyperparams`)
+    hold while the group's keys and values are the ones in ``keys``/``values``,
+    the same objects (``values`` is None where that cannot tell: a value that
+    can change in place, such as a tensor lr, or torch.compile's tracers).
+    ``stored``: the states the last step stored, updated shared (see
+    :func:`_update_shared`), ``rest`` their array leaves as its program returned
+    them; ``stored`` is empty where that step did not update them shared.
+    """
+
+    __slots__ = ("group", "keys", "values", "tx", "hyper", "stored", "rest")
+
+    def __init__(self, group: dict[str, Any]):
+        self.group = group
+        self.keys = self.values = self.tx = self.hyper = self.rest = None
+        self.stored: tuple = ()
 
 
 def _number(value: Any) -> Any:
@@ -267,11 +391,14 @@ class Optimizer:
         )
 
     def zero_grad(self, set_to_none: bool = True) -> None:
+        if set_to_none:
+            for group in self.param_groups:
+                for p in group["params"]:
+                    p.grad = None
+            return
         for group in self.param_groups:
             for p in group["params"]:
-                if set_to_none:
-                    p.grad = None
-                elif p.grad is not None:  # torch: zeroed in place, the same tensor
+                if p.grad is not None:  # torch: zeroed in place, the same tensor
                     if p.grad.grad_fn is not None:
                         p.grad.detach_()
                     else:
@@ -328,12 +455,54 @@ class Optimizer:
         """The Optax hyperparameters ``step()`` injects, from ``group``'s values."""
         return {name: _number(group[key]) for name, key in self._hyper.items()}
 
+    def _plan(self, group: dict[str, Any]) -> _Plan:
+        """``group``'s :class:`_Plan` (made at its first step)."""
+        plans = self.__dict__.get("_plans")
+        if plans is None:
+            plans = self._plans = {}
+        plan = plans.get(id(group))
+        if plan is None or plan.group is not group:
+            if len(plans) >= len(self.param_groups):  # forget the groups gone
+                live = {id(g) for g in self.param_groups}
+                for key in [key for key in plans if key not in live]:
+                    del plans[key]
+            plan = plans[id(group)] = _Plan(group)
+        return plan
+
+    def _settings(self, plan: _Plan) -> tuple[optax.GradientTransformation, dict]:
+        """:meth:`_tx` and :meth:`_hyperparams` of ``plan.group``: the last step's
+        while none of the group's keys and values changed (see :class:`_Plan`)."""
+        group = plan.group
+        values = tuple(group.values())
+        if (
+            plan.values is not None
+            and len(values) == len(plan.values)
+            and all(map(is_, values, plan.values))
+            and all(map(is_, group, plan.keys))
+        ):
+            return plan.tx, plan.hyper
+        plan.tx, plan.hyper = self._tx(group), self._hyperparams(group)
+        plan.keys, plan.values = tuple(group), None
+        kind = type(self)
+        if (
+            "_traced_derived" not in self.__dict__  # inside torch.compile
+            and kind.derived is Optimizer.derived  # reads the group alone
+            and kind._tx is Optimizer._tx
+            and kind._hyperparams is Optimizer._hyperparams
+            and all(_frozen(v) for k, v in group.items() if k not in _LISTS)
+        ):
+            plan.values = values
+        return plan.tx, plan.hyper
+
     def _states(self, group: dict[str, Any], params: list) -> list:
         """``params``' states: the stored ones, and for params without one (torch
         makes it at the first ``step()``) new ones, made in one program."""
-        missing = [p._data for p in params if p not in self.state]
+        states = [self.state.get(p, _ABSENT) for p in params]
+        if _ABSENT not in states:
+            return states
+        missing = [p._data for p, s in zip(params, states, strict=True) if s is _ABSENT]
         fresh = iter(init_states(self._tx(group), missing))
-        return [self.state[p] if p in self.state else next(fresh) for p in params]
+        return [next(fresh) if s is _ABSENT else s for s in states]
 
     @no_grad()
     def step(self, closure: Any = None) -> Any:
@@ -344,41 +513,42 @@ class Optimizer:
         if closure is not None:
             with enable_grad():
                 loss = closure()
-        shared = self.__dict__.setdefault("_shared", {})  # see _update_shared
         for group in self.param_groups:
             params = [p for p in group["params"] if p.grad is not None]
             if not params:
                 continue
-            tx = self._tx(group)
-            hyper = self._hyperparams(group)
+            plan = self._plan(group)
+            tx, hyper = self._settings(plan)
             with x64(True):
                 states = self._states(group, params)
                 arrays = [p._value() for p in params]
                 grads = [p.grad._value() for p in params]
                 if group.get("maximize"):  # torch: ascend, the gradient negated first
                     grads = [-g for g in grads]
-                # The states the last step stored, untouched since: shared.
-                last = shared.get(id(group), ())
-                same = len(last) == len(states) and all(
-                    a is b for a, b in zip(last, states, strict=True)
-                )
-                if same or (all(a.ndim for a in arrays) and _shares_scalars(states)):
+                # The states the last step stored, untouched since: shared, their
+                # array leaves the ones that step's program returned.
+                last, rest = plan.stored, plan.rest
+                if len(last) != len(states) or not all(map(is_, last, states)):
+                    rest = None
+                    if all(a.ndim for a in arrays) and _shares_scalars(states):
+                        rest = [_arrays(s) for s in states[1:]]
+                if rest is not None:
                     new_arrays, first, rest = _update_shared_jit(
-                        arrays, grads, states, hyper, tx=tx
+                        arrays, grads, states[0], rest, hyper, tx=tx
                     )
-                    new_states, same = _unshare(first, rest), True
+                    new_states = _restored(first, rest, states)
                 else:
                     new_arrays, new_states = _update_jit(
                         arrays, grads, states, hyper, tx=tx
                     )
-            stored = []
-            for p, a, s, old in zip(
-                params, new_arrays, new_states, states, strict=True
-            ):
+                    new_states = [
+                        with_hyper(s, old.hyperparams)
+                        for s, old in zip(new_states, states, strict=True)
+                    ]
+            for p, a, s in zip(params, new_arrays, new_states, strict=True):
                 p._set_data(a)
-                self.state[p] = s = with_hyper(s, old.hyperparams)
-                stored.append(s)
-            shared[id(group)] = tuple(stored) if same else ()
+                self.state[p] = s
+            plan.stored, plan.rest = (() if rest is None else tuple(new_states)), rest
         return loss
 
     def state_dict(self) -> dict[str, Any]:
