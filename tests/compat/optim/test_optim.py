@@ -410,6 +410,7 @@ def test_scalar_state_updates_from_scalars_and_hyperparameters_alone(case):
     (parameters, gradients, buffers), so every parameter's are the same."""
     import jax
 
+    from jaxblitz.compat import lazy
     from jaxblitz.compat.optim import optimizer
     from jaxblitz.compat.tensor._dtype import x64
 
@@ -418,7 +419,8 @@ def test_scalar_state_updates_from_scalars_and_hyperparameters_alone(case):
     group = opt.param_groups[0]
     tx, hyper = opt._tx(group), opt._hyperparams(group)
     arrays = [p._data for p in ps]
-    states = optimizer.init_states(tx, arrays)
+    # (in lazy mode the states are pending: their values, to trace with)
+    states = jax.tree.map(lazy.concrete, optimizer.init_states(tx, arrays))
     assert optimizer._shares_scalars(states)  # made shared
     args = (arrays, [a + 1 for a in arrays], states, hyper)
     with x64(True):
