@@ -81,7 +81,7 @@ class _GraphRoot(Node):
     __slots__ = ("grads",)
 
     def __init__(self, nodes: list[Node], grads: list[Any]):
-        super().__init__(None, (), (), tuple(nodes), tuple(True for _ in nodes))
+        super().__init__(None, (), (), tuple(nodes), (True,) * len(nodes))
         self.grads = grads  # Tensors, of the outputs' dtypes
 
     def apply_vjp(self, grad: Any) -> list[Any]:

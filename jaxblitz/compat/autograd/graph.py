@@ -29,7 +29,7 @@ from jaxblitz.compat._eager import _warm
 from jaxblitz.compat.autograd import anomaly_mode
 from jaxblitz.compat.autograd.grad_mode import is_grad_enabled, set_grad_enabled
 from jaxblitz.compat.tensor import _dtype, _layout
-from jaxblitz.compat.tensor._dtype import x64
+from jaxblitz.compat.tensor._dtype import call_x64, x64
 from jaxblitz.compat.tensor._tensor_base import TensorBase, _from_numpy_copy
 
 if TYPE_CHECKING:
@@ -122,21 +122,23 @@ class Node:
         return tuple((n, 0) for n in self.inputs)
 
     def apply_vjp(self, grad: jax.Array) -> Sequence[jax.Array | None]:
-        if self.saved is None:
-            raise RuntimeError(_FREED)
         saved = self.saved
-        if self.checks:
+        if saved is None:
+            raise RuntimeError(_FREED)
+        if self.checks and not _intact(self):
             _verify(self)
             saved = _current(self)
             result = _edited_result(self)
             if result is not None:  # its output edited through .data: as torch
-                with x64(True):
-                    return [_RESULT_VJPS[type(self).__name__](result, grad)]
+                return [run(_result_vjp, result, grad, node=type(self).__name__)]
         if _warm.pending:  # its backward compiled on the spare core: wait for it
             _warm.wait_for(self)
-        grads = _bwd(*saved, grad=grad, fn=self.fn, static=self.static, mask=self.mask)
+        mask = self.mask
+        grads = _bwd(*saved, grad=grad, fn=self.fn, static=self.static, mask=mask)
+        if all(mask):  # (the usual case: one gradient per input)
+            return list(grads)
         it = iter(grads)
-        return [next(it) if m else None for m in self.mask]
+        return [next(it) if m else None for m in mask]
 
     def release(self) -> None:
         # what it saved, and the storages' values it would check them against:
@@ -228,23 +230,26 @@ class ResidualNode(Node):
         return (*self.mask, False)
 
     def apply_vjp(self, grad: jax.Array) -> Sequence[jax.Array | None]:
-        if self.saved is None:
-            raise RuntimeError(_FREED)
         saved = self.saved
-        if self.checks:
+        if saved is None:
+            raise RuntimeError(_FREED)
+        if self.checks and not _intact(self):
             _verify(self)
             saved = _current(self)
         if _warm.pending:  # its backward compiled on the spare core: wait for it
             _warm.wait_for(self)
+        mask = self.mask
         grads = _bwd(
             *saved,
             grad=grad,
             fn=self.fn,
             static=self.static,
-            mask=(*self.mask, False),
+            mask=(*mask, False),
         )
+        if all(mask):  # (the usual case: one gradient per input)
+            return list(grads)
         it = iter(grads)
-        return [next(it) if m else None for m in self.mask]
+        return [next(it) if m else None for m in mask]
 
 
 _classes: dict[tuple[str, type[Node]], type[Node]] = {}
@@ -282,24 +287,30 @@ def register_saves(name: str, rule: tuple) -> None:
         raise ValueError(f"{name} saves {_SAVES[name]}, not {rule}")
 
 
-def _saved_checks(name, args, mask, out) -> tuple:
+def _saved_checks(name, args, mask, out, rule=None) -> tuple:
+    """The checks of what torch's node ``name`` saves (``rule``: its entry of
+    :data:`_SAVES`, where the caller has it) for an op on ``args`` with ``mask``
+    that made ``out``: per saved tensor, ``(version counter, version then, a
+    reference to it or None, the name of its grad_fn, its shape, its dtype,
+    where its elements are)``."""
     checks = []
-    for position, needs in _SAVES.get(name, ()):
+    for position, needs in _SAVES.get(name, ()) if rule is None else rule:
         if needs is not None and not mask[needs]:
             continue
         if position == "result":
-            where = ("result", out._s, out._s.pending, out._view)
+            s = out._s
+            where = ("result", s, s.pending, out._view)
             checks.append((out._vc, 0, None, name, out._shape(), out.dtype, where))
             continue
         t = args[position]
         if isinstance(t, TensorBase):
-            fn = t._grad_fn.name() if t._grad_fn is not None else None
+            node = t._grad_fn
+            fn = node.name() if node is not None else None
             # Where to look at backward time (torch reads a saved tensor's storage
             # then, so an edit through `.data`, which the version misses, shows).
-            where = (position, t._s, t._s.pending, t._view)
-            checks.append(
-                (t._vc, t._vc[0], weakref.ref(t), fn, t._shape(), t.dtype, where)
-            )
+            s, vc = t._s, t._vc
+            where = (position, s, s.pending, t._view)
+            checks.append((vc, vc[0], weakref.ref(t), fn, t._shape(), t.dtype, where))
     return tuple(checks)
 
 
@@ -327,6 +338,29 @@ def _current(node: Node) -> list:
     return saved
 
 
+def _intact(node: Node) -> bool:
+    """Whether nothing the node's checks watch changed since it was recorded: no
+    version moved on, no saved storage replaced (``.data = other``) or written
+    without a version bump. Then :func:`_verify`, :func:`_current` and
+    :func:`_edited_result` would pass the saved arrays on as they are; where this
+    answers False, they decide."""
+    for check in node.checks:
+        if check[0][0] != check[1]:
+            return False
+        where = check[6]
+        if where is None:
+            continue
+        storage = where[1]
+        if storage.pending is not where[2]:
+            return False
+        ref = check[2]
+        if ref is not None and where[0] != "result":
+            owner = ref()
+            if owner is not None and owner._s is not storage:
+                return False
+    return True
+
+
 # The VJPs of the ops whose backward torch computes from their result, written
 # in the result: used only when that result was edited through `.data` (no
 # version bump) before backward, where torch's gradient reads the edited values.
@@ -341,6 +375,11 @@ _RESULT_VJPS = {
     "TanBackward0": lambda r, g: g * (1 + r * r),
     "ReciprocalBackward0": lambda r, g: -g * r * r,
 }
+
+
+def _result_vjp(result: Any, grad: Any, *, node: str) -> Any:
+    """:data:`_RESULT_VJPS`' rule of ``node``, as a program (recorded while lazy)."""
+    return _RESULT_VJPS[node](result, grad)
 
 
 def _unedited(where: tuple) -> bool:
@@ -484,8 +523,7 @@ _bwd = lazy.jit(_bwd_impl, static_argnames=("fn", "static", "mask"))
 
 def run(fn: Callable, *arrays: Any, **static: Any) -> jax.Array:
     """``fn(*arrays, **static)`` jitted and cached, in x64 mode, with no recording."""
-    with x64(True):
-        return _fwd(*arrays, fn=fn, static=tuple(static.items()))
+    return call_x64(_fwd, *arrays, fn=fn, static=tuple(static.items()))
 
 
 def apply(name: str, fn: Callable, *args: Any, **static: Any):
@@ -521,18 +559,27 @@ def _first_output(forward: Callable, *args: Any, **static: Any) -> Any:
     return forward(*args, **static)[0]
 
 
-def _operands(args: Sequence[Any]) -> tuple[list, tuple[int, ...]]:
+_ASK = object()  # a view's flag in _operands: _view_requires says, in grad mode
+
+
+def _operands(args: Sequence[Any]) -> tuple[list, tuple[int, ...], list, bool]:
     """The arrays of ``args`` for an op's program, and the positions of those
     passed as their storage's array to be transposed inside it: a 2-D tensor's
     ``t()`` not read yet (``F.linear``'s weight), so XLA folds the transpose into
     the op (a dot reads its operand transposed) instead of a program of its own
     writing the transposed copy. Always so for such a view, whether its value
     was read before or its storage lives in NumPy (``.numpy()`` was called):
-    the same values always go through the same program, so give the same bits."""
-    arrays, pre = [], []
+    the same values always go through the same program, so give the same bits.
+
+    Then, per arg, what the op's mask holds for it in grad mode: a tensor's
+    ``requires_grad_flag`` where set; ``_ASK`` for a view without it (whether it
+    requires grad through its base is for :func:`_view_requires` to say, once
+    every operand is read); else False. Last, whether any arg is ``_ASK``."""
+    arrays, pre, flags, ask = [], [], [], False
     for i, a in enumerate(args):
         if not isinstance(a, TensorBase):
             arrays.append(a)
+            flags.append(False)
             continue
         s, view = a._s, a._view
         if view is not None and a._as is None and _layout.is_transpose(view, s.shape):
@@ -544,34 +591,51 @@ def _operands(args: Sequence[Any]) -> tuple[list, tuple[int, ...]]:
             pre.append(i)
         else:
             arrays.append(a._value())
-    return arrays, tuple(pre)
+        flag = a.requires_grad_flag
+        if flag:
+            flags.append(flag)
+        elif a._base is None:
+            flags.append(False)
+        else:
+            flags.append(_ASK)
+            ask = True
+    return arrays, tuple(pre), flags, ask
 
 
 def _apply(name, forward, fn, args, static):
-    arrays, pre = _operands(args)
-    items = tuple(static.items()) + ((("_pre", pre),) if pre else ())
-    mask = is_grad_enabled() and tuple(
-        isinstance(a, TensorBase)
-        and (a.requires_grad_flag or (a._base is not None and _view_requires(a)))
-        for a in args
-    )
-    if not (mask and any(mask)):  # nothing to record: the value alone
+    arrays, pre, flags, ask = _operands(args)
+    items = tuple(static.items())
+    if pre:
+        items += (("_pre", pre),)
+    mask = False
+    if is_grad_enabled():
+        if ask:  # (in order, as ever)
+            flags = [
+                _view_requires(a) if f is _ASK else f
+                for a, f in zip(args, flags, strict=True)
+            ]
+        mask = tuple(flags)
+    recording = mask and any(mask)
+    if recording:
+        run = fn if forward is None else forward
+    else:  # nothing to record: the value alone
         run = fn if forward is None else _value_of(forward)
-        with x64(True):
-            return TensorBase._wrap(_fwd(*arrays, fn=run, static=items))
-    with x64(True):
-        out = _fwd(*arrays, fn=fn if forward is None else forward, static=items)
+    out = call_x64(_fwd, *arrays, fn=run, static=items)
+    if not recording:
+        return TensorBase._wrap(out)
     if forward is not None:
         out, residual = out
         arrays.append(residual)
-    inputs = tuple(a._node() if m else None for a, m in zip(args, mask, strict=True))
-    base = Node if forward is None else ResidualNode
-    node = node_class(name, base)(fn, items, arrays, inputs, mask)
+    inputs = tuple([a._node() if m else None for a, m in zip(args, mask, strict=True)])
+    node = node_class(name, Node if forward is None else ResidualNode)(
+        fn, items, arrays, inputs, mask
+    )
     if _warm.active():  # compile its backward on the spare core meanwhile
         _warm.backward(_bwd, node, arrays, out)
     result = TensorBase._wrap(out, requires_grad=True, grad_fn=node)
-    if name in _SAVES:
-        node.checks = _saved_checks(name, args, mask, result)
+    rule = _SAVES.get(name)
+    if rule is not None:
+        node.checks = _saved_checks(name, args, mask, result, rule)
     return result
 
 
@@ -625,18 +689,26 @@ def record_view(
 
 
 def _topological(root: Node) -> list[Node]:
-    order, seen, stack = [], {id(root)}, [(root, iter(root.inputs))]
+    """The nodes below ``root``, root first, each before the nodes it feeds: a
+    depth-first walk of the inputs in order, reversed. (A node with no inputs, a
+    leaf's, is finished where it is met, as the walk would finish it.)"""
+    order, seen, stack = [], {root}, [(root, iter(root.inputs))]
+    finish, mark, push = order.append, seen.add, stack.append
     while stack:
         node, children = stack[-1]
         for child in children:
-            if child is not None and id(child) not in seen:
-                seen.add(id(child))
-                stack.append((child, iter(child.inputs)))
+            if child is None or child in seen:
+                continue
+            mark(child)
+            if child.inputs:
+                push((child, iter(child.inputs)))
                 break
+            finish(child)
         else:
             stack.pop()
-            order.append(node)
-    return order[::-1]  # root first
+            finish(node)
+    order.reverse()
+    return order  # root first
 
 
 def plus(a: Any, b: Any) -> Any:
@@ -666,10 +738,14 @@ def run_backward(
     collect = {id(t._node()): None for t in inputs} if inputs is not None else None
     if create_graph and not isinstance(grad, TensorBase):
         grad = TensorBase._wrap(grad)
-    grads: dict[int, Any] = {id(root): grad}
+    # by node (each node hashes as itself): the gradient summed so far
+    grads: dict[Node, Any] = {root: grad}
+    take, get = grads.pop, grads.get
+    free = not (retain_graph or create_graph)  # torch's default for both
+    anomaly = anomaly_mode._state  # is_anomaly_enabled(), asked per node
     with x64(True), set_grad_enabled(create_graph):
         for node in order or _topological(root):
-            g = grads.pop(id(node), None)
+            g = take(node, None)
             if g is None:
                 continue
             if isinstance(node, AccumulateGrad):
@@ -683,9 +759,10 @@ def run_backward(
                 g = _run_hooks(node.hooks, g)
             if node.prehooks:
                 g = _run_node_hooks(node.prehooks, g, None)
-            if collect is not None and id(node) in collect:
-                collect[id(node)] = g
-            if node.retained is not None and collect is None:
+            if collect is not None:
+                if id(node) in collect:
+                    collect[id(node)] = g
+            elif node.retained is not None:
                 node.retained._accumulate(g)
             if create_graph:
                 if not hasattr(node, "apply_vjp_graph"):
@@ -696,16 +773,16 @@ def run_backward(
                 vjps = node.apply_vjp_graph(g)
             else:
                 vjps = node.apply_vjp(g)
-            if anomaly_mode.is_anomaly_enabled():
+            if anomaly["on"]:
                 anomaly_mode.check(node.name(), vjps)
             if node.posthooks:
                 vjps = _run_node_hooks(node.posthooks, vjps, g)
             for child, cg in zip(node.inputs, vjps, strict=True):
                 if child is None or cg is None:
                     continue
-                prev = grads.get(id(child))
-                grads[id(child)] = cg if prev is None else plus(prev, cg)
-            if not (retain_graph or create_graph):  # torch's default for both
+                prev = get(child)
+                grads[child] = cg if prev is None else plus(prev, cg)
+            if free:
                 node.release()
     _warm.done()
     return collect or {}
@@ -858,7 +935,8 @@ class AutogradMixin(TensorBase):
         if self._base is not None and not self.requires_grad_flag:
             return  # a view without history (see _view_requires): torch drops it
         self._add_to_grad(g)
-        for hook in list(self.__dict__.get("_post_accumulate_hooks", ())):
+        hooks = self.__dict__.get("_post_accumulate_hooks")
+        for hook in list(hooks) if hooks else ():
             result = hook(self)
             if result is None or result is self:  # torch lets the tensor back
                 continue

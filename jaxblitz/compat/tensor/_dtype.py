@@ -83,6 +83,32 @@ def x64(flag: _pybool = True) -> Any:
     return _AtHome(flag)
 
 
+# x64(True) around one call, switched by hand where that is all it does (JAX's
+# default device is the CPU, see `home`, and JAX runs no hook when the flag
+# switches): the context manager costs a good part of what compat's funnel does
+# per op. The one place compat uses the config state's private set/restore;
+# where a JAX release lacks them, `call_x64` is the context manager.
+_X64 = jax.enable_x64
+_X64_BY_HAND = (
+    hasattr(_X64, "swap_local")
+    and hasattr(_X64, "set_local")
+    and getattr(_X64, "_update_thread_local_hook", True) is None
+)
+
+
+def call_x64(call: Any, /, *args: Any, **kwargs: Any) -> Any:
+    """``call(*args, **kwargs)`` inside :func:`x64` (True), the flag as it was
+    after."""
+    if _X64_BY_HAND and home() is None:
+        previous = _X64.swap_local(True)
+        try:
+            return call(*args, **kwargs)
+        finally:
+            _X64.set_local(previous)
+    with x64(True):
+        return call(*args, **kwargs)
+
+
 class dtype:  # noqa: N801 -- torch's name
     """``torch.float32`` etc.; ``scalar_type`` is torch's own name (``Float``), as in
     ``torch.FloatTensor`` and its error messages."""

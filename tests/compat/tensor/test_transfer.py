@@ -1,4 +1,6 @@
-"""compat's direct host-to-device transfer is ``jax.device_put``'s, array for array."""
+"""compat's shortcuts through JAX's private API, checked against the public ways:
+the host-to-device transfer (``jax.device_put``'s, array for array) and the x64
+switch around one call (``jax.enable_x64``'s)."""
 
 import jax
 import ml_dtypes
@@ -58,3 +60,27 @@ def test_tensors_made_on_the_host_compute_as_before():
     assert z.dtype == torch.float32 and t.dtype == torch.float64
     assert float((z + 1).sum()) == 128.0
     assert (t * 2).tolist() == [[3.0, -4.0]]
+
+
+def _flag():
+    return jax.config.jax_enable_x64
+
+
+@pytest.mark.parametrize("before", [False, True])
+def test_call_x64_switches_the_flag_for_the_call_alone(before):
+    # the by-hand switch is what this JAX offers (a change shows here, not as a
+    # silent fallback to the slower context manager)
+    assert _dtype._X64_BY_HAND
+    with jax.enable_x64(before):
+        assert _dtype.call_x64(_flag) is True
+        assert _flag() is before
+
+        def boom():
+            raise ValueError("inside")
+
+        with pytest.raises(ValueError, match="inside"):
+            _dtype.call_x64(boom)
+        assert _flag() is before  # restored after an error too
+        # and a 64-bit value made inside keeps its dtype
+        made = _dtype.call_x64(lambda: jax.numpy.arange(3, dtype=np.int64))
+        assert made.dtype == np.int64
