@@ -46,3 +46,16 @@ def _spread(values: tuple[int, ...], n: int) -> tuple[int, ...]:
 
 def _by(sizes: Any) -> str:
     return " x ".join(str(n) for n in sizes)
+
+
+def _static(value: Any) -> bool:
+    """Whether ``value`` is an int, a str or a tuple of ints, by exact type: such
+    an argument keys a cached plan (a bool, float or tensor is never one, so it
+    cannot hit a plan made for an equal int)."""
+    kind = type(value)
+    if kind is tuple:
+        return _INT.issuperset(map(type, value))
+    return kind is int or kind is str
+
+
+_INT = frozenset((int,))

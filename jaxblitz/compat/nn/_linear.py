@@ -29,26 +29,28 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
             "linear(): argument 'weight' (position 2) must be Tensor, not "
             f"{type(weight).__name__}"
         )
-    if input.dim() == 0:
+    shape, wshape = input._shape(), weight._shape()  # read once: a hot path
+    if not shape:
         raise RuntimeError(
             "both arguments to linear need to be at least 1D, but they are 0D and "
-            f"{weight.dim()}D"
+            f"{len(wshape)}D"
         )
-    if input.shape[-1] != weight.shape[1]:
-        rows = input.numel() // input.shape[-1] if input.shape[-1] else 1
+    if shape[-1] != wshape[1]:
+        rows = input.numel() // shape[-1] if shape[-1] else 1
         raise RuntimeError(
-            f"mat1 and mat2 shapes cannot be multiplied ({rows}x{input.shape[-1]} "
-            f"and {weight.shape[1]}x{weight.shape[0]})"
+            f"mat1 and mat2 shapes cannot be multiplied ({rows}x{shape[-1]} "
+            f"and {wshape[1]}x{wshape[0]})"
         )
-    if input.dtype != weight.dtype:
+    dt, wdt = input.dtype, weight.dtype
+    if dt != wdt:
         raise RuntimeError(
             f"mat1 and mat2 must have the same dtype, but got "
-            f"{input.dtype.scalar_type} and {weight.dtype.scalar_type}"
+            f"{dt.scalar_type} and {wdt.scalar_type}"
         )
-    if bias is not None and bias.dtype != weight.dtype:
+    if bias is not None and (bdt := bias.dtype) != wdt:
         raise RuntimeError(
             f"self and mat2 must have the same dtype, but got "
-            f"{bias.dtype.scalar_type} and {weight.dtype.scalar_type}"
+            f"{bdt.scalar_type} and {wdt.scalar_type}"
         )
     weight_t = weight.t()  # torch records TBackward0 here too (next_functions)
     precision = _precision.of("matmul", input, weight)

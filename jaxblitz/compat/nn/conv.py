@@ -16,11 +16,11 @@ import jax.numpy as jnp
 from jaxblitz import kernels, models
 from jaxblitz.compat.autograd.graph import apply, apply_saving
 from jaxblitz.compat.backends import _precision
-from jaxblitz.compat.nn._args import _by, _ints, _spread
+from jaxblitz.compat.nn._args import _by, _ints, _spread, _static
 from jaxblitz.compat.nn._convnd import conv_nd_fn
 from jaxblitz.compat.ops._funnel import _tensor
 from jaxblitz.compat.tensor import Tensor, _dtype
-from jaxblitz.compat.tensor._tensor_base import _as_int
+from jaxblitz.compat.tensor._tensor_base import TensorBase, _as_int
 
 
 def _conv(
@@ -138,12 +138,16 @@ def _chunked_fn(x, weight, bias, *, chunk, precision):
         return kernels.conv2d_chunked(x, weight, _bias(bias, weight, x), chunk)
 
 
-def _im2col_conv(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
+def _im2col_conv(
+    input: Tensor, weight: Tensor, bias: Tensor | None, image_bytes: int | None = None
+) -> Tensor:
     """A stride-1, unpadded convolution: patches chunked when a batch's would not
-    fit in cache, else built whole (and kept for the backward, if any)."""
-    b, c, h, w = input.shape
-    k = weight.shape[2]
-    image_bytes = c * k * k * (h - k + 1) * (w - k + 1) * input.dtype.itemsize
+    fit in cache, else built whole (and kept for the backward, if any).
+    ``image_bytes``: one image's patches' size, where the caller knows it."""
+    b, c, h, w = input._shape()
+    if image_bytes is None:
+        k = weight._shape()[2]
+        image_bytes = c * k * k * (h - k + 1) * (w - k + 1) * input.dtype.itemsize
     chunk = kernels.patch_chunk(b, image_bytes)
     precision = _precision.of("conv", input, weight)
     if chunk is not None:
@@ -344,6 +348,53 @@ def _conv_sizes_check(input: Tensor, weight: Tensor, dilations: tuple) -> None:
         )
 
 
+# conv2d's checked plans, by everything the checks read but the devices: the
+# shapes and dtypes of input, weight and bias, and stride, padding, dilation
+# and groups (only plain ones, see _static). Checks that fail cache nothing.
+_PLANS: dict[tuple, Any] = {}
+_PLANS_MAX = 1024
+_UNBATCHED = "unbatched"
+
+
+def _conv2d_plan(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None,
+    stride: Any,
+    padding: Any,
+    dilation: Any,
+    groups: Any,
+) -> Any:
+    """conv2d's checks, in torch's order and words (the devices' included), then
+    the path the convolution takes: ``_UNBATCHED`` for a 3-d input, else
+    ``(strides, pairs, dilations, im2col, nonempty, core, image_bytes)``."""
+    strides, pads, dilations = _conv_args(stride, padding, dilation)
+    if input.dim() not in (3, 4):
+        raise RuntimeError(
+            "Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input "
+            f"of size: {list(input.shape)}"
+        )
+    if input.dim() == 3:  # torch: an unbatched (C, H, W) image
+        return _UNBATCHED
+    if pads == "same" and strides != (1, 1):
+        raise RuntimeError("padding='same' is not supported for strided convolutions")
+    _conv_checks(input, weight, bias, groups, strides, pads, dilations)
+    _conv_sizes_check(input, weight, dilations)
+    pairs = _conv_pads(pads, weight, dilations)
+    square = weight.shape[2] == weight.shape[3]
+    plain = dilations == (1, 1) and groups == 1 and square
+    unpadded = pairs == ((0, 0), (0, 0))
+    im2col = plain and strides == (1, 1) and unpadded
+    nonempty = bool(input.numel() and weight.numel())
+    even = len(set(strides)) == 1 and len({p for pair in pairs for p in pair}) == 1
+    image_bytes = None  # one image's patches, for the im2col path
+    if im2col:
+        b, c, h, w = input.shape
+        k = weight.shape[2]
+        image_bytes = c * k * k * (h - k + 1) * (w - k + 1) * input.dtype.itemsize
+    return strides, pairs, dilations, im2col, nonempty, plain and even, image_bytes
+
+
 def conv2d(
     input: Tensor,
     weight: Tensor,
@@ -354,30 +405,44 @@ def conv2d(
     groups: int = 1,
 ) -> Tensor:
     _tensor("conv2d", input)
-    strides, pads, dilations = _conv_args(stride, padding, dilation)
-    if input.dim() not in (3, 4):
-        raise RuntimeError(
-            "Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input "
-            f"of size: {list(input.shape)}"
+    key = None
+    if (
+        isinstance(weight, TensorBase)
+        and (bias is None or isinstance(bias, TensorBase))
+        and type(groups) is int
+        and _static(stride)
+        and _static(padding)
+        and _static(dilation)
+    ):
+        key = (
+            input._shape(),
+            input.dtype,
+            weight._shape(),
+            weight.dtype,
+            None if bias is None else (bias._shape(), bias.dtype),
+            stride,
+            padding,
+            dilation,
+            groups,
         )
-    if input.dim() == 3:  # torch: an unbatched (C, H, W) image
+        plan = _PLANS.get(key)
+    if key is None or plan is None:
+        plan = _conv2d_plan(input, weight, bias, stride, padding, dilation, groups)
+        if key is not None:
+            if len(_PLANS) >= _PLANS_MAX:
+                _PLANS.clear()
+            _PLANS[key] = plan
+    else:  # the cached checks passed for these; the devices are checked each call
+        _check_conv_devices(input, weight, bias)
+    if plan is _UNBATCHED:
         return conv2d(
             input.unsqueeze(0), weight, bias, stride, padding, dilation, groups
         ).squeeze(0)
-    if pads == "same" and strides != (1, 1):
-        raise RuntimeError("padding='same' is not supported for strided convolutions")
-    _conv_checks(input, weight, bias, groups, strides, pads, dilations)
-    _conv_sizes_check(input, weight, dilations)
-    pairs = _conv_pads(pads, weight, dilations)
-    square = weight.shape[2] == weight.shape[3]
-    plain = dilations == (1, 1) and groups == 1 and square
-    unpadded = pairs == ((0, 0), (0, 0))
-    im2col = plain and strides == (1, 1) and unpadded and kernels.im2col_backend()
-    if im2col and input.numel() and weight.numel():
-        return _im2col_conv(input, weight, bias)
-    even = len(set(strides)) == 1 and len({p for pair in pairs for p in pair}) == 1
+    strides, pairs, dilations, im2col, nonempty, core, image_bytes = plan
+    if im2col and kernels.im2col_backend() and nonempty:
+        return _im2col_conv(input, weight, bias, image_bytes)
     precision = _precision.of("conv", input, weight)
-    if plain and even:  # the core's conv2d (square stride and padding)
+    if core:  # the core's conv2d (square stride and padding)
         return apply(
             "ConvolutionBackward0",
             _conv_fn,

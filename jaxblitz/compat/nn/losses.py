@@ -489,9 +489,18 @@ def _nll_fn(x, target, weight, *, reduction, ignore_index, smoothing, log_softma
     return (1 - smoothing) * out + smooth * (smoothing / lp.shape[-1])
 
 
-def _check_nll(input: TensorBase, target: TensorBase, weight, ignore_index: int):
-    """torch's nll_loss_nd checks, in torch's order; returns the node's name."""
-    ishape, tshape = tuple(input.shape), tuple(target.shape)  # (read once: hot path)
+def _check_nll(
+    input: TensorBase,
+    target: TensorBase,
+    weight,
+    ignore_index: int,
+    ishape: tuple[int, ...],
+    tshape: tuple[int, ...],
+    idt: _dtype.dtype | None,
+):
+    """torch's nll_loss_nd checks, in torch's order; returns the node's name.
+    ``ishape``, ``tshape``: the input's and target's shapes; ``idt`` the input's
+    dtype where the caller has read it (each read once: a hot path)."""
     idim, tdim = len(ishape), len(tshape)
     if idim < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {idim})")
@@ -541,7 +550,9 @@ def _check_nll(input: TensorBase, target: TensorBase, weight, ignore_index: int)
                 f"size mismatch (got input: {list(ishape)} , target: {list(tshape)}"
             )
         name = "NllLoss2DBackward0"
-    idt, tdt = input.dtype, target.dtype
+    if idt is None:
+        idt = input.dtype
+    tdt = target.dtype
     if not idt.is_floating_point:
         raise _kernel("nll_loss_out_frame", idt)
     if tdt is not _dtype.int64 and tdt is not _dtype.uint8:
@@ -555,6 +566,10 @@ def _check_nll(input: TensorBase, target: TensorBase, weight, ignore_index: int)
         )
     values = _concrete(target) if math.prod(tshape) else None
     if values is not None:
+        if values.size <= 64:  # a small batch: as plain ints, cheaper than masks
+            listed = values.reshape(-1).tolist()
+            if min(listed) >= 0 and max(listed) < n_classes:
+                return name
         values = values.astype(np.int64)
         kept = values[values != ignore_index]
         bad = kept[(kept < 0) | (kept >= n_classes)]
@@ -578,10 +593,23 @@ def nll_loss(
     return _nll(input, target, weight, reduction, ignore_index, 0.0, False)
 
 
-def _nll(input, target, weight, reduction, ignore_index, smoothing, log_softmax):
-    name = _check_nll(input, target, weight, ignore_index)
-    idim = input.dim()
-    if idim == 1 and target.dim() == 1:  # torch: a (1,) target is a class
+def _nll(
+    input,
+    target,
+    weight,
+    reduction,
+    ignore_index,
+    smoothing,
+    log_softmax,
+    ishape=None,
+    tshape=None,
+    idt=None,
+):
+    if ishape is None:
+        ishape, tshape = input._shape(), target._shape()
+    name = _check_nll(input, target, weight, ignore_index, ishape, tshape, idt)
+    idim = len(ishape)
+    if idim == 1 and len(tshape) == 1:  # torch: a (1,) target is a class
         target = target.reshape(())
     _not_differentiable("nll_loss_forward", "weight", weight)
     if reduction == "none" and idim >= 3 and idim != 4:
@@ -636,7 +664,8 @@ def cross_entropy(
     _tensor("cross_entropy", 1, "input", input)
     _tensor("cross_entropy", 2, "target", target)
     reduction = _reduction(_legacy(size_average, reduce, reduction))
-    if tuple(input.shape) == tuple(target.shape):  # class probabilities
+    ishape, tshape = input._shape(), target._shape()  # read once: a hot path
+    if ishape == tshape:  # class probabilities
         if not target.dtype.is_floating_point:
             raise RuntimeError(
                 "Expected floating point type for target with class probabilities, "
@@ -673,13 +702,14 @@ def cross_entropy(
             reduction=reduction,
             smoothing=float(max(label_smoothing, 0.0)),
         )
-    if input.dim() >= 1 and not input.dtype.is_floating_point:
-        raise _kernel(_log_softmax_kernel(input), input.dtype)
+    idt = input.dtype if ishape else None
+    if ishape and not idt.is_floating_point:
+        raise _kernel(_log_softmax_kernel(input), idt)
     if label_smoothing > 1.0:
         raise RuntimeError(
             f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}"
         )
-    if input.dim() == 0:
+    if not ishape:
         raise IndexError(
             "Dimension out of range (expected to be in range of [-1, 0], but got 1)"
         )
@@ -691,6 +721,9 @@ def cross_entropy(
         ignore_index,
         max(float(label_smoothing), 0.0),
         True,
+        ishape,
+        tshape,
+        idt,
     )
 
 

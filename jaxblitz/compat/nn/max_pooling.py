@@ -20,7 +20,7 @@ import jax.numpy as jnp
 
 from jaxblitz.compat import ops
 from jaxblitz.compat.autograd.graph import apply
-from jaxblitz.compat.nn._args import _ints
+from jaxblitz.compat.nn._args import _ints, _static
 from jaxblitz.compat.nn._convnd import _ntuple, _pair, _single, _triple
 from jaxblitz.compat.nn._pool_args import (
     _pool2d_check,
@@ -50,16 +50,23 @@ from jaxblitz.compat.tensor import Tensor
 # -- max pooling ---------------------------------------------------------------------
 
 
-def max_pool2d(
+# max_pool2d's checked plans, by the input's shape and the (plain, see _static)
+# arguments; checks that fail cache nothing.
+_PLANS: dict[tuple, tuple] = {}
+_PLANS_MAX = 1024
+
+
+def _max_pool2d_plan(
     input: Tensor,
     kernel_size: Any,
-    stride: Any = None,
-    padding: Any = 0,
-    dilation: Any = 1,
-    ceil_mode: bool = False,
-    return_indices: bool = False,
-) -> Tensor:
-    _tensor("max_pool2d", input)
+    stride: Any,
+    padding: Any,
+    dilation: Any,
+    ceil_mode: Any,
+) -> tuple:
+    """max_pool2d's argument parsing and checks, in torch's order and words; the
+    parsed ``k, s, p, d``, the input's ``(H, W)``, the output's ``[H', W']`` and
+    whether the fast path takes it (when no indices are asked for)."""
     kh, kw = _pool_arg("kernel_size", 2, kernel_size)
     no_stride = stride is None or (isinstance(stride, tuple | list) and not stride)
     dh, dw = (kh, kw) if no_stride else _pool_arg("stride", 3, stride)
@@ -70,20 +77,49 @@ def max_pool2d(
     )
     plain = (ph, pw, lh, lw) == (0, 0, 1, 1) and not ceil_mode
     square = kh == kw and dh == dw and (dh == kh or input.dim() == 4)
-    if plain and square and not return_indices:  # the Blitz's: the fast paths
+    k, s, p, d = (kh, kw), (dh, dw), (ph, pw), (lh, lw)
+    return k, s, p, d, (h, w), out, plain and square
+
+
+def max_pool2d(
+    input: Tensor,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    dilation: Any = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+) -> Tensor:
+    _tensor("max_pool2d", input)
+    key = None
+    if (
+        _static(kernel_size)
+        and (stride is None or _static(stride))
+        and _static(padding)
+        and _static(dilation)
+        and type(ceil_mode) is bool
+    ):
+        key = (input._shape(), kernel_size, stride, padding, dilation, ceil_mode)
+        plan = _PLANS.get(key)
+    if key is None or plan is None:
+        plan = _max_pool2d_plan(
+            input, kernel_size, stride, padding, dilation, ceil_mode
+        )
+        if key is not None:
+            if len(_PLANS) >= _PLANS_MAX:
+                _PLANS.clear()
+            _PLANS[key] = plan
+    k, s, p, d, size, out, fast = plan
+    if fast and not return_indices:  # the Blitz's: the fast paths
         return apply(
-            "MaxPool2DWithIndicesBackward0", _pool_fn, input, kernel_size=kh, stride=dh
+            "MaxPool2DWithIndicesBackward0",
+            _pool_fn,
+            input,
+            kernel_size=k[0],
+            stride=s[0],
         )
     return _max_pool(
-        "MaxPool2DWithIndicesBackward0",
-        input,
-        (kh, kw),
-        (dh, dw),
-        (ph, pw),
-        (lh, lw),
-        (h, w),
-        out,
-        return_indices,
+        "MaxPool2DWithIndicesBackward0", input, k, s, p, d, size, out, return_indices
     )
 
 

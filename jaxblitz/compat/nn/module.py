@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Iterator
+from types import MappingProxyType
 from typing import Any
 
 from jaxblitz.compat.autograd.grad_mode import no_grad
@@ -16,6 +17,8 @@ from jaxblitz.compat.bridge import load_params
 from jaxblitz.compat.nn import hooks as _hooks
 from jaxblitz.compat.tensor import Tensor, _dtype
 from jaxblitz.compat.tensor.creation import empty
+
+_NONE: Any = MappingProxyType({})  # a store a module lacks: nothing in it
 
 
 class Parameter(Tensor):
@@ -96,10 +99,17 @@ class Module:
             object.__setattr__(self, name, value)
 
     def __getattr__(self, name: str) -> Any:
-        for store in ("_parameters", "_buffers", "_modules"):
-            found = self.__dict__.get(store, {})
-            if name in found:
-                return found[name]
+        # torch's order: parameters, buffers, submodules (unrolled: a hot path)
+        d = self.__dict__
+        found = d.get("_parameters", _NONE)
+        if name in found:
+            return found[name]
+        found = d.get("_buffers", _NONE)
+        if name in found:
+            return found[name]
+        found = d.get("_modules", _NONE)
+        if name in found:
+            return found[name]
         raise AttributeError(
             f"'{type(self).__name__}' object has no attribute '{name}'"
         )
@@ -388,7 +398,13 @@ class Module:
         )
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if _hooks.has_hooks(self):
+        d = self.__dict__  # no hook dict made yet: straight to forward (hot path)
+        if (
+            "_forward_pre_hooks" in d
+            or "_forward_hooks" in d
+            or "_backward_hooks" in d
+            or "_backward_pre_hooks" in d
+        ) and _hooks.has_hooks(self):
             return _hooks.call(self, args, kwargs)
         return self.forward(*args, **kwargs)
 
