@@ -59,3 +59,14 @@ def _static(value: Any) -> bool:
 
 
 _INT = frozenset((int,))
+
+
+def _bool(fn: str, arg: str, value: Any, position: int | None = None) -> bool:
+    """A bool argument of torch's ``fn`` (``ceil_mode``, ``count_include_pad``),
+    refused unless a bool, in its binding's words: torch takes no int for one."""
+    if type(value) is not bool:
+        at = f" (position {position})" if position is not None else ""
+        raise TypeError(
+            f"{fn}(): argument '{arg}'{at} must be bool, not {type(value).__name__}"
+        )
+    return value

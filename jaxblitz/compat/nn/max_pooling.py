@@ -20,7 +20,7 @@ import jax.numpy as jnp
 
 from jaxblitz.compat import ops
 from jaxblitz.compat.autograd.graph import apply
-from jaxblitz.compat.nn._args import _ints, _static
+from jaxblitz.compat.nn._args import _bool, _ints, _static
 from jaxblitz.compat.nn._convnd import _ntuple, _pair, _single, _triple
 from jaxblitz.compat.nn._pool_args import (
     _pool2d_check,
@@ -72,6 +72,7 @@ def _max_pool2d_plan(
     dh, dw = (kh, kw) if no_stride else _pool_arg("stride", 3, stride)
     ph, pw = _pool_arg("padding", 4, padding)
     lh, lw = _pool_arg("dilation", 5, dilation)
+    _bool("max_pool2d", "ceil_mode", ceil_mode, 6)
     c, h, w, out = _pool2d_check(
         "max_pool2d", input, (kh, kw), (dh, dw), (ph, pw), (lh, lw), ceil_mode
     )
@@ -213,6 +214,7 @@ def _max_pool1d(
     s = () if stride is None else _ints("max_pool1d", "stride", 3, stride)
     p = _ints("max_pool1d", "padding", 4, padding)
     d = _ints("max_pool1d", "dilation", 5, dilation)
+    _bool("max_pool1d", "ceil_mode", ceil_mode, 6)
     if return_indices:  # ATen's max_pool1d_with_indices
         check_dim_range("max_pool1d", input, 2, 4)
         s = s or k
@@ -278,6 +280,7 @@ def max_pool3d(
             "max_pool3d: dilation must be either a single int, or a tuple of three ints"
         )
     d = d * 3 if len(d) == 1 else d
+    _bool("max_pool3d", "ceil_mode", ceil_mode, 6)
     _, size, out = pool3d_check("max_pool3d", input, k, s, p, d, ceil_mode)
     if input.dtype.scalar_type == "Bool":
         raise NotImplementedError("\"max_pool3d_cpu\" not implemented for 'Bool'")

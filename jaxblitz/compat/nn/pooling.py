@@ -21,7 +21,7 @@ import numpy as np
 from jax import lax
 
 from jaxblitz.compat.autograd.graph import apply, run
-from jaxblitz.compat.nn._args import _ints, _spread
+from jaxblitz.compat.nn._args import _bool, _ints, _spread
 from jaxblitz.compat.nn._convnd import _single
 from jaxblitz.compat.nn._pool_args import _pool2d_check, _pool_axes_check, _pool_size
 from jaxblitz.compat.nn.module import Module
@@ -214,6 +214,14 @@ def _stride(name: str, stride: Any, k: tuple, n: int) -> tuple:
     return _arg(name, "stride", 3, stride, n)
 
 
+def _avg_bools(fn: str, ceil_mode: Any, count_include_pad: Any, at: int = 0) -> None:
+    """avg_pool's bool arguments, refused unless bools as torch's binding refuses
+    them (``at``: ceil_mode's position where given positionally, as the modules
+    give it; a keyword has none in torch's message)."""
+    _bool(fn, "ceil_mode", ceil_mode, at or None)
+    _bool(fn, "count_include_pad", count_include_pad, at + 1 if at else None)
+
+
 def avg_pool1d(
     input: Tensor,
     kernel_size: Any,
@@ -228,6 +236,7 @@ def avg_pool1d(
     none = stride is None or (isinstance(stride, tuple | list) and not stride)
     s = k if none else _ints("avg_pool1d", "stride", 3, stride)
     p = _ints("avg_pool1d", "padding", 4, padding)
+    _avg_bools("avg_pool1d", ceil_mode, count_include_pad)
     check_dim_range("avg_pool1d", input, 2, 4)
     for arg, values in (("kernel_size", k), ("stride", s), ("padding", p)):
         check_1d("avg_pool1d", arg, values)
@@ -255,6 +264,7 @@ def avg_pool2d(
     k = _arg("avg_pool2d", "kernel_size", 2, kernel_size)
     s = _stride("avg_pool2d", stride, k, 2)
     p = _arg("avg_pool2d", "padding", 4, padding)
+    _avg_bools("avg_pool2d", ceil_mode, count_include_pad)
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
     if input.dtype.scalar_type == "Bool":
@@ -286,6 +296,7 @@ def avg_pool3d(
     k = _arg("avg_pool3d", "kernel_size", 2, kernel_size, 3)
     s = _stride("avg_pool3d", stride, k, 3)
     p = _arg("avg_pool3d", "padding", 4, padding, 3)
+    _avg_bools("avg_pool3d", ceil_mode, count_include_pad)
     if input.dim() in (4, 5) and divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
     _, size, out = pool3d_check("avg_pool3d", input, k, s, p, (1, 1, 1), ceil_mode)
@@ -489,6 +500,7 @@ class AvgPool1d(_AvgPoolNd):
         self.count_include_pad = count_include_pad
 
     def forward(self, input: Tensor) -> Tensor:
+        _avg_bools("avg_pool1d", self.ceil_mode, self.count_include_pad, 5)
         return avg_pool1d(
             input,
             self.kernel_size,
@@ -521,6 +533,8 @@ class _AvgPoolWithDivisor(_AvgPoolNd):
         )
 
     def forward(self, input: Tensor) -> Tensor:
+        name = type(self)._pool.__name__
+        _avg_bools(name, self.ceil_mode, self.count_include_pad, 5)
         return type(self)._pool(
             input,
             self.kernel_size,
