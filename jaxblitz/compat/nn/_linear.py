@@ -30,11 +30,16 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
             f"{type(weight).__name__}"
         )
     shape, wshape = input._shape(), weight._shape()  # read once: a hot path
-    if not shape:
+    if not shape or not wshape:
         raise RuntimeError(
-            "both arguments to linear need to be at least 1D, but they are 0D and "
-            f"{len(wshape)}D"
+            "both arguments to linear need to be at least 1D, but they are "
+            f"{len(shape)}D and {len(wshape)}D"
         )
+    if len(wshape) != 2:  # torch's: input.matmul(weight.t()), or addmm's refusal
+        weight_t = weight.t()  # (its error for more than 2 dimensions)
+        if bias is None:
+            return input.matmul(weight_t)
+        raise RuntimeError(f"mat2 must be a matrix, got {len(wshape)}-D tensor")
     if shape[-1] != wshape[1]:
         rows = input.numel() // shape[-1] if shape[-1] else 1
         raise RuntimeError(

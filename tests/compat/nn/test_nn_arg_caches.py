@@ -212,6 +212,16 @@ def _linear(x_shape, w_shape, b_shape=None, x_dtype="float32", b_dtype="float32"
         _linear((2, 3), (4, 3), (4,), x_dtype="float64"),
         _linear((2, 3), (4, 3), (4,), b_dtype="float64"),
         _linear((5, 2, 3), (4, 3), (4,)),
+        # a weight of another rank: torch's input.matmul(weight.t()) or a refusal
+        _linear((2, 3), (3,)),
+        _linear((2, 3), (3,), (2,)),
+        _linear((3,), (3,)),
+        _linear((5, 2, 3), (3,)),
+        _linear((2, 3), (4,)),
+        _linear((2, 3), (2, 4, 3)),
+        _linear((2, 3), ()),
+        _linear((2, 3), (), ()),
+        _linear((), ()),
     ],
 )
 def test_linear_checks_match_torch(case):
