@@ -139,15 +139,12 @@ def _chunked_fn(x, weight, bias, *, chunk, precision):
 
 
 def _im2col_conv(
-    input: Tensor, weight: Tensor, bias: Tensor | None, image_bytes: int | None = None
+    input: Tensor, weight: Tensor, bias: Tensor | None, image_bytes: int
 ) -> Tensor:
     """A stride-1, unpadded convolution: patches chunked when a batch's would not
     fit in cache, else built whole (and kept for the backward, if any).
-    ``image_bytes``: one image's patches' size, where the caller knows it."""
-    b, c, h, w = input._shape()
-    if image_bytes is None:
-        k = weight._shape()[2]
-        image_bytes = c * k * k * (h - k + 1) * (w - k + 1) * input.dtype.itemsize
+    ``image_bytes``: one image's patches' size (conv2d's plan has it)."""
+    b = input._shape()[0]
     chunk = kernels.patch_chunk(b, image_bytes)
     precision = _precision.of("conv", input, weight)
     if chunk is not None:
