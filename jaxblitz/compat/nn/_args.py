@@ -59,6 +59,18 @@ def _static(value: Any) -> bool:
 
 
 _INT = frozenset((int,))
+PLANS_MAX = 1024  # an op's checked argument plans kept, then all forgotten
+
+
+def _keep(plans: dict, key: Any, plan: Any) -> Any:
+    """``plan`` stored under ``key`` in ``plans`` (an op's checked argument
+    plans; None: a call whose arguments key none), which is emptied first once
+    it holds :data:`PLANS_MAX`."""
+    if key is not None:
+        if len(plans) >= PLANS_MAX:
+            plans.clear()
+        plans[key] = plan
+    return plan
 
 
 def _bool(fn: str, arg: str, value: Any, position: int | None = None) -> bool:

@@ -16,7 +16,7 @@ import jax.numpy as jnp
 from jaxblitz import kernels, models
 from jaxblitz.compat.autograd.graph import apply, apply_saving
 from jaxblitz.compat.backends import _precision
-from jaxblitz.compat.nn._args import _by, _ints, _spread, _static
+from jaxblitz.compat.nn._args import _by, _ints, _keep, _spread, _static
 from jaxblitz.compat.nn._convnd import conv_nd_fn
 from jaxblitz.compat.ops._funnel import _tensor
 from jaxblitz.compat.tensor import Tensor, _dtype
@@ -349,7 +349,6 @@ def _conv_sizes_check(input: Tensor, weight: Tensor, dilations: tuple) -> None:
 # shapes and dtypes of input, weight and bias, and stride, padding, dilation
 # and groups (only plain ones, see _static). Checks that fail cache nothing.
 _PLANS: dict[tuple, Any] = {}
-_PLANS_MAX = 1024
 _UNBATCHED = "unbatched"
 
 
@@ -424,11 +423,11 @@ def conv2d(
         )
         plan = _PLANS.get(key)
     if key is None or plan is None:
-        plan = _conv2d_plan(input, weight, bias, stride, padding, dilation, groups)
-        if key is not None:
-            if len(_PLANS) >= _PLANS_MAX:
-                _PLANS.clear()
-            _PLANS[key] = plan
+        plan = _keep(
+            _PLANS,
+            key,
+            _conv2d_plan(input, weight, bias, stride, padding, dilation, groups),
+        )
     else:  # the cached checks passed for these; the devices are checked each call
         _check_conv_devices(input, weight, bias)
     if plan is _UNBATCHED:

@@ -20,7 +20,7 @@ import jax.numpy as jnp
 
 from jaxblitz.compat import ops
 from jaxblitz.compat.autograd.graph import apply
-from jaxblitz.compat.nn._args import _bool, _ints, _static
+from jaxblitz.compat.nn._args import _bool, _ints, _keep, _static
 from jaxblitz.compat.nn._convnd import _ntuple, _pair, _single, _triple
 from jaxblitz.compat.nn._pool_args import (
     _pool2d_check,
@@ -53,7 +53,6 @@ from jaxblitz.compat.tensor import Tensor
 # max_pool2d's checked plans, by the input's shape and the (plain, see _static)
 # arguments; checks that fail cache nothing.
 _PLANS: dict[tuple, tuple] = {}
-_PLANS_MAX = 1024
 
 
 def _max_pool2d_plan(
@@ -103,13 +102,11 @@ def max_pool2d(
         key = (input._shape(), kernel_size, stride, padding, dilation, ceil_mode)
         plan = _PLANS.get(key)
     if key is None or plan is None:
-        plan = _max_pool2d_plan(
-            input, kernel_size, stride, padding, dilation, ceil_mode
+        plan = _keep(
+            _PLANS,
+            key,
+            _max_pool2d_plan(input, kernel_size, stride, padding, dilation, ceil_mode),
         )
-        if key is not None:
-            if len(_PLANS) >= _PLANS_MAX:
-                _PLANS.clear()
-            _PLANS[key] = plan
     k, s, p, d, size, out, fast = plan
     if fast and not return_indices:  # the Blitz's: the fast paths
         return apply(
