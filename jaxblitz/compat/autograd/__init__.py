@@ -374,6 +374,7 @@ def backward(
     _run_engine(
         tensors, grads, bool(retain_graph), create_graph, inputs_tuple, True, True
     )
+    lazy.step_end()
 
 
 def grad(

@@ -65,8 +65,10 @@ __all__ = [
 ]
 
 # A loop that never reads a value still runs: the pending graph is flushed when it
-# holds this many calls.
-MAX_PENDING = 512
+# holds this many calls, before the next call that is the call it began with (so a
+# loop's graphs begin at the same point of the loop and repeat one program), or at
+# twice this many.
+MAX_PENDING = 256
 
 _state = threading.local()
 _lock = threading.RLock()
@@ -260,6 +262,20 @@ def _sub(x, y):
     return x - y
 
 
+def _forms(sigs: list) -> tuple:
+    """Input signatures as (shape, dtype) whether the input is pending or a
+    value (their signatures differ: a graph's first call reads values)."""
+    forms = []
+    for sig in sigs:
+        if type(sig) is not tuple:  # a Python scalar's type
+            forms.append(sig)
+        elif type(sig[0]) is tuple:  # pending (shape, dtype, weak), or NumPy's
+            forms.append(sig[:2])
+        else:  # a JAX array's (aval, sharding)
+            forms.append((sig[0].shape, sig[0].dtype))
+    return tuple(forms)
+
+
 class _Graph:
     """The pending calls since the last sync."""
 
@@ -277,6 +293,8 @@ class _Graph:
         self.done = False  # run (by a sync in any thread): record no more here
         self.place = None  # the devices its committed inputs are on, if any
         self.lines: list = []  # per call, the user's line (only when _WHY)
+        self.step_ends = 0  # backward() and optimizer.step() calls that returned
+        self.begun: tuple = ()  # the first call's jit and static arguments
 
     def forget(self, first: int) -> None:
         """Drop the inputs from ``first`` on (a call not recorded after all)."""
@@ -476,6 +494,15 @@ class jit:  # noqa: N801 -- used as jax.jit is
             known = self._avals[call] = (sigs, tree, len(_CALLS))
             _CALLS.append((self, call, rounded))
         out_sigs, out_tree, call_id = known
+        pending = len(graph.key)
+        if not pending:
+            graph.begun = (self, static, _forms(sigs))
+        elif pending >= MAX_PENDING and (
+            pending >= 2 * MAX_PENDING or graph.begun == (self, static, _forms(sigs))
+        ):  # cut where this graph began in its loop: the next holds the same calls
+            graph.forget(first)
+            _sync(graph, "the pending graph reached its size cap")
+            return self._record(static, leaves, treedef)
         base = len(graph.outs)
         outs = []
         for j, sig in enumerate(out_sigs):
@@ -486,8 +513,6 @@ class jit:  # noqa: N801 -- used as jax.jit is
         if _WHY[0]:
             graph.lines.append(_asker())
         _metrics["calls"] += 1
-        if len(graph.key) >= MAX_PENDING:
-            _sync(graph, "the pending graph reached its size cap")
         if out_tree is _LEAF:
             return outs[0]
         return jax.tree.unflatten(out_tree, outs)
@@ -712,6 +737,25 @@ def sync() -> None:
     graph = getattr(_state, "graph", None)
     if graph is not None and graph.key:
         _sync(graph, "sync()")
+
+
+# A loop that reads no value each step (it prints every 100 steps, or never) is cut
+# at its steps' ends: the pending work runs once it spans this many ends of
+# ``backward()`` or ``optimizer.step()``. Every later program then holds the same
+# steps and reuses one compiled program, and each stays small: XLA's compile time
+# grows faster than a program's length where a step's state feeds the next.
+STEP_ENDS = 3
+
+
+def step_end() -> None:
+    """Mark the end of ``backward()`` or ``optimizer.step()`` (a step boundary,
+    PyTorch/XLA's ``mark_step`` made automatic); see :data:`STEP_ENDS`."""
+    graph = getattr(_state, "graph", None)
+    if graph is None or graph.done or not graph.key:
+        return
+    graph.step_ends += 1
+    if graph.step_ends >= STEP_ENDS:
+        _sync(graph, "steps ended with no value read")
 
 
 _PACKAGE = str(Path(__file__).parent.parent)  # jaxblitz/compat

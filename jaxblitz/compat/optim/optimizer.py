@@ -549,6 +549,7 @@ class Optimizer:
                 p._set_data(a)
                 self.state[p] = s
             plan.stored, plan.rest = (() if rest is None else tuple(new_states)), rest
+        lazy.step_end()
         return loss
 
     def state_dict(self) -> dict[str, Any]:

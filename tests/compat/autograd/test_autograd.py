@@ -187,9 +187,10 @@ def test_a_functions_backward_is_recorded_while_lazy_not_run_at_once():
         torch.lazy.set_lazy(was)
 
 
-def test_gradients_summed_or_accumulated_while_lazy_stay_pending():
+def test_gradients_summed_or_accumulated_while_lazy_stay_pending(monkeypatch):
     """Lazy mode: a second backward into ``.grad`` and two gradients meeting at
     one tensor are recorded sums, not reads (eager mode's values)."""
+    monkeypatch.setattr(torch.lazy, "STEP_ENDS", 100)  # no cut at a step's end
     was = torch.lazy.is_lazy()
     torch.lazy.set_lazy(True)
     try:

@@ -142,11 +142,72 @@ def test_shape_errors_are_raised_at_the_op_while_lazy(lazy_mode):
 def test_a_loop_without_reads_is_flushed_at_the_size_cap(lazy_mode, monkeypatch):
     monkeypatch.setattr(lazy, "MAX_PENDING", 50)
     lazy.metrics(reset=True)
-    t = torch.zeros(3)
-    for _ in range(120):
+    t = torch.ones(3) * 0.0
+    for _ in range(300):
         t = t + 1
-    assert lazy.metrics()["syncs"] == 2
-    np.testing.assert_array_equal(t.numpy(), [120.0] * 3)
+    # Each graph is cut once it holds the cap, before a call like the one it
+    # began with, or at twice the cap (a graph that began with the multiply,
+    # which never comes again).
+    np.testing.assert_array_equal(t.numpy(), [300.0] * 3)
+    assert 300 // 100 <= lazy.metrics()["syncs"] - 1 <= 300 // 50
+
+
+def test_a_loop_cut_at_the_cap_begins_each_graph_at_the_same_call(
+    lazy_mode, monkeypatch
+):
+    monkeypatch.setattr(lazy, "MAX_PENDING", 64)
+    x, y = torch.linspace(-1, 1, 50), torch.linspace(0, 2, 50)
+    a, b = torch.tensor(0.1), torch.tensor(-0.2)
+    lazy.metrics(reset=True)
+    for step in range(400):  # 11 calls a step: 64 is no multiple of it
+        g = 2.0 * (a + b * x - y)
+        a -= 1e-3 * g.sum()
+        b -= 1e-3 * (g * x).sum()
+        if step == 99:
+            compiled = lazy.metrics()["compiles"]
+    assert lazy.metrics()["compiles"] == compiled  # 50 more graphs, no compile
+    # cut at a fixed size, the graphs would begin at each of a step's 11 calls
+    # in turn: 11 programs
+    assert compiled < 11
+    assert lazy.metrics()["syncs"] > 50
+    a.item()  # the last partial graph: one program more at most
+    assert lazy.metrics()["compiles"] <= compiled + 1
+
+
+def test_a_training_loop_without_reads_is_cut_at_its_steps_ends(lazy_mode):
+    torch.manual_seed(0)
+    model = torch.nn.Linear(3, 1)
+    opt = torch.optim.RMSprop(model.parameters(), lr=1e-3)
+    x, y = torch.randn(20, 3), torch.randn(20, 1)
+    losses = []
+    lazy.metrics(reset=True)
+    for step in range(40):
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        if step % 10 == 9:  # read every 10 steps, as tutorials print
+            losses.append(loss.item())
+        if step == 19:
+            compiled = lazy.metrics()["compiles"]
+    # cut at step ends (backward, step), never grown to the size cap: later
+    # steps reuse the programs the first ones compiled
+    assert lazy.metrics()["compiles"] == compiled
+    assert lazy.metrics()["syncs"] >= 20
+    lazy.set_lazy(False)
+    torch.manual_seed(0)
+    model = torch.nn.Linear(3, 1)
+    opt = torch.optim.RMSprop(model.parameters(), lr=1e-3)
+    x, y = torch.randn(20, 3), torch.randn(20, 1)
+    eager = []
+    for step in range(40):
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        if step % 10 == 9:
+            eager.append(loss.item())
+    np.testing.assert_allclose(losses, eager, rtol=1e-6)
 
 
 def test_in_place_writes_through_views_are_recorded(lazy_mode):
