@@ -74,7 +74,7 @@ _state = threading.local()
 _lock = threading.RLock()
 _SWITCH = "JAXBLITZ_COMPAT_LAZY"
 # JAXBLITZ_COMPAT_LAZY_WHY=1: count the user's lines that asked for values, and
-# keep each recorded call's line for an error found at the sync point.
+# name the compat line beside the user's for an error found at the sync point.
 _WHY = [bool(os.environ.get("JAXBLITZ_COMPAT_LAZY_WHY"))]
 
 
@@ -292,7 +292,7 @@ class _Graph:
         self.outs: list = []  # weakrefs to each output's LazyArray
         self.done = False  # run (by a sync in any thread): record no more here
         self.place = None  # the devices its committed inputs are on, if any
-        self.lines: list = []  # per call, the user's line (only when _WHY)
+        self.lines: list = []  # per call, the user's line ((file, line), or _asker's)
         self.step_ends = 0  # backward() and optimizer.step() calls that returned
         self.begun: tuple = ()  # the first call's jit and static arguments
 
@@ -510,8 +510,7 @@ class jit:  # noqa: N801 -- used as jax.jit is
             graph.outs.append(weakref.ref(lazy))
             outs.append(lazy)
         graph.key.append((call_id, tuple(refs)))
-        if _WHY[0]:
-            graph.lines.append(_asker())
+        graph.lines.append(_asker() if _WHY[0] else _made_at())
         _metrics["calls"] += 1
         if out_tree is _LEAF:
             return outs[0]
@@ -763,6 +762,25 @@ _ENGINE = (str(Path(__file__).parent), str(Path(_PACKAGE) / "_tensor_base.py"))
 MAX_PROGRAMS = 256  # structures kept compiled (oldest dropped first)
 
 
+def _made_at() -> tuple | None:
+    """(file, line) of the user's code making the call being recorded: the first
+    frame outside compat, found without building a traceback, kept for an error
+    the program raises at the sync point."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        code = frame.f_code
+        if not code.co_filename.startswith(_PACKAGE):
+            return code.co_filename, frame.f_lineno
+        frame = frame.f_back
+    return None
+
+
+def _where(line: Any) -> str:
+    if type(line) is tuple:
+        return f"{Path(line[0]).name}:{line[1]}"
+    return str(line)
+
+
 def _asker() -> str:
     """``user.py:12 via compat/ops/__init__.py:34``: the user's line that asked for a
     value, and the compat line that needed it (``JAXBLITZ_COMPAT_LAZY_WHY=1``)."""
@@ -845,11 +863,8 @@ def _located(graph: _Graph, error: Exception) -> Exception:
                 static = dict(zip(fn.static_argnames, call[0], strict=True))
                 what = static.get("fn", fn.fun)
                 name = getattr(what, "__name__", repr(what))
-                made = (
-                    f", made at {graph.lines[n]}"
-                    if n < len(graph.lines)
-                    else "; JAXBLITZ_COMPAT_LAZY_WHY=1 names the line that made it"
-                )
+                line = graph.lines[n] if n < len(graph.lines) else None
+                made = "" if line is None else f", made at {_where(line)}"
                 return type(e)(
                     f"{e} (in compat's pending work: call {n + 1} of "
                     f"{len(graph.key)}, {name}{made}; run with jaxblitz.compat.lazy"
