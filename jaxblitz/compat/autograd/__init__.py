@@ -428,6 +428,7 @@ def grad(
         allow_unused,
         False,
     )
+    lazy.step_end()
     result = tuple(
         (g if isinstance(g, TensorBase) else TensorBase._wrap(g))
         if g is not None

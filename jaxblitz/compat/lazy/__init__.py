@@ -739,16 +739,18 @@ def sync() -> None:
 
 
 # A loop that reads no value each step (it prints every 100 steps, or never) is cut
-# at its steps' ends: the pending work runs once it spans this many ends of
-# ``backward()`` or ``optimizer.step()``. Every later program then holds the same
-# steps and reuses one compiled program, and each stays small: XLA's compile time
-# grows faster than a program's length where a step's state feeds the next.
+# at its steps' ends: the pending work runs once it spans this many returns of
+# ``backward()``, ``autograd.grad()`` or ``optimizer.step()``. Every later program
+# then holds the same steps and reuses one compiled program, and each stays small:
+# XLA's compile time grows faster than a program's length where a step's state
+# feeds the next.
 STEP_ENDS = 3
 
 
 def step_end() -> None:
-    """Mark the end of ``backward()`` or ``optimizer.step()`` (a step boundary,
-    PyTorch/XLA's ``mark_step`` made automatic); see :data:`STEP_ENDS`."""
+    """Mark the end of ``backward()``, ``autograd.grad()`` or ``optimizer.step()``
+    (a step boundary, PyTorch/XLA's ``mark_step`` made automatic); see
+    :data:`STEP_ENDS`."""
     graph = getattr(_state, "graph", None)
     if graph is None or graph.done or not graph.key:
         return

@@ -175,6 +175,19 @@ def test_a_loop_cut_at_the_cap_begins_each_graph_at_the_same_call(
     assert lazy.metrics()["compiles"] <= compiled + 1
 
 
+def test_a_loop_of_autograd_grad_without_reads_is_cut_at_its_steps_ends(lazy_mode):
+    x, y = torch.linspace(-1, 1, 50), torch.linspace(0, 2, 50)
+    w = torch.tensor([0.1, -0.2], requires_grad=True)
+    lazy.metrics(reset=True)
+    for _ in range(30):
+        loss = ((w[0] + w[1] * x - y) ** 2).sum()
+        (g,) = torch.autograd.grad(loss, w)
+        with torch.no_grad():
+            w -= 1e-3 * g
+    assert lazy.metrics()["syncs"] >= 30 // lazy.STEP_ENDS
+    assert lazy.metrics()["compiles"] <= 3
+
+
 def test_a_training_loop_without_reads_is_cut_at_its_steps_ends(lazy_mode):
     torch.manual_seed(0)
     model = torch.nn.Linear(3, 1)
