@@ -293,8 +293,8 @@ class _Graph:
         self.done = False  # run (by a sync in any thread): record no more here
         self.place = None  # the devices its committed inputs are on, if any
         self.lines: list = []  # per call, the user's line ((file, line), or _asker's)
-        self.step_ends = 0  # backward() and optimizer.step() calls that returned
-        self.begun: tuple = ()  # the first call's jit and static arguments
+        self.step_ends = 0  # returns of backward(), autograd.grad(), optimizer.step()
+        self.begun: tuple = ()  # the first call's jit, static arguments, input forms
 
     def forget(self, first: int) -> None:
         """Drop the inputs from ``first`` on (a call not recorded after all)."""
