@@ -68,13 +68,13 @@ def main():
         "--cpu-threads",
         type=int,
         default=None,
-        help="XLA:CPU threads (cli.set_cpu_threads; default: one per core)",
+        help="XLA:CPU threads (runtime.set_cpu_threads; default: one per core)",
     )
     args = parser.parse_args()
     if args.cpu_threads:
-        from jaxblitz import cli
+        from jaxblitz import runtime
 
-        cli.set_cpu_threads(args.cpu_threads)
+        runtime.set_cpu_threads(args.cpu_threads)
     rng = np.random.default_rng(0)
     images = rng.standard_normal((POOL, BATCH, 3, 32, 32), dtype=np.float32)
     labels = rng.integers(0, 10, (POOL, BATCH))

@@ -61,7 +61,7 @@ from bench_compat import (  # noqa: E402
     warm_up,
 )
 
-from jaxblitz import cli, evaluate, models, parallel, train  # noqa: E402
+from jaxblitz import cli, evaluate, models, parallel, runtime, train  # noqa: E402
 from jaxblitz.data import epoch_order  # noqa: E402
 
 TRAIN_FLOP = 3.9e6  # per image: forward 1.30 MFLOP (conv1 0.71, conv2 0.48, fc 0.12)
@@ -190,11 +190,11 @@ def jax_runners(
 def one_thread_worker(batch: int, quick: bool) -> None:
     """Child process: the scan epoch on one XLA thread, one epoch per "go" line.
 
-    XLA:CPU's pool is sized once per process (``cli.set_cpu_threads``), so the
+    XLA:CPU's pool is sized once per process (``runtime.set_cpu_threads``), so the
     ``scan_1thread`` candidate lives in this child; the parent sends "go" on its
     turn and waits, so the two never run at once.
     """
-    cli.set_cpu_threads(1)
+    runtime.set_cpu_threads(1)
     runners, _ = jax_runners(batch, quick, loops=("scan",), sharded=False)
     images, epoch = runners["scan"]
     print(images, flush=True)

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from safetensors.numpy import load_file
 
-from jaxblitz import cli, parallel
+from jaxblitz import cli, parallel, runtime
 from tests import background
 from tests.background import BackgroundRun
 
@@ -51,7 +51,7 @@ def test_cli_cpu_threads_after_jax_started_is_a_usage_error(capsys):
 )
 def test_accelerator_installed_follows_jax_platforms(platforms, expected, platform):
     platform(platforms)
-    assert cli.accelerator_installed() is expected
+    assert runtime.accelerator_installed() is expected
 
 
 @pytest.fixture
@@ -71,12 +71,12 @@ def test_accelerator_installed_finds_a_plugin_as_jax_does(
     # the jax_plugins namespace package (jax[cuda] installs jax_plugins.xla_cuda12).
     platform(None)  # unset: the plugins decide
     monkeypatch.delitem(sys.modules, "jax_plugins", raising=False)
-    assert not cli.accelerator_installed()
+    assert not runtime.accelerator_installed()
     (tmp_path / "jax_plugins" / "xla_fake_gpu").mkdir(parents=True)
     (tmp_path / "jax_plugins" / "xla_fake_gpu" / "__init__.py").write_text("")
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.delitem(sys.modules, "jax_plugins", raising=False)
-    assert cli.accelerator_installed()
+    assert runtime.accelerator_installed()
 
 
 class _Stop(Exception):

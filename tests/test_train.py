@@ -12,7 +12,7 @@ import numpy as np
 import optax
 import pytest
 
-from jaxblitz import cli, evaluate, kernels, models, train
+from jaxblitz import evaluate, kernels, models, runtime, train
 from jaxblitz.checkpoints import Checkpointer, load_weights, save_weights
 from jaxblitz.data import epoch_order
 from tests.jit_counts import jit_cache_size
@@ -351,13 +351,13 @@ def test_predict_covers_every_image_once_in_order(n, batch_size):
 def test_set_cpu_threads_starts_jax_then_unpins_every_thread():
     code = """
 import os, jax.numpy as jnp
-from jaxblitz import cli
+from jaxblitz import runtime
 cores = os.sched_getaffinity(0)
-print(cli.set_cpu_threads(1), len(cores))
+print(runtime.set_cpu_threads(1), len(cores))
 print(float(jnp.arange(4.0).sum()))
 print(all(os.sched_getaffinity(int(t)) == cores for t in os.listdir("/proc/self/task")))
 try:
-    cli.set_cpu_threads(1)
+    runtime.set_cpu_threads(1)
 except RuntimeError as e:
     print("late:", e)
 """
@@ -373,7 +373,7 @@ except RuntimeError as e:
     assert value == "6.0" and unpinned == "True"
     assert late.startswith("late: set_cpu_threads must run before JAX starts")
     with pytest.raises(ValueError, match="threads must be >= 1"):
-        cli.set_cpu_threads(0)
+        runtime.set_cpu_threads(0)
 
 
 def test_fit_again_with_the_same_config_reuses_the_compiled_epoch():

@@ -1,14 +1,21 @@
 """``torch.get_num_threads`` / ``set_num_threads`` and their inter-op twins.
 
-XLA's CPU thread pool is sized once, when JAX starts, so the numbers set here
-do not resize it; they are kept (with torch's checks) for scripts that read
-them back, and :func:`get_num_threads` decides how compat shares a long
-``arange`` among threads, which torch's float points depend on."""
+XLA's CPU thread pool is sized once, when JAX starts its CPU backend (the first
+tensor made). :func:`set_num_threads` called before that sizes it, as torch's
+pool follows the number (where no GPU or TPU can start: see
+:func:`jaxblitz.runtime.set_cpu_threads`); called after, it cannot resize the
+pool, and a warning says so once. The numbers are kept either way (with torch's
+checks) for scripts that read them back, and :func:`get_num_threads` decides how
+compat shares a long ``arange`` among threads, which torch's float points depend
+on."""
 
 from __future__ import annotations
 
 import operator
 import os
+import warnings
+
+from jaxblitz import runtime
 
 __all__ = [
     "get_num_interop_threads",
@@ -55,8 +62,40 @@ def get_num_threads() -> int:
 
 
 def set_num_threads(n: int) -> None:
-    """Keep ``n`` as the intra-op thread count (XLA's pool is not resized)."""
-    _numbers["intra"] = _checked("set_num_threads", n)
+    """Keep ``n`` as the intra-op thread count, and size XLA's CPU pool to it if
+    JAX has not started yet (see the module's note)."""
+    _numbers["intra"] = n = _checked("set_num_threads", n)
+    _size_pool(n)
+
+
+# The size compat gave XLA's CPU pool (None: JAX's own, one thread per core), and
+# whether a later call was told it cannot change it.
+_pool: dict = {"size": None, "warned": False}
+
+
+def _size_pool(n: int) -> None:
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 0
+    if not cores or runtime.accelerator_installed():
+        return  # nothing to narrow with; or the GPU compiler's pool would shrink too
+    size = _pool["size"] or cores
+    if min(n, cores) == size:
+        return
+    if _pool["size"] is None:  # (a pool compat sized has started)
+        try:
+            if runtime.set_cpu_threads(n):
+                _pool["size"] = n
+            return
+        except RuntimeError:  # JAX's backend is running: its pool keeps its size
+            pass
+    if not _pool["warned"]:
+        _pool["warned"] = True
+        threads = f"{size} thread" + "s" * (size != 1)
+        warnings.warn(
+            f"torch.set_num_threads({n}) came after JAX started its CPU backend "
+            f"(the first tensor made): XLA's thread pool keeps its {threads}. "
+            "Call set_num_threads before making any tensor to size it.",
+            stacklevel=3,
+        )
 
 
 def get_num_interop_threads() -> int:

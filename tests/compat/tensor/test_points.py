@@ -102,3 +102,109 @@ def test_division_by_a_scalar_or_a_row_rounds_as_torchs():
         got = f(compat, compat.tensor(a), compat.tensor(r)).numpy()
         np.testing.assert_array_equal(got, want)
     assert (compat.arange(2000.0) / 7)[350].item() == 50.0
+
+
+@pytest.fixture
+def pool(monkeypatch):
+    """compat's record of XLA's pool, fresh, with JAX's start-up faked: the calls
+    ``set_cpu_threads`` gets; ``started`` makes it raise as once JAX runs."""
+    from jaxblitz import runtime
+    from jaxblitz.compat import _threads
+
+    state = {"calls": [], "started": False}
+
+    def set_cpu_threads(n):
+        if state["started"]:
+            raise RuntimeError("set_cpu_threads must run before JAX starts")
+        state["calls"].append(n)
+        state["started"] = True
+        return n < 2
+
+    monkeypatch.setattr(runtime, "set_cpu_threads", set_cpu_threads)
+    monkeypatch.setattr(runtime, "accelerator_installed", lambda: False)
+    monkeypatch.setattr(_threads.os, "sched_getaffinity", lambda pid: {0, 1})
+    monkeypatch.setattr(_threads, "_pool", {"size": None, "warned": False})
+    monkeypatch.setattr(_threads, "_numbers", {"intra": None, "interop": None})
+    return state
+
+
+def test_set_num_threads_before_jax_starts_sizes_xlas_pool(pool, recwarn):
+    compat.set_num_threads(1)
+    compat.set_num_threads(1)  # the pool has that size already
+    assert pool["calls"] == [1]
+    assert compat.get_num_threads() == 1
+    assert not recwarn.list
+
+
+def test_set_num_threads_after_jax_started_warns_once_that_the_pool_keeps_its_size(
+    pool,
+):
+    pool["started"] = True
+    with pytest.warns(UserWarning, match=r"set_num_threads\(1\) came after JAX"):
+        compat.set_num_threads(1)
+    assert compat.get_num_threads() == 1  # kept all the same, as torch reads it
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        compat.set_num_threads(1)  # said once
+
+
+def test_set_num_threads_cannot_grow_a_pool_it_sized(pool):
+    compat.set_num_threads(1)
+    with pytest.warns(UserWarning, match="keeps its 1 thread\\."):
+        compat.set_num_threads(2)
+
+
+def test_set_num_threads_leaves_the_pool_alone_where_an_accelerator_may_start(
+    pool, monkeypatch, recwarn
+):
+    from jaxblitz import runtime
+
+    monkeypatch.setattr(runtime, "accelerator_installed", lambda: True)
+    compat.set_num_threads(1)
+    assert pool["calls"] == [] and not recwarn.list
+    assert compat.get_num_threads() == 1
+
+
+def test_set_num_threads_at_or_above_the_cores_keeps_jaxs_own_pool(pool, recwarn):
+    pool["started"] = True
+    compat.set_num_threads(2)
+    compat.set_num_threads(8)  # torch would run 8; XLA's pool has every core
+    assert pool["calls"] == [] and not recwarn.list
+
+
+def test_set_num_threads_first_in_a_script_gives_xla_fewer_threads():
+    """In a fresh process: XLA's pool starts with one thread, not one per core
+    (its threads counted by name, as XLA:CPU names them)."""
+    import os
+    import subprocess
+    import sys
+
+    if not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("needs sched_setaffinity and two cores")
+    code = """
+import os, sys
+import jaxblitz.compat as torch
+if sys.argv[1] == "1":
+    torch.set_num_threads(1)
+x = torch.ones(64, 64) @ torch.ones(64, 64)
+tasks = os.listdir("/proc/self/task")
+names = [open(f"/proc/self/task/{t}/comm").read() for t in tasks]
+print(float(x.sum()), sum("xla" in name.lower() for name in names))
+"""
+    counts = []
+    for arg in ("1", "default"):
+        out = subprocess.run(
+            [sys.executable, "-c", code, arg],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert out.returncode == 0, out.stderr
+        value, threads = out.stdout.split()
+        assert value == str(64.0**3)
+        counts.append(int(threads))
+    if not counts[1]:
+        pytest.skip("XLA's pool threads are not named here")
+    assert counts[0] < counts[1]
