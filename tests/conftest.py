@@ -44,6 +44,9 @@ os.environ["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] = "0"
 # The CLI's own cache setting stays off, so it never writes to ~/.cache or narrows
 # the settings above (tests that check the CLI's cache set their own folder).
 os.environ.setdefault("JAXBLITZ_XLA_CACHE", "")
+# The suite compiles thousands of one-off lazy graphs by design (each op's lazy
+# check): compat's compile-storm warning stays off but in its own tests.
+os.environ["JAXBLITZ_COMPAT_LAZY_STORM"] = "0"
 
 
 @pytest.fixture(scope="session")

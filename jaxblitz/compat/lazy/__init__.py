@@ -42,6 +42,7 @@ import math
 import os
 import sys
 import threading
+import time
 import traceback
 import warnings
 import weakref
@@ -578,6 +579,57 @@ _ops = {op: jit(op) for op in (_add, _mul, _sub)}
 
 _programs: dict = {}  # structure -> jitted program
 
+# A compile storm: the pending work has another structure at nearly every sync
+# (shapes that vary from step to step, or values read at varying places), so
+# nearly every sync compiles a program that no later sync runs again. When
+# STORM_SHARE of the last STORM_SYNCS syncs compiled, a warning says so (once a
+# process), with the time spent. JAXBLITZ_COMPAT_LAZY_STORM=N looks at the last N
+# syncs instead; 0 never warns.
+STORM_SYNCS = int(os.environ.get("JAXBLITZ_COMPAT_LAZY_STORM", "32") or 0)
+STORM_SHARE = 0.75
+_storm: dict = {"recent": [], "compiles": 0, "seconds": 0.0, "said": False}
+
+
+def _synced(compiled: bool, seconds: float = 0.0) -> None:
+    """Count a sync (``compiled``: it compiled its program, ``seconds`` its
+    first run, compile included) and warn once of a compile storm."""
+    if _storm["said"] or STORM_SYNCS <= 0:
+        return
+    recent = _storm["recent"]
+    recent.append(compiled)
+    if len(recent) > STORM_SYNCS:
+        del recent[0]
+    if not compiled:
+        return
+    _storm["compiles"] += 1
+    _storm["seconds"] += seconds
+    new = sum(recent)
+    if len(recent) < STORM_SYNCS or new < STORM_SHARE * STORM_SYNCS:
+        return
+    _storm["said"] = True
+    warnings.warn(
+        f"compat's lazy mode compiled a new program at {new} of the last "
+        f"{STORM_SYNCS} syncs ({_storm['compiles']} programs, "
+        f"{_storm['seconds']:.1f} s with their first runs): the pending work has "
+        "had another structure at nearly every sync (shapes that vary from step to "
+        "step, such as sequence lengths, or values read at varying places), and "
+        "until structures repeat, each compiles as one program. Eager mode runs op "
+        "by op without these compiles (jaxblitz.compat.lazy.set_lazy(False), or "
+        "JAXBLITZ_COMPAT_LAZY=0); JAXBLITZ_COMPAT_LAZY_WHY=1 and lazy.metrics() "
+        "count which lines sync.",
+        stacklevel=_user_level(),
+    )
+
+
+def _user_level() -> int:
+    """The ``stacklevel`` that names the first frame of the caller's own code
+    (outside compat) for a warning issued from here."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
 # Same bits as eager mode. Eager mode rounds every call's result. In one
 # program XLA may fuse a multiply of one call into an add of the next and
 # contract the two into an FMA (one rounding: XLA's CPU compiler always allows
@@ -826,15 +878,18 @@ def _sync(graph: _Graph, reason: str) -> None:
             program = _programs[key] = _program(key)
         else:
             _metrics["cache hits"] += 1
+            _synced(False)
         try:
             inputs, chosen = graph.inputs, set(donate)
             donated = [inputs[k] for k in donate]
             rest = [v for k, v in enumerate(inputs) if k not in chosen]
             with _dtype.x64(True):  # uncommitted inputs: on the CPU, as torch's
                 if fresh:  # compiles: a donation XLA could not use costs
+                    start = time.perf_counter()
                     with warnings.catch_warnings():  # nothing but this warning
                         warnings.filterwarnings("ignore", "Some donated buffers")
                         values = program(donated, rest, _zeros())
+                    _synced(True, time.perf_counter() - start)
                 else:
                     values = program(donated, rest, _zeros())
         except Exception as e:  # noqa: BLE001 -- named below, then re-raised

@@ -518,3 +518,48 @@ def test_products_are_kept_apart_only_in_programs_that_run_on_the_cpu(
     x = torch.tensor([1.5, 2.5])
     (x * 3 + 1).numpy()
     assert {key[-1] for key in lazy._programs} >= {False}
+
+
+@pytest.fixture
+def storm(monkeypatch):
+    """The compile-storm check, fresh, over the last 8 syncs (the suite turns it
+    off)."""
+    monkeypatch.setattr(lazy, "STORM_SYNCS", 8)
+    fresh = {"recent": [], "compiles": 0, "seconds": 0.0, "said": False}
+    monkeypatch.setattr(lazy, "_storm", fresh)
+    monkeypatch.setattr(lazy, "_programs", {})
+
+
+def test_syncs_that_compile_every_time_are_called_a_compile_storm_once(
+    lazy_mode, storm
+):
+    line = sys._getframe().f_lineno + 4
+    with pytest.warns(UserWarning, match="compiled a new program at 8 of the l") as w:
+        for n in range(1, 13):  # a new length each step: a new structure each sync
+            y = (torch.ones(n) * 2 + 1).sum()
+            y.item()
+    assert len(w) == 1  # once a process
+    assert w[0].filename == __file__ and w[0].lineno == line  # the user's line
+    assert "(8 programs," in str(w[0].message)
+    assert "set_lazy(False)" in str(w[0].message)
+
+
+def test_a_loop_that_reuses_its_programs_is_no_compile_storm(lazy_mode, storm):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for step in range(40):  # four shapes, each seen ten times
+            y = (torch.ones(step % 4 + 1) * 2 + 1).sum()
+            y.item()
+    assert lazy._storm["compiles"] == 4 and not lazy._storm["said"]
+
+
+def test_the_compile_storm_check_is_off_at_zero(lazy_mode, storm, monkeypatch):
+    import warnings
+
+    monkeypatch.setattr(lazy, "STORM_SYNCS", 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for n in range(1, 13):
+            (torch.ones(n) * 2).sum().item()
