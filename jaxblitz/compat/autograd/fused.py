@@ -4,8 +4,14 @@ The node-by-node engine (:func:`.graph.run_backward`) applies each node's VJP as
 a compiled call of its own. :func:`run_all` applies the very same VJPs
 (``graph._bwd_impl`` of each node's ``fn``) in the engine's order, summing the
 gradients that meet at a node in the same order, inside one call: only the
-number of calls changes. Eager mode calls it once a graph's structure repeats:
-compiled on the spare core, then called (:mod:`jaxblitz.compat._eager._fused`).
+number of calls changes. Two callers:
+
+- eager mode, once a graph's structure repeats: compiled on the spare core,
+  then called (:mod:`jaxblitz.compat._eager._fused`);
+- lazy mode, every backward that qualifies (:func:`record`): one recorded call
+  in the step's program instead of a call per node and per sum (the program is
+  compiled once per structure at the sync point anyway, so nothing waits for a
+  repeat).
 
 Only where the node-by-node engine would do nothing else (:func:`plan`): every
 node a plain recorded op (no custom ``autograd.Function``, no module backward
@@ -33,6 +39,7 @@ from jaxblitz.compat.autograd.graph import (
     _intact,
     _verify,
 )
+from jaxblitz.compat.tensor._dtype import x64
 
 ROOT = "root"  # the kind of a structure's first entry: the engine's root
 
@@ -138,3 +145,24 @@ def hand_over(order: list[Node], leaves: list, grads: list, retain_graph: bool) 
     if not retain_graph:
         for node in order:
             node.release()
+
+
+_recorded = lazy.jit(run_all, static_argnames=("structure", "guarded"))
+
+
+def record(order: list[Node], retain_graph: bool) -> bool:
+    """Lazy mode: record the backward of ``order`` (the engine's topological
+    order, root first) as one call, hand the leaves their gradients (and free
+    the graph, unless ``retain_graph``); returns whether it did."""
+    planned = plan(order)
+    if planned is None:
+        return False
+    structure, args, leaves, checked = planned
+    if not intact(checked):
+        return False
+    zeros = lazy.apart_zeros(args)
+    with x64(True):
+        grads = _recorded(*zeros, *args, structure=structure, guarded=len(zeros))
+    hand_over(order, leaves, grads, retain_graph)
+    _warm.done()  # as the engine's pass: the first backward is over
+    return True
