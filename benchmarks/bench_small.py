@@ -41,7 +41,9 @@ def scalar_writes(torch, count: int = 3000):
     return run
 
 
-def rnn_steps(torch, count: int = 50):
+def rnn_class(torch):
+    """The tutorials' character-level RNN cell, written once for torch and
+    compat alike (and for the tests: ``tests/compat/char_rnn.py``)."""
     nn = torch.nn
 
     class RNN(nn.Module):
@@ -61,6 +63,12 @@ def rnn_steps(torch, count: int = 50):
         def init_hidden(self):
             return torch.zeros(1, self.hidden_size)
 
+    return RNN
+
+
+def rnn_steps(torch, count: int = 50):
+    nn = torch.nn
+    RNN = rnn_class(torch)  # noqa: N806 -- a class
     torch.manual_seed(0)
     rnn = RNN(N_LETTERS, N_HIDDEN, N_CATEGORIES)
     criterion = nn.NLLLoss()

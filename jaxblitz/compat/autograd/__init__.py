@@ -24,7 +24,7 @@ import numpy as np
 
 from jaxblitz.compat import lazy
 from jaxblitz.compat._eager import _fused
-from jaxblitz.compat.autograd import function, graph
+from jaxblitz.compat.autograd import function, fused, graph
 from jaxblitz.compat.autograd import profiler as profiler  # torch.autograd.profiler
 from jaxblitz.compat.autograd.anomaly_mode import (
     detect_anomaly,
@@ -216,8 +216,10 @@ def _run_engine(
     root = _GraphRoot(nodes, arrays)
     if not inputs:
         order = _topological(root)
-        fused = not (create_graph or lazy.is_lazy() or is_anomaly_enabled())
-        if not (fused and _fused.run(order, retain_graph)):
+        # one call for the whole pass where it changes nothing (autograd.fused):
+        # recorded at once while lazy, compiled once the graph repeats while eager
+        whole = fused.record if lazy.is_lazy() else _fused.run
+        if create_graph or is_anomaly_enabled() or not whole(order, retain_graph):
             run_backward(
                 root, _START, retain_graph, create_graph=create_graph, order=order
             )

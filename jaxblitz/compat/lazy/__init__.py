@@ -547,12 +547,7 @@ class jit:  # noqa: N801 -- used as jax.jit is
         if out_tree == _LEAF:
             out_tree = _LEAF  # one array out: returned without unflattening
         sigs = [(o.shape, o.dtype, o.weak_type) for o in out_leaves]
-        jaxpr = traced.jaxpr
-        rounded = tuple(
-            jax.numpy.issubdtype(o.dtype, jax.numpy.inexact) and _multiplied(jaxpr, var)
-            for o, var in zip(out_leaves, jaxpr.outvars, strict=True)
-        )
-        return sigs, out_tree, rounded
+        return sigs, out_tree, _rounded(traced.jaxpr, out_leaves)
 
     def run(self, call: tuple, leaves: list) -> list:
         """The recorded ``call`` on ``leaves`` (inside the graph's program)."""
@@ -675,6 +670,51 @@ def _opaque(value: Any, zeros: tuple) -> Any:
     zero = zeros[list(_UINTS).index(dt.itemsize)]
     bits = jax.lax.bitcast_convert_type(value, uint) ^ zero
     return jax.lax.bitcast_convert_type(bits, dt)
+
+
+def apart_zeros(arrays: list) -> tuple:
+    """What :func:`apart` needs, for one call that runs what would be several
+    recorded calls (a whole backward pass: :mod:`jaxblitz.compat.autograd.fused`)
+    on ``arrays``: the zeros to pass it as arguments where a program on them
+    keeps products apart (:func:`_exact`; the first committed array decides, as
+    in :meth:`jit._record`), else ()."""
+    place = None
+    for a in arrays:
+        kind = type(a)
+        if kind is LazyArray and a.value is not None:
+            a = a.value
+            kind = type(a)
+        if kind is LazyArray:
+            if a.committed:
+                place = a.where
+                break
+        elif kind is _ARRAY[0] and a.committed:
+            place = a.sharding
+            break
+    return _zeros() if _exact(place) else ()
+
+
+def apart(fun: Callable, zeros: tuple, *args: Any) -> list:
+    """``fun(*args)``'s outputs (a list of arrays, inside a trace), those a
+    multiply makes kept apart from what reads them as a program keeps those of
+    a recorded call of ``fun`` (:func:`_rounded`, :func:`_opaque`), so that one
+    call running what would be several recorded calls gives their bits. With
+    no ``zeros`` (:func:`apart_zeros`: not on the CPU), as they are."""
+    outs = jax.tree.leaves(fun(*args))
+    if not zeros:
+        return outs
+    rounded = _rounded(jax.make_jaxpr(fun)(*args).jaxpr, outs)
+    return [_opaque(v, zeros) if r else v for v, r in zip(outs, rounded, strict=True)]
+
+
+def _rounded(jaxpr: Any, outs: list) -> tuple[bool, ...]:
+    """Per output of ``jaxpr`` (``outs``: its values or shapes), whether a
+    program keeps it apart from what reads it (:func:`_opaque`): an inexact
+    value a multiply can make (:func:`_multiplied`)."""
+    return tuple(
+        jax.numpy.issubdtype(o.dtype, jax.numpy.inexact) and _multiplied(jaxpr, var)
+        for o, var in zip(outs, jaxpr.outvars, strict=True)
+    )
 
 
 # Ops that move or pick elements without rounding them: a multiply's product

@@ -14,6 +14,7 @@ from jaxblitz.compat import nn
 from jaxblitz.compat._eager import _fused, _warm
 from tests.compat.autograd.test_extending import _square
 from tests.compat.blitz_net import Net
+from tests.compat.char_rnn import make_rnn, name_loss, names
 from tests.compat.modes import eager_only
 
 # Lazy execution runs a backward inside the step's program.
@@ -72,6 +73,23 @@ def test_blitz_step_fused_gives_the_same_gradients_to_the_bit(fused):
         if i == 1:
             _compiled()
     assert fused == [False, False, True, True, True, True]
+    for grads in seen[2:]:
+        for g, ref in zip(grads, seen[0], strict=True):
+            np.testing.assert_array_equal(g, ref)
+
+
+def test_char_rnn_fused_gives_the_same_gradients_to_the_bit(fused):
+    """The weights' gradients of the RNN's steps meet in sums of products: the
+    one program keeps each node's products apart as its own program would."""
+    rnn = make_rnn()
+    (line, category), seen = names(1)[0], []
+    for i in range(5):
+        rnn.zero_grad()
+        name_loss(rnn, line, category).backward()
+        seen.append(_grads(rnn))
+        if i == 1:
+            _compiled()
+    assert fused == [False, False, True, True, True]
     for grads in seen[2:]:
         for g, ref in zip(grads, seen[0], strict=True):
             np.testing.assert_array_equal(g, ref)
@@ -141,6 +159,18 @@ def test_hooks_and_retain_grad_take_the_node_by_node_path(fused):
     h.retain_grad()
     (h.exp() * w).sum().backward()
     assert fused[-1] is False and h.grad is not None
+
+
+def test_a_post_accumulate_grad_hook_runs_as_node_by_node(fused):
+    """An update in the hook (an optimizer in backward) runs as the engine runs
+    it, with grad mode off, as torch's."""
+    w, _, loss_fn = _ready_graph(fused)
+    before = w.detach().numpy().copy()
+    w.register_post_accumulate_grad_hook(lambda p: p.add_(p.grad, alpha=-0.5))
+    w.grad = None
+    loss_fn().backward()
+    assert fused[-1] is False
+    np.testing.assert_array_equal(w.detach().numpy(), before - 0.5 * w.grad.numpy())
 
 
 def test_an_inplace_edit_of_a_saved_tensor_still_raises(fused):
