@@ -330,7 +330,9 @@ def _current(node: Node) -> list:
             continue  # NumPy's memory then and now: no write to see
         position, storage, _, view = where  # (moved to the host: read it again)
         if position in dict(node.static).get("_pre", ()):
-            view = None  # handed over untransposed (see _operands)
+            view = _layout.transposed_block(view)  # handed over untransposed
+            if view == _layout.identity(storage.shape):  # (see _operands)
+                view = None
         t = TensorBase._wrap(None)
         t._s, t._view = storage, view
         saved = list(saved)
@@ -564,12 +566,13 @@ _ASK = object()  # a view's flag in _operands: _view_requires says, in grad mode
 
 def _operands(args: Sequence[Any]) -> tuple[list, tuple[int, ...], list, bool]:
     """The arrays of ``args`` for an op's program, and the positions of those
-    passed as their storage's array to be transposed inside it: a 2-D tensor's
-    ``t()`` not read yet (``F.linear``'s weight), so XLA folds the transpose into
+    passed as the row-major block they transpose, to be transposed inside it: a
+    2-D tensor's ``t()`` (``F.linear``'s weight), so XLA folds the transpose into
     the op (a dot reads its operand transposed) instead of a program of its own
-    writing the transposed copy. Always so for such a view, whether its value
-    was read before or its storage lives in NumPy (``.numpy()`` was called):
-    the same values always go through the same program, so give the same bits.
+    writing the transposed copy. Always so for such a view (:func:`_untransposed`),
+    whether its value was read before, its storage lives in NumPy (``.numpy()``
+    was called) or its block is part of a larger storage: the same values always
+    go through the same program, so give the same bits.
 
     Then, per arg, what the op's mask holds for it in grad mode: a tensor's
     ``requires_grad_flag`` where set; ``_ASK`` for a view without it (whether it
@@ -581,13 +584,10 @@ def _operands(args: Sequence[Any]) -> tuple[list, tuple[int, ...], list, bool]:
             arrays.append(a)
             flags.append(False)
             continue
-        s, view = a._s, a._view
-        if view is not None and a._as is None and _layout.is_transpose(view, s.shape):
-            if s.numpy is not None:
-                arrays.append(_from_numpy_copy(s.numpy))
-            else:
-                s.exclusive = False  # handed out, as TensorBase._data does
-                arrays.append(lazy.current(s.pending))
+        view = a._view
+        block = None if view is None or a._as is not None else _untransposed(a)
+        if block is not None:
+            arrays.append(block)
             pre.append(i)
         else:
             arrays.append(a._value())
@@ -600,6 +600,27 @@ def _operands(args: Sequence[Any]) -> tuple[list, tuple[int, ...], list, bool]:
             flags.append(_ASK)
             ask = True
     return arrays, tuple(pre), flags, ask
+
+
+def _untransposed(a: TensorBase) -> Any:
+    """For a 2-D view that is ``t()`` of a row-major block of its storage, that
+    block's elements (the view's transpose), in the block's shape; else None.
+    A whole storage is handed over as it is; a block elsewhere in a larger one
+    (a parameter made by ``vector_to_parameters``, a slice of a flat buffer) is
+    read out, so the op runs the same program on the same values either way."""
+    s, view = a._s, a._view
+    block = _layout.transposed_block(view)
+    if block is None:
+        return None
+    if block == _layout.identity(s.shape):
+        if s.numpy is not None:
+            return _from_numpy_copy(s.numpy)
+        s.exclusive = False  # handed out, as TensorBase._data does
+        return lazy.current(s.pending)
+    if s.numpy is not None:
+        return _from_numpy_copy(_layout.numpy_view(s.numpy, block))
+    with x64(True):
+        return _layout.read(lazy.current(s.pending), layout=block)
 
 
 def _apply(name, forward, fn, args, static):

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from jaxblitz.compat.autograd.grad_mode import no_grad
 from jaxblitz.compat.nn import functional as F
 from jaxblitz.compat.nn._convnd import _ntuple, conv_extra_repr, mode_pads
 from jaxblitz.compat.nn.container import Sequential  # noqa: F401
@@ -25,11 +26,28 @@ from jaxblitz.compat.tensor._dtype import x64
 from jaxblitz.compat.tensor._tensor_base import from_host
 
 
+def _draw(key: Any, shape: tuple[int, ...], dt: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The values of a weight of ``shape`` and its bias, as torch's default
+    initialisation draws them (fan-in: the product of all but its first size)."""
+    fan_in = math.prod(shape[1:])
+    if not fan_in:  # torch: no fan-in -> an empty weight and a bias of zeros
+        if not math.prod(shape):
+            warnings.warn(
+                "Initializing zero-element tensors is a no-op", UserWarning, 4
+            )
+        return np.zeros(shape, dt.np), np.zeros(shape[0], dt.np)
+    # One draw for both: weight then bias, U(-bound, bound) (the core's init).
+    bound = 1.0 / math.sqrt(fan_in)
+    n = math.prod(shape)
+    flat = _host_random.uniform(key, (n + shape[0],), dt.np, -bound, bound)
+    return flat[:n].reshape(shape), flat[n:]
+
+
 def _init(
     key: Any, shape: tuple[int, ...], bias: bool, device: Any, dtype: Any
 ) -> tuple[Parameter, Parameter | None]:
     """Weight and bias as torch's default initialisation draws them, for a weight of
-    ``shape`` (fan-in: the product of all but its first size).
+    ``shape``.
 
     ``shape`` is checked as torch's ``torch.empty(shape)`` checks it: ints, none
     negative (a float or negative size raised ZeroDivisionError or "math domain
@@ -41,24 +59,25 @@ def _init(
         raise RuntimeError(
             "Only Tensors of floating point and complex dtype can require gradients"
         )
-    fan_in = math.prod(shape[1:])
-    if not fan_in:  # torch: no fan-in -> an empty weight and a bias of zeros
-        if not math.prod(shape):
-            warnings.warn(
-                "Initializing zero-element tensors is a no-op", UserWarning, 3
-            )
-        weight, bias_values = np.zeros(shape, dt.np), np.zeros(shape[0], dt.np)
-    else:
-        # One draw for both: weight then bias, U(-bound, bound) (the core's init).
-        bound = 1.0 / math.sqrt(fan_in)
-        n = math.prod(shape)
-        flat = _host_random.uniform(key, (n + shape[0],), dt.np, -bound, bound)
-        weight, bias_values = flat[:n].reshape(shape), flat[n:]
+    weight, bias_values = _draw(key, shape, dt)
     with x64(True):  # a float64 layer is float64
         weight_param = Parameter(Tensor._wrap(from_host(weight)).to(device))
         if not bias:
             return weight_param, None
         return weight_param, Parameter(Tensor._wrap(from_host(bias_values)).to(device))
+
+
+def _reset(module: Linear | _ConvNd) -> None:
+    """torch's ``reset_parameters()`` of a linear or conv layer: weight and bias
+    drawn again from the global generator as construction draws them, so
+    ``manual_seed`` then a reset gives the values a new layer would have."""
+    weight, bias = module.weight, module.bias
+    key = creation.default_generator.next_key()
+    values, bias_values = _draw(key, tuple(weight.shape), weight.dtype)
+    with no_grad():
+        weight.copy_(Tensor._wrap(from_host(values)))
+        if bias is not None:
+            bias.copy_(Tensor._wrap(from_host(bias_values)))
 
 
 class Identity(Module):
@@ -87,6 +106,9 @@ class Linear(Module):
             key, (out_features, in_features), bias, device, dtype
         )
         self.register_parameter("bias", bias_param)
+
+    def reset_parameters(self) -> None:
+        _reset(self)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.linear(input, self.weight, self.bias)
@@ -168,6 +190,9 @@ class _ConvNd(Module):
         key = creation.default_generator.next_key()
         self.weight, bias_param = _init(key, shape, bias, device, dtype)
         self.register_parameter("bias", bias_param)
+
+    def reset_parameters(self) -> None:
+        _reset(self)
 
     def forward(self, input: Tensor) -> Tensor:
         padding = self.padding

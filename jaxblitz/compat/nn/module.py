@@ -264,7 +264,9 @@ class Module:
         """Before ``load_state_dict`` reads this module's entries (``prefix``
         included): a lazy module sizes its tensors here (torch's load hook)."""
 
-    def load_state_dict(self, state_dict: dict, strict: bool = True):
+    def load_state_dict(
+        self, state_dict: dict, strict: bool = True, assign: bool = False
+    ):
         for name, module in self.named_modules():
             module._load_pre(state_dict, f"{name}." if name else "")
         own = self.state_dict(keep_vars=True)
@@ -292,9 +294,25 @@ class Module:
             )
         with no_grad():
             for key, value in state_dict.items():
-                if key in own:
+                if key not in own:
+                    continue
+                if assign:
+                    self._assign(key, own[key], value)
+                else:
                     own[key].copy_(value)
         return _IncompatibleKeys(missing, unexpected)
+
+    def _assign(self, key: str, own: Tensor, value: Tensor) -> None:
+        """``load_state_dict(assign=True)``: ``value`` itself takes ``key``'s place,
+        a Parameter where the module held one (keeping its ``requires_grad``)."""
+        path, _, name = key.rpartition(".")
+        module = self.get_submodule(path) if path else self
+        if isinstance(own, Parameter):
+            if isinstance(value, Parameter):
+                value.requires_grad_(own.requires_grad)
+            else:
+                value = Parameter(value, requires_grad=own.requires_grad)
+        setattr(module, name, value)
 
     # -- modes, devices, grads --------------------------------------------------------
     def train(self, mode: bool = True) -> Module:

@@ -130,17 +130,17 @@ def _swap_view(self: Tensor, name: str) -> Tensor | None:
     """``self``'s 2-D transpose as torch's view ``name``, its value not computed:
     an op given it transposes inside its own program (``graph._operands``: a
     ``linear``'s weight is read by the dot as it is), and reading it transposes
-    then. None where ``self`` is not a whole JAX storage (then the view is made
-    as any other)."""
+    then. None where ``self`` is not a row-major block of a JAX storage
+    (``_layout.transposed_block``; then the view is made as any other)."""
     s = self._s
+    layout = _layout.permute(self._place(), (1, 0))
     if (
-        self._view is not None
-        or self._as is not None
+        self._as is not None
         or s.numpy is not None
         or isinstance(s.pending, jax.core.Tracer)
+        or _layout.transposed_block(layout) is None
     ):
         return None
-    layout = _layout.permute(self._place(), (1, 0))
     needs = is_grad_enabled() and (
         self.requires_grad_flag or (self._base is not None and _view_requires(self))
     )

@@ -154,6 +154,20 @@ def is_transpose(layout: Layout, shape: tuple[int, ...]) -> bool:
     return len(shape) == 2 and layout == Layout(shape[::-1], (1, shape[1]), 0)
 
 
+def transposed_block(layout: Layout) -> Layout | None:
+    """For a 2-D ``layout`` that is ``t()`` of a row-major block of its storage
+    (at any offset, its rows any distance apart: torch's BLAS leading dimension),
+    that block's own layout; else None. ``t()`` of a whole row-major buffer is
+    the commonest: :func:`is_transpose`."""
+    if len(layout.shape) != 2:
+        return None
+    rows = layout.shape[0]
+    step, ld = layout.stride
+    if step != 1 or ld < rows:
+        return None
+    return permute(layout, (1, 0))
+
+
 def read(array: jax.Array, *, layout: Layout) -> jax.Array:
     """The elements of ``layout`` in ``array`` (a storage buffer, any shape).
 

@@ -270,6 +270,42 @@ def test_load_state_dict_with_buffers_and_strict_false_as_torch():
     check(fn)
 
 
+def test_load_state_dict_with_assign_takes_the_tensors_themselves_as_torch():
+    def fn(torch):
+        src, dst = _Names.build(torch), _Names.build(torch)
+        for p in dst.parameters():
+            p.requires_grad_(False)
+        state = src.state_dict()
+        dst.load_state_dict(state, assign=True)
+        loaded = dst.state_dict()
+        return (
+            [loaded[k].data_ptr() == v.data_ptr() for k, v in state.items()],
+            [type(p).__name__ for p in dst.parameters()],
+            [p.requires_grad for p in dst.parameters()],
+            [torch.equal(loaded[k], v) for k, v in state.items()],
+        )
+
+    check(fn)
+
+
+def test_reset_parameters_after_manual_seed_draws_a_new_layers_values_as_torch():
+    def fn(torch):
+        torch.manual_seed(0)
+        fresh = [torch.nn.Linear(4, 3), torch.nn.Conv2d(2, 3, 3)]
+        reset = [torch.nn.Linear(4, 3), torch.nn.Conv2d(2, 3, 3)]
+        torch.manual_seed(0)
+        for layer in reset:
+            layer.reset_parameters()
+        same = [
+            torch.equal(a, b)
+            for x, y in zip(fresh, reset, strict=True)
+            for a, b in zip(x.parameters(), y.parameters(), strict=True)
+        ]
+        return same, [p.requires_grad for layer in reset for p in layer.parameters()]
+
+    check(fn)
+
+
 def test_to_dtype_converts_floats_and_keeps_integer_buffers():
     def fn(torch):
         net = _Names.build(torch).to(torch.float64)
