@@ -24,7 +24,8 @@ from pathlib import Path
 
 SLOW_SECONDS = 0.5
 LIST = Path(__file__).with_name("slow_tests.txt")
-_LINE = re.compile(r"\s*([\d.]+)s (?:call|setup|teardown)\s+(\S+)")
+# a test id runs to the end of its line: parameters may hold spaces
+_LINE = re.compile(r"\s*([\d.]+)s (?:call|setup|teardown)\s+(\S.*?)\s*$")
 
 
 def durations(log: str) -> dict[str, float]:
