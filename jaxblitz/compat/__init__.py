@@ -171,6 +171,7 @@ from jaxblitz.compat import (  # noqa: E402
     distributed,
     distributions,
     fft,
+    func,
     hub,
     jit,
     lazy,
@@ -194,6 +195,7 @@ from jaxblitz.compat.backends._precision import (  # noqa: E402
 )
 from jaxblitz.compat.bridge import functional  # noqa: E402
 from jaxblitz.compat.compile import compile  # noqa: E402 -- torch.compile
+from jaxblitz.compat.func import vmap  # noqa: E402 -- torch.vmap (refused)
 from jaxblitz.compat.lazy import sync  # noqa: E402 -- run pending work (lazy mode)
 from jaxblitz.compat.nn.distance import cdist  # noqa: E402 -- torch.cdist
 

@@ -24,7 +24,7 @@ import numpy as np
 
 from jaxblitz.compat import lazy
 from jaxblitz.compat._eager import _fused
-from jaxblitz.compat.autograd import function, graph
+from jaxblitz.compat.autograd import forward_ad, function, functional, graph
 from jaxblitz.compat.autograd import profiler as profiler  # torch.autograd.profiler
 from jaxblitz.compat.autograd.anomaly_mode import (
     detect_anomaly,
@@ -62,7 +62,9 @@ __all__ = [
     "backward",
     "detect_anomaly",
     "enable_grad",
+    "forward_ad",
     "function",
+    "functional",
     "grad",
     "gradcheck",
     "gradgradcheck",
