@@ -108,8 +108,8 @@ class SinhBad(torch.autograd.Function):
 
 
 print("sinh bad gradcheck", torch.autograd.gradcheck(SinhBad.apply, x))
-print("sinh bad gradgradcheck",
-      torch.autograd.gradgradcheck(SinhBad.apply, x, raise_exception=False))  # fmt: skip
+bad = torch.autograd.gradgradcheck(SinhBad.apply, x, raise_exception=False)
+print("sinh bad gradgradcheck", bad)
 
 
 class MyCube(torch.autograd.Function):
