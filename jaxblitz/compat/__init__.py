@@ -51,10 +51,14 @@ from jaxblitz.compat.serialization import load, save
 from jaxblitz.compat.tensor import (  # noqa: E402 -- a real tensor's complex parts
     Size,
     Tensor,
+    adjoint,
     conj,
+    detach,
+    get_device,
     imag,
     is_complex,
     is_conj,
+    is_floating_point,
     is_neg,
     is_nonzero,
     is_same_size,
@@ -171,6 +175,7 @@ from jaxblitz.compat import (  # noqa: E402
     distributed,
     distributions,
     fft,
+    func,
     hub,
     jit,
     lazy,
@@ -194,6 +199,7 @@ from jaxblitz.compat.backends._precision import (  # noqa: E402
 )
 from jaxblitz.compat.bridge import functional  # noqa: E402
 from jaxblitz.compat.compile import compile  # noqa: E402 -- torch.compile
+from jaxblitz.compat.func import vmap  # noqa: E402 -- torch.vmap (refused)
 from jaxblitz.compat.lazy import sync  # noqa: E402 -- run pending work (lazy mode)
 from jaxblitz.compat.nn.distance import cdist  # noqa: E402 -- torch.cdist
 
@@ -243,6 +249,9 @@ _SAME_AS_F = (
     "threshold_",
 )
 globals().update({name: getattr(nn.functional, name) for name in _SAME_AS_F})
+globals().update(
+    {n: getattr(_tensor_module, n) for n in _tensor_module.INPLACE_FUNCTIONS}
+)
 
 
 def adaptive_max_pool1d(

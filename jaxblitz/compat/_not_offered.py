@@ -61,3 +61,17 @@ def refuser(module: str, namespace: str) -> Callable[[str], Any]:
         raise AttributeError(f"module '{module}' has no attribute '{name}'")
 
     return __getattr__
+
+
+def refused(qualname: str, reason: str) -> Callable[..., Any]:
+    """A stand-in for the function ``qualname`` (``torch.func.vmap``) that raises
+    :class:`NotOffered` with ``reason`` when called: importing it works, as a
+    script's imports must, and the script stops where it first uses it."""
+    name = qualname.rpartition(".")[2]
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise NotOffered(f"{qualname} is not supported by jaxblitz.compat: {reason}")
+
+    refuse.__name__ = refuse.__qualname__ = name
+    refuse.__doc__ = f"``{qualname}``: refused (not supported by jaxblitz.compat)."
+    return refuse

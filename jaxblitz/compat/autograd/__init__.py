@@ -24,7 +24,7 @@ import numpy as np
 
 from jaxblitz.compat import lazy
 from jaxblitz.compat._eager import _fused
-from jaxblitz.compat.autograd import function, fused, graph
+from jaxblitz.compat.autograd import forward_ad, function, functional, fused, graph
 from jaxblitz.compat.autograd import profiler as profiler  # torch.autograd.profiler
 from jaxblitz.compat.autograd.anomaly_mode import (
     detect_anomaly,
@@ -47,9 +47,9 @@ from jaxblitz.compat.autograd.graph import (
     run_backward,
 )
 from jaxblitz.compat.autograd.variable import Variable
-from jaxblitz.compat.tensor._dtype import x64
+from jaxblitz.compat.tensor._dtype import float64, x64
 from jaxblitz.compat.tensor._tensor_base import TensorBase, from_host
-from jaxblitz.compat.tensor.creation import zeros_like
+from jaxblitz.compat.tensor.creation import rand, zeros_like
 from jaxblitz.grad import GradcheckError, numerical_jacobian
 
 __all__ = [
@@ -62,9 +62,12 @@ __all__ = [
     "backward",
     "detect_anomaly",
     "enable_grad",
+    "forward_ad",
     "function",
+    "functional",
     "grad",
     "gradcheck",
+    "gradgradcheck",
     "inference_mode",
     "is_anomaly_enabled",
     "is_grad_enabled",
@@ -502,6 +505,7 @@ def _gradcheck(
     rtol: float,
     check_undefined_grad: bool,
     check_backward_ad: bool,
+    numerical_grad_mode: bool = False,
 ) -> bool:
     if not isinstance(inputs, tuple):
         inputs = tuple(inputs) if isinstance(inputs, list) else (inputs,)
@@ -517,7 +521,7 @@ def _gradcheck(
         args = list(inputs)
         for i, a in zip(diff, arrays, strict=True):
             args[i] = TensorBase._wrap(a)
-        with no_grad():
+        with set_grad_enabled(numerical_grad_mode):
             outs = _outputs(func, args)
         return tuple(np.asarray(outs[o]._data, np.float64) for o in checked)
 
@@ -537,6 +541,99 @@ def _gradcheck(
     if check_undefined_grad:
         _check_undefined_grads(func, inputs)
     return True
+
+
+def gradgradcheck(
+    func: Any,
+    inputs: Any,
+    grad_outputs: Any = None,
+    *,
+    eps: float = 1e-6,
+    atol: float = 1e-5,
+    rtol: float = 1e-3,
+    gen_non_contig_grad_outputs: bool = False,
+    raise_exception: bool = True,
+    nondet_tol: float = 0.0,
+    check_undefined_grad: bool = True,
+    check_grad_dtypes: bool = False,
+    check_batched_grad: bool = False,
+    check_fwd_over_rev: bool = False,
+    check_rev_over_rev: bool = True,
+    fast_mode: bool = False,
+    masked: bool = False,
+) -> bool:
+    """``torch.autograd.gradgradcheck``: :func:`gradcheck` of the function that
+    maps (inputs, grad_outputs) to the input gradients ``grad`` computes with
+    ``create_graph=True`` -- the second derivatives a ``Function``'s backward
+    gives when it is itself differentiated.
+
+    As torch, missing ``grad_outputs`` are drawn uniformly from [-1, 1) (from
+    compat's generator, not torch's: the verdict, not the draw, is what torch and
+    compat share). Forward-over-reverse checks need forward-mode AD, which compat
+    does not have.
+    """
+    for option, value in (
+        ("check_batched_grad", check_batched_grad),
+        ("check_fwd_over_rev", check_fwd_over_rev),
+        ("masked", masked),
+    ):
+        if value:
+            raise NotImplementedError(
+                f"gradgradcheck({option}=True) is not supported by jaxblitz.compat "
+                "(it has no vmap, forward-mode AD or masked tensors)"
+            )
+    inputs = _as_tuple(inputs) if not isinstance(inputs, list) else tuple(inputs)
+    if grad_outputs is None:
+        outs = [o for o in _outputs(func, inputs) if _differentiable(o)]
+        grad_outputs = tuple(
+            rand(
+                o.shape,
+                dtype=o.dtype if o.is_floating_point() else float64,
+            )
+            .mul_(2)
+            .sub_(1)
+            .requires_grad_()
+            for o in outs
+        )
+    grad_outputs = _as_tuple(grad_outputs)
+    n_out = len(grad_outputs)
+    diff_inputs = {i for i, x in enumerate(inputs) if _differentiable(x)}
+    diff_grads = {i for i, x in enumerate(grad_outputs) if x.requires_grad}
+
+    def first_derivatives(*args: Any) -> tuple:
+        # gradcheck hands in detached copies: requires_grad is restored here
+        xs = tuple(
+            x.requires_grad_() if i in diff_inputs else x
+            for i, x in enumerate(args[:-n_out])
+        )
+        outs = tuple(o for o in _outputs(func, xs) if _differentiable(o))
+        vs = tuple(
+            v.requires_grad_() if i in diff_grads else v
+            for i, v in enumerate(args[-n_out:])
+        )
+        wrt = tuple(x for i, x in enumerate(xs) if i in diff_inputs)
+        found = grad(outs, wrt, vs, create_graph=True, allow_unused=True)
+        return tuple(g for g in found if g is not None)
+
+    try:
+        return _gradcheck(
+            first_derivatives,
+            inputs + grad_outputs,
+            eps,
+            atol,
+            rtol,
+            check_undefined_grad,
+            check_rev_over_rev,
+            numerical_grad_mode=True,
+        )
+    except GradcheckError:
+        if raise_exception:
+            raise
+        return False
+
+
+def _differentiable(x: Any) -> bool:
+    return isinstance(x, TensorBase) and x.requires_grad
 
 
 def _check_inputs(inputs: tuple) -> list[int]:

@@ -48,6 +48,7 @@ from jaxblitz.compat.ops import (  # noqa: F401 -- loaded for their declarations
     _arrange,
     _decompositions,
     _gather,
+    _joining,
     _linalg,
     _order,
     _reduce,

@@ -212,14 +212,14 @@ _tensor_base.use_tensor_class(Tensor)
 def _as_function(name: str) -> Any:
     """``torch.name(input, *args)``: the Tensor method (or property) ``name``."""
 
-    def fn(input: Tensor, *args: Any) -> Any:
+    def fn(input: Tensor, *args: Any, **kwargs: Any) -> Any:
         if not isinstance(input, Tensor):
             raise TypeError(
                 f"{name}(): argument 'input' (position 1) must be Tensor, not "
                 f"{_type_name(input)}"
             )
         got = getattr(input, name)
-        return got if name in ("real", "imag") else got(*args)
+        return got if name in ("real", "imag") else got(*args, **kwargs)
 
     fn.__name__ = fn.__qualname__ = name
     return fn
@@ -232,6 +232,23 @@ is_complex, is_nonzero, is_same_size, is_signed, is_conj, is_neg = map(
     _as_function,
     ("is_complex", "is_nonzero", "is_same_size", "is_signed", "is_conj", "is_neg"),
 )
+is_floating_point, detach, adjoint, get_device = map(
+    _as_function, ("is_floating_point", "detach", "adjoint", "get_device")
+)
+
+# torch's in-place functions: torch.sigmoid_(x) is x.sigmoid_(), and returns x.
+INPLACE_FUNCTIONS = (
+    "abs_", "acos_", "acosh_", "addmv_", "arccos_", "arccosh_", "arcsin_",
+    "arcsinh_", "arctan_", "arctanh_", "asin_", "asinh_", "atan_", "atanh_",
+    "ceil_", "clamp_", "clamp_max_", "clamp_min_", "clip_", "cos_", "cosh_",
+    "deg2rad_", "detach_", "erf_", "erfc_", "exp2_", "exp_", "expm1_", "fill_",
+    "fix_", "floor_", "frac_", "gcd_", "i0_", "index_put_", "lcm_", "ldexp_",
+    "log10_", "log1p_", "log2_", "log_", "logit_", "nan_to_num_", "neg_",
+    "negative_", "rad2deg_", "reciprocal_", "round_", "rsqrt_", "sigmoid_",
+    "sin_", "sinc_", "sinh_", "sqrt_", "square_", "tan_", "tanh_", "trunc_",
+    "xlogy_", "zero_",
+)  # fmt: skip
+globals().update({name: _as_function(name) for name in INPLACE_FUNCTIONS})
 
 
 def resize_as_(input: Tensor, the_template: Tensor, *, memory_format: Any = None):

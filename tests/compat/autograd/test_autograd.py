@@ -128,6 +128,13 @@ def test_gradcheck_passes_a_right_backward_and_fails_a_wrong_one():
     assert not gradcheck(Wrong.apply, (x,), raise_exception=False)
 
 
+@pytest.mark.parametrize("option", ["check_fwd_over_rev", "check_batched_grad"])
+def test_gradgradcheck_refuses_the_checks_that_need_vmap_or_forward_mode(option):
+    x = torch.ones(2, dtype=torch.double, requires_grad=True)
+    with pytest.raises(NotImplementedError, match=f"gradgradcheck\\({option}=True\\)"):
+        torch.autograd.gradgradcheck(_Cube.apply, (x,), **{option: True})
+
+
 @pytest.mark.parametrize(
     "op",
     [

@@ -1436,6 +1436,62 @@ def gradcheck_checks_as_torch(torch):
     return {k: outcome(torch, c) for k, c in checks.items()}
 
 
+@case
+def gradgradcheck_double_backward(torch):
+    """The double-backward tutorial's Functions: a backward made of
+    differentiable ops passes; one that detaches what it saved passes gradcheck
+    but not gradgradcheck."""
+
+    def square(detach):
+        class Square(F(torch)):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x**2
+
+            @staticmethod
+            def backward(ctx, grad_out):
+                (x,) = ctx.saved_tensors
+                return grad_out * 2 * (x.detach() if detach else x)
+
+        return Square.apply
+
+    class Sinh(F(torch)):  # several outputs, their gradients all used
+        @staticmethod
+        def forward(ctx, x):
+            expx, expnegx = torch.exp(x), torch.exp(-x)
+            ctx.save_for_backward(expx, expnegx)
+            return (expx - expnegx) / 2, expx, expnegx
+
+        @staticmethod
+        def backward(ctx, grad_out, grad_exp, grad_negexp):
+            expx, expnegx = ctx.saved_tensors
+            grad_input = grad_out * (expx + expnegx) / 2
+            grad_input += grad_exp * expx
+            grad_input -= grad_negexp * expnegx
+            return grad_input
+
+    x = torch.tensor([[0.3, -1.2], [0.7, 2.0]], dtype=torch.float64)
+    x.requires_grad_()
+    v = torch.tensor([[1.0, -0.5], [0.25, 2.0]], dtype=torch.float64)
+    check = torch.autograd.gradgradcheck
+    return {
+        "square": outcome(torch, lambda t: check(square(False), (x,))),
+        "given_grad_outputs": outcome(
+            torch, lambda t: check(square(False), (x,), (v.requires_grad_(),))
+        ),
+        "sinh": outcome(torch, lambda t: check(lambda y: Sinh.apply(y)[0], (x,))),
+        "sinh_all_outputs": outcome(torch, lambda t: check(Sinh.apply, x)),
+        "detached_first_order": outcome(
+            torch, lambda t: torch.autograd.gradcheck(square(True), (x,))
+        ),
+        "detached_quietly": outcome(
+            torch, lambda t: check(square(True), (x,), raise_exception=False)
+        ),
+        "plain_ops": outcome(torch, lambda t: check(lambda y: (y.sin() * y).sum(), x)),
+    }
+
+
 # ---------------------------------------------------------------------------
 # create_graph through custom Functions
 # ---------------------------------------------------------------------------

@@ -373,3 +373,99 @@ def test_a_torch_name_compat_does_not_offer_is_refused_with_its_reason(namespace
     assert not hasattr(module, name) and getattr(module, name, None) is None
     with pytest.raises(AttributeError, match="no attribute 'Nope'"):
         module.Nope  # noqa: B018
+
+
+# -- torch.func, forward-mode AD, torch.autograd.functional, pruning -----------
+
+REFUSED_MODULES = {
+    "torch.func": "jaxblitz.compat.func",
+    "torch.autograd.forward_ad": "jaxblitz.compat.autograd.forward_ad",
+    "torch.autograd.functional": "jaxblitz.compat.autograd.functional",
+    "torch.nn.utils.prune": "jaxblitz.compat.nn.utils.prune",
+    "torch.nn.utils.stateless": "jaxblitz.compat.nn.utils.stateless",
+}
+
+
+@pytest.mark.parametrize("theirs", sorted(REFUSED_MODULES))
+def test_a_refused_module_imports_with_torchs_public_functions(theirs):
+    """A script's ``from torch.func import vmap`` runs; the names are torch's."""
+    import importlib
+
+    real, ours = (
+        importlib.import_module(theirs),
+        importlib.import_module(REFUSED_MODULES[theirs]),
+    )
+    names = getattr(ours, "__all__", None) or [
+        n for n in dir(ours) if not n.startswith("_") and n[0].islower()
+    ]
+    wanted = [
+        n
+        for n in getattr(real, "__all__", dir(real))
+        if not n.startswith("_") and callable(getattr(real, n))
+        and getattr(getattr(real, n), "__module__", "").startswith("torch")
+    ]  # fmt: skip
+    assert set(wanted) <= set(dir(ours)), set(wanted) - set(dir(ours))
+    assert set(names) <= set(dir(real))
+
+
+@pytest.mark.parametrize(
+    ("call", "named"),
+    [
+        (lambda: ct.func.vmap(lambda x: x)(ct.ones(2, 3)), "torch.func.vmap"),
+        (lambda: ct.vmap(lambda x: x), "torch.func.vmap"),
+        (lambda: ct.func.grad(lambda x: x.sum())(ct.ones(2)), "torch.func.grad"),
+        (
+            lambda: ct.func.functional_call(ct.nn.Linear(2, 2), {}, (ct.ones(2),)),
+            "torch.func.functional_call",
+        ),
+        (
+            lambda: ct.func.stack_module_state([ct.nn.Linear(2, 2)]),
+            "torch.func.stack_module_state",
+        ),
+        (
+            lambda: ct.nn.utils.stateless.functional_call(ct.nn.Linear(2, 2), {}, ()),
+            "torch.nn.utils.stateless.functional_call",
+        ),
+        (
+            lambda: ct.autograd.forward_ad.dual_level().__enter__(),
+            "torch.autograd.forward_ad.dual_level",
+        ),
+        (
+            lambda: ct.autograd.forward_ad.make_dual(ct.ones(2), ct.ones(2)),
+            "torch.autograd.forward_ad.make_dual",
+        ),
+        (
+            lambda: ct.autograd.functional.jacobian(lambda x: x, ct.ones(2)),
+            "torch.autograd.functional.jacobian",
+        ),
+        (
+            lambda: ct.nn.utils.prune.l1_unstructured(ct.nn.Linear(2, 2), "weight", 1),
+            "torch.nn.utils.prune.l1_unstructured",
+        ),
+        (
+            lambda: ct.nn.utils.prune.L1Unstructured.apply(
+                ct.nn.Linear(2, 2), "weight", 1
+            ),
+            r"torch.nn.utils.prune \(L1Unstructured.apply\)",
+        ),
+    ],
+)
+def test_a_function_transform_or_pruning_is_refused_by_name_when_used(call, named):
+    with pytest.raises(NotImplementedError, match=f"^{named} is not supported by"):
+        call()
+
+
+def test_a_scripts_own_pruning_method_is_defined_then_refused_when_applied():
+    """The pruning tutorial subclasses BasePruningMethod; defining it works,
+    applying it says what is not supported."""
+
+    class FooBarPruningMethod(ct.nn.utils.prune.BasePruningMethod):
+        PRUNING_TYPE = "unstructured"
+
+        def compute_mask(self, t, default_mask):
+            mask = default_mask.clone()
+            mask.view(-1)[::2] = 0
+            return mask
+
+    with pytest.raises(NotImplementedError, match="FooBarPruningMethod.apply"):
+        FooBarPruningMethod.apply(ct.nn.Linear(2, 2), "bias")

@@ -141,6 +141,55 @@ def test_properties_and_predicates():
         assert x.requires_grad_().split(2, 1)[1].output_nr == 1
 
 
+@pytest.mark.parametrize(
+    "name, args, kwargs",
+    [
+        ("sigmoid_", (), {}),
+        ("tanh_", (), {}),
+        ("exp_", (), {}),
+        ("clamp_", (), {"min": -0.5, "max": 0.5}),
+        ("clamp_min_", (0.0,), {}),
+        ("fill_", (2.5,), {}),
+        ("zero_", (), {}),
+        ("nan_to_num_", (), {"nan": 0.0}),
+        ("round_", (), {"decimals": 1}),
+        ("xlogy_", (2.0,), {}),
+        ("index_put_", ((np.array([1, 1]),), np.ones((2, 3), np.float32), True), {}),
+    ],
+)
+def test_torch_inplace_functions_write_their_input_as_the_method_does(
+    name, args, kwargs
+):
+    def run(T):
+        x = T.tensor([[-1.25, 0.5, 2.0], [0.75, -0.1, 3.0]])
+        targs = tuple(
+            tuple(T.tensor(a) for a in arg)
+            if isinstance(arg, tuple)
+            else T.tensor(arg)
+            if isinstance(arg, np.ndarray)
+            else arg
+            for arg in args
+        )
+        view = x[0]
+        out = getattr(T, name)(x, *targs, **kwargs)
+        return out is x, x, view
+
+    (t_same, t_x, t_view), (c_same, c_x, c_view) = _both(run)
+    assert t_same and c_same
+    _same(t_x, c_x)
+    _same(t_view, c_view)
+
+
+def test_torch_functions_of_tensor_methods():
+    for T in (torch, c):
+        x = T.arange(6.0).view(2, 3).requires_grad_()
+        assert T.is_floating_point(x) and not T.is_floating_point(T.arange(2))
+        assert not T.detach(x).requires_grad and T.get_device(x) == -1
+        assert T.adjoint(x).shape == (3, 2) and T.adjoint(x).grad_fn is not None
+        with pytest.raises(TypeError, match="argument 'input'"):
+            T.is_floating_point([1.0])
+
+
 def test_resize_within_storage():
     for T in (torch, c):
         x = T.arange(12.0).reshape(3, 4)

@@ -173,19 +173,51 @@ LANDMARKS = {
                          "iterable workers 2 [3, 4, 5, 6, 7, 8, 9] 42",
                          "chain [0, 1, 2, 10, 11]", "stack 3 [[2, 3], 1] 10",
                          "split is a partition True", "fraction split [5, 3, 2]"],
+    "word_embeddings.py": ["hello embed (1, 5) True", "vocab 57",
+                           "ngram loss went down True",
+                           "cbow batch (58, 4) torch.int64",
+                           "cbow loss went down True"],
+    "lstm_tagger.py": ["lstm out (5, 1, 3) [(1, 1, 3), (1, 1, 3)]",
+                       "stepped equals whole True", "tagger loss went down True",
+                       "tagged ['DET', 'NN', 'V', 'DET', 'NN'] True",
+                       "char tagger loss went down True", "char lstm grad True"],
+    "fgsm_attack.py": ["train mode: dropout varies True",
+                       "eval mode: repeatable True",
+                       "Epsilon: 0\tTest Accuracy = 24 / 24",
+                       "accuracy falls with epsilon True",
+                       "grad shape (1, 1, 12, 12) sign values [-1, 0, 1]"],
+    "spatial_transformer.py": ["identity warp reproduces input True",
+                               "localization gets gradients True",
+                               "grid True (2, 5, 6, 2) [-0.5, -0.1, 0.3]",
+                               "warp rot True bicubic reflection",
+                               "volume (1, 4, 4, 4, 3) (1, 2, 4, 4, 4)"],
+    "seq2seq_attention.py": ["ids [5, 4, 3, 1, 0, 0] [3, 4, 5, 1, 0, 0]",
+                             "teacher forced batches 8 of 24",
+                             "seq2seq loss went down True",
+                             "attention (4, 6, 6) rows sum to 1 True"],
+    "double_backward.py": ["square gradgradcheck True", "sinh gradgradcheck True",
+                           "sinh bad gradgradcheck False",
+                           "cube first [0.75, 12.0, 27.0] second [3.0, -12.0, 18.0]",
+                           "second backward refused: element 0 of tensors does not "
+                           "require grad and does not have a grad_fn"],
 }  # fmt: skip
 ON_TORCH = ["blitz_tensors.py", "blitz_nn.py", "blitz_data_parallel.py",
             "basics_tensors.py", "basics_autograd_model.py",
             "regression_example.py", "examples_polynomial.py", "nn_tutorial.py",
             "recipes_saveload.py", "recipes_modules.py",
             "text_classification.py", "char_rnn.py", "transformer_lm.py",
-            "samplers_data.py"]  # fmt: skip
+            "samplers_data.py", "word_embeddings.py", "lstm_tagger.py",
+            "fgsm_attack.py", "spatial_transformer.py", "seq2seq_attention.py",
+            "double_backward.py"]  # fmt: skip
 
 # Run again in lazy mode (one program per sync point), which must print what
 # eager mode prints: a Blitz training loop, recurrent and attention models, a
-# custom autograd Function, samplers and workers.
+# custom autograd Function, samplers and workers, input gradients, sampling
+# grids, a decoder fed its own greedy choices, and double backward.
 LAZY = ["blitz_cifar10.py", "blitz_nn.py", "char_rnn.py", "examples_polynomial.py",
-        "text_classification.py", "transformer_lm.py", "samplers_data.py"]  # fmt: skip
+        "text_classification.py", "transformer_lm.py", "samplers_data.py",
+        "lstm_tagger.py", "fgsm_attack.py", "spatial_transformer.py",
+        "seq2seq_attention.py", "double_backward.py"]  # fmt: skip
 
 RUNS = {name: _compat_run(SCRIPTS / name) for name in sorted(LANDMARKS)}
 LAZY_RUNS = {name: _compat_run(SCRIPTS / name, lazy=True) for name in LAZY}

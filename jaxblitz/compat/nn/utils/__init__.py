@@ -1,7 +1,13 @@
 """Blitz 4, "Training a classifier": ``torch.nn.utils`` -- gradient clipping,
 parameters as one vector, BatchNorm fusion, ``skip_init``."""
 
-from jaxblitz.compat.nn.utils import parametrizations, parametrize, rnn
+from jaxblitz.compat.nn.utils import (
+    parametrizations,
+    parametrize,
+    prune,
+    rnn,
+    stateless,
+)
 from jaxblitz.compat.nn.utils.clip_grad import (
     clip_grad_norm_,
     clip_grad_value_,
@@ -36,11 +42,13 @@ __all__ = [
     "parameters_to_vector",
     "parametrizations",
     "parametrize",
+    "prune",
     "remove_spectral_norm",
     "remove_weight_norm",
     "rnn",
     "skip_init",
     "spectral_norm",
+    "stateless",
     "vector_to_parameters",
     "weight_norm",
 ]
