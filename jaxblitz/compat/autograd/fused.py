@@ -52,8 +52,9 @@ def run_all(*args: Any, structure: tuple, guarded: int = 0) -> list:
     saved arrays come next in ``args`` (for the root: its outputs' gradients).
     The first ``guarded`` arguments are :func:`jaxblitz.compat.lazy.apart_zeros`'
     (on the CPU): each node's gradients then leave it as a call of its own would
-    leave them, so that XLA fuses no multiply of one node into an add of the
-    next -- the bits of the node-by-node engine's calls.
+    leave them, so that XLA compiles no node for what it knows of the gradient
+    it receives (a product to contract with an add, zeros) -- the bits of the
+    node-by-node engine's calls.
     """
     zeros, args = args[:guarded], args[guarded:]
     grads: dict[int, Any] = {}

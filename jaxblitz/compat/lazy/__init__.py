@@ -20,13 +20,14 @@ program: PyTorch/XLA's ``mark_step`` without a ``mark_step``.
 Values: the program calls the very same jitted functions, inlined into one XLA
 program, and XLA may fuse across them, which can move a value's last bits (within
 the differential suite's tolerances; the same bits run to run). On the CPU, where
-lazy mode is the opt-in and eager mode's bits are the reference, an output a
-multiply makes crosses to the next call through an identity XLA cannot see
-through, so XLA cannot contract it with an add of the next call into an FMA (one
-rounding where eager mode rounds twice); one difference is left there: XLA may
-compile a sum together with the op that feeds it and add in another order. On a
-GPU or TPU the program fuses freely: the guard's extra kernels cost more than
-the last bit is worth (see BENCHMARKS.md).
+lazy mode is the opt-in and eager mode's bits are the reference, every float a
+call hands to a later call crosses as eager mode's programs receive their
+inputs: XLA sees nothing of how it was made, and fuses none of the call that
+made it into the call that reads it, so each call is compiled as eager mode
+compiles it (no FMA across calls, no rewrite for a gradient's zeros, no input
+computed again inside a matrix product). On a GPU or TPU the program fuses
+freely: the guard's extra kernels cost more than the last bit is worth (see
+BENCHMARKS.md).
 
 The switch: by default (``auto``) compat is lazy where JAX's default backend is
 a GPU or TPU, where one program a step saves a launch per op, and eager on the
@@ -51,7 +52,6 @@ from pathlib import Path
 from typing import Any
 
 import jax
-import jax.extend.core
 import numpy as np
 
 from jaxblitz.compat.tensor import _dtype
@@ -491,9 +491,9 @@ class jit:  # noqa: N801 -- used as jax.jit is
         call = (static, treedef, tuple(sigs))
         known = self._avals.get(call)
         if known is None:
-            sigs, tree, rounded = self._shapes(leaves, treedef, static)
+            sigs, tree, inexact = self._shapes(leaves, treedef, static)
             known = self._avals[call] = (sigs, tree, len(_CALLS))
-            _CALLS.append((self, call, rounded))
+            _CALLS.append((self, call, inexact))
         out_sigs, out_tree, call_id = known
         pending = len(graph.key)
         if not pending:
@@ -530,8 +530,9 @@ class jit:  # noqa: N801 -- used as jax.jit is
         }
 
     def _shapes(self, leaves, treedef, static):
-        """The call's output signatures and tree, and which outputs a multiply
-        makes (:func:`_multiplied`), from one trace of it."""
+        """The call's output signatures and tree, and which outputs a program
+        keeps apart from the calls that read them (:func:`_inexact`), from one
+        trace of it."""
         specs = [
             jax.ShapeDtypeStruct(v.shape, v.dtype, weak_type=v.weak_type)
             if type(v) is LazyArray
@@ -540,14 +541,14 @@ class jit:  # noqa: N801 -- used as jax.jit is
         ]
         args, kwargs = jax.tree.unflatten(treedef, specs)
         bound = self._static(static)
-        traced, out = jax.make_jaxpr(
-            lambda *a, **k: self.jitted(*a, **k, **bound), return_shape=True
-        )(*args, **kwargs)
+        out = jax.eval_shape(
+            lambda *a, **k: self.jitted(*a, **k, **bound), *args, **kwargs
+        )
         out_leaves, out_tree = jax.tree.flatten(out)
         if out_tree == _LEAF:
             out_tree = _LEAF  # one array out: returned without unflattening
         sigs = [(o.shape, o.dtype, o.weak_type) for o in out_leaves]
-        return sigs, out_tree, _rounded(traced.jaxpr, out_leaves)
+        return sigs, out_tree, _inexact(out_leaves)
 
     def run(self, call: tuple, leaves: list) -> list:
         """The recorded ``call`` on ``leaves`` (inside the graph's program)."""
@@ -625,14 +626,20 @@ def _user_level() -> int:
     return level
 
 
-# Same bits as eager mode. Eager mode rounds every call's result. In one
-# program XLA may fuse a multiply of one call into an add of the next and
-# contract the two into an FMA (one rounding: XLA's CPU compiler always allows
-# it, LLVM's GPU backends too), so a value would move by an ulp. Each output a
-# multiply makes (:func:`_multiplied`) goes through an identity XLA cannot see
-# through -- its bits XOR a zero the program receives as an argument -- which
-# keeps the fusion and stops the contraction, for one integer op per element
-# of those outputs only.
+# Same bits as eager mode. Eager mode runs each call as its own program, which
+# knows nothing of its inputs but their shapes and reads them from memory. In
+# one program XLA sees how a call's inputs were made and compiles the call for
+# it: it may fuse a multiply of one call into an add of the next and contract
+# the two into an FMA (one rounding: XLA's CPU compiler always allows it, LLVM's
+# GPU backends too), rewrite an add of a gradient that is zero but at one
+# element (NLLLoss's) into an add at that element alone, after a product it no
+# longer contracts, or compute an input again inside the kernel that reads it
+# (an optimizer's new weight inside the next backward's matrix product), where
+# its own multiply-add is no longer contracted. Each moves a value by an ulp.
+# So each float a call hands to a later call comes out of a conditional whose
+# branch depends on an argument (:func:`_kept_apart`): the later call is
+# compiled as eager mode compiles it, on an input it knows nothing of, read from
+# memory.
 _UINTS = {2: np.uint16, 4: np.uint32, 8: np.uint64}
 _ZEROS: list = []  # one zero of each of those, made once
 
@@ -658,7 +665,9 @@ def _zeros() -> tuple:
 
 
 def _opaque(value: Any, zeros: tuple) -> Any:
-    """``value``, bit for bit, through an op XLA cannot see through."""
+    """``value``, bit for bit, through an op XLA cannot see through: its bits
+    OR a zero the program receives as an argument (not XOR: ``(x ^ z) ^ z``,
+    a value guarded twice, folds to ``x`` in LLVM whatever ``z`` is)."""
     dt = np.dtype(value.dtype)
     if dt.kind == "c":  # each part on its own
         parts = (jax.lax.real(value), jax.lax.imag(value))
@@ -668,7 +677,7 @@ def _opaque(value: Any, zeros: tuple) -> Any:
         return value
     uint = _UINTS[dt.itemsize]
     zero = zeros[list(_UINTS).index(dt.itemsize)]
-    bits = jax.lax.bitcast_convert_type(value, uint) ^ zero
+    bits = jax.lax.bitcast_convert_type(value, uint) | zero
     return jax.lax.bitcast_convert_type(bits, dt)
 
 
@@ -695,84 +704,48 @@ def apart_zeros(arrays: list) -> tuple:
 
 
 def apart(fun: Callable, zeros: tuple, *args: Any) -> list:
-    """``fun(*args)``'s outputs (a list of arrays, inside a trace), those a
-    multiply makes kept apart from what reads them as a program keeps those of
-    a recorded call of ``fun`` (:func:`_rounded`, :func:`_opaque`), so that one
-    call running what would be several recorded calls gives their bits. With
-    no ``zeros`` (:func:`apart_zeros`: not on the CPU), as they are."""
+    """``fun(*args)``'s outputs (a list of arrays, inside a trace), each float
+    kept apart from what reads it as a program keeps those of a recorded call
+    of ``fun`` (:func:`_opaque`), so that one call running what would be several
+    recorded calls gives their bits. With no ``zeros`` (:func:`apart_zeros`:
+    not on the CPU), as they are."""
     outs = jax.tree.leaves(fun(*args))
     if not zeros:
         return outs
-    rounded = _rounded(jax.make_jaxpr(fun)(*args).jaxpr, outs)
-    return [_opaque(v, zeros) if r else v for v, r in zip(outs, rounded, strict=True)]
+    return _kept_apart(outs, _inexact(outs), zeros)
 
 
-def _rounded(jaxpr: Any, outs: list) -> tuple[bool, ...]:
-    """Per output of ``jaxpr`` (``outs``: its values or shapes), whether a
-    program keeps it apart from what reads it (:func:`_opaque`): an inexact
-    value a multiply can make (:func:`_multiplied`)."""
-    return tuple(
-        jax.numpy.issubdtype(o.dtype, jax.numpy.inexact) and _multiplied(jaxpr, var)
-        for o, var in zip(outs, jaxpr.outvars, strict=True)
+def _kept_apart(outs: list, kept: list, zeros: tuple) -> list:
+    """``outs``, those ``kept`` handed on as a program of their own would hand
+    them: out of a branch XLA cannot tell from the other, one returning them as
+    they are, the other through :func:`_opaque` (the branch taken depends on an
+    argument, a zero). XLA then knows nothing of their elements, computes each
+    once, where the call computes it, and fuses none of the call's ops into the
+    ops that read them."""
+    chosen = [v for v, k in zip(outs, kept, strict=True) if k]
+    chosen = jax.lax.cond(
+        zeros[1] == 0,
+        lambda vs: vs,
+        lambda vs: [_opaque(v, zeros) for v in vs],
+        chosen,
     )
+    it = iter(chosen)
+    return [next(it) if k else v for v, k in zip(outs, kept, strict=True)]
 
 
-# Ops that move or pick elements without rounding them: a multiply's product
-# still reaches the next call through them.
-_THROUGH = {
-    "reshape", "transpose", "broadcast_in_dim", "squeeze", "expand_dims", "slice",
-    "dynamic_slice", "concatenate", "pad", "rev", "copy", "copy_p", "neg",
-    "select_n", "gather", "dynamic_update_slice",
-}  # fmt: skip
-_PRODUCTS = {"mul", "integer_pow", "square", "dot_general"}
-
-
-def _multiplied(jaxpr: Any, var: Any) -> bool:
-    """Whether ``var`` of ``jaxpr`` can be a multiply's unrounded product to a
-    later op: a product, or one moved by :data:`_THROUGH`, looked for inside
-    nested programs (jit, custom derivatives, loops, branches) output by output;
-    where outputs do not line up, it counts as one."""
-    made = {v: eqn for eqn in jaxpr.eqns for v in eqn.outvars}
-    todo, seen = [var], set()
-    while todo:
-        v = todo.pop()
-        eqn = None if isinstance(v, jax.extend.core.Literal) else made.get(v)
-        if eqn is None or id(v) in seen:
-            continue
-        seen.add(id(v))
-        name = eqn.primitive.name
-        if name in _PRODUCTS:
-            return True
-        if name in _THROUGH:
-            todo.extend(eqn.invars[1:] if name == "select_n" else eqn.invars)
-            continue
-        inner = _inner(eqn)
-        if not inner:
-            continue  # an op that rounds its result itself
-        index = eqn.outvars.index(v)
-        for sub in inner:
-            if len(sub.outvars) != len(eqn.outvars):
-                return True
-            if _multiplied(sub, sub.outvars[index]):
-                return True
-    return False
-
-
-def _inner(eqn: Any) -> list:
-    """The programs nested in ``eqn`` (a jit, a custom derivative's primal, a
-    loop's body, a branch), as jaxprs."""
-    found = []
-    for param in eqn.params.values():
-        for p in param if isinstance(param, list | tuple) else (param,):
-            p = getattr(p, "jaxpr", p)  # a ClosedJaxpr's
-            if hasattr(p, "eqns") and hasattr(p, "outvars"):
-                found.append(p)
-    return found
+def _inexact(outs: list) -> tuple[bool, ...]:
+    """Per output (``outs``: values or shapes), whether a program keeps it apart
+    from the calls that read it (:func:`_kept_apart`): a float or complex value.
+    Integers need no guard: what XLA makes of them is exact."""
+    return tuple(jax.numpy.issubdtype(o.dtype, jax.numpy.inexact) for o in outs)
 
 
 def _program(key: tuple) -> Callable:
     calls, live, donate, count, exact = key
     kept = [k for k in range(count) if k not in set(donate)]
+    # the values a later call reads: those are kept apart (an output read by
+    # no call leaves the program as XLA writes it)
+    read = {i for _, refs in calls for i in refs if i >= 0} if exact else set()
 
     def program(donated, rest, zeros):
         inputs: list = [None] * count
@@ -782,15 +755,12 @@ def _program(key: tuple) -> Callable:
             inputs[k] = v
         values: list = []
         for call_id, refs in calls:
-            fn, call, rounded = _CALLS[call_id]
+            fn, call, inexact = _CALLS[call_id]
             leaves = [values[i] if i >= 0 else inputs[-1 - i] for i in refs]
+            base = len(values)
             outs = fn.run(call, leaves)
-            if exact and any(rounded):
-                outs = [
-                    _opaque(v, zeros) if r else v
-                    for v, r in zip(outs, rounded, strict=True)
-                ]
-            values.extend(outs)
+            apart_ = [f and base + j in read for j, f in enumerate(inexact)]
+            values.extend(_kept_apart(outs, apart_, zeros) if any(apart_) else outs)
         return [values[i] for i in live]
 
     return jax.jit(program, donate_argnums=0)

@@ -116,12 +116,37 @@ def test_char_rnn_lazily_gives_the_node_by_node_gradients_to_the_bit(
     _assert_same(recorded[1], node_by_node[1])
 
 
-def test_char_rnn_lazily_gives_eager_modes_first_gradients_to_the_bit():
-    """The first step only: from the second on, lazy mode's node-by-node
-    engine's gradients already differ from eager mode's in the last bit (the
-    test above holds this path to that engine's)."""
-    eager, lazily = _eager_then_lazy(_train_rnn, 1)
+def test_char_rnn_lazily_gives_eager_modes_gradients_and_weights_to_the_bit():
+    """From the second step on, each step's program begins with the last
+    optimizer step (the gradients were read, the weights were not): the new
+    weights cross into the backward as eager mode's programs receive them."""
+    eager, lazily = _eager_then_lazy(_train_rnn, 4)
     _assert_same(lazily[0], eager[0])
+    _assert_same(lazily[1], eager[1])
+
+
+def _train_rnn_by_hand(steps: int) -> tuple[list, list]:
+    """The char-RNN tutorial's own update: ``p.data.add_(p.grad.data, alpha=-lr)``."""
+    rnn = make_rnn()
+    grads = []
+    for line, category in names(steps):
+        rnn.zero_grad()
+        name_loss(rnn, line, category).backward()
+        grads.append([p.grad.numpy().copy() for p in rnn.parameters()])
+        for p in rnn.parameters():
+            p.data.add_(p.grad.data, alpha=-0.005)
+    return grads, [p.detach().numpy().copy() for p in rnn.parameters()]
+
+
+@pytest.mark.parametrize("fused_backward", [True, False])
+def test_char_rnn_updated_by_hand_lazily_gives_eager_modes_bits(
+    monkeypatch, fused_backward
+):
+    if not fused_backward:
+        monkeypatch.setattr(fused, "record", lambda order, retain_graph: False)
+    eager, lazily = _eager_then_lazy(_train_rnn_by_hand, 4)
+    _assert_same(lazily[0], eager[0])
+    _assert_same(lazily[1], eager[1])
 
 
 def test_gradients_accumulate_into_grad_in_its_dtype(lazy_mode):

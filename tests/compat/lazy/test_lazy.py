@@ -4,7 +4,6 @@ import sys
 import types
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -475,25 +474,6 @@ def test_a_multiply_recorded_before_the_add_that_uses_it_rounds_as_eager_mode():
     np.testing.assert_array_equal(results[False][0], c + d * x)  # NumPy's two
     for eager, lazy_ in zip(results[False], results[True], strict=True):
         np.testing.assert_array_equal(lazy_, eager)
-
-
-@pytest.mark.parametrize(
-    ("fn", "expected"),
-    [
-        (lambda x, y: x * y, True),
-        (lambda x, y: (x * y).reshape(-1).T, True),
-        (lambda x, y: -(x * y), True),
-        (lambda x, y: x @ y, True),
-        (lambda x, y: x + y, False),
-        (lambda x, y: jnp.maximum(x * y, 0.0), False),  # max rounds nothing, but
-        (lambda x, y: (x * y).sum(), False),  # these end in a rounding op
-        (lambda x, y: jax.nn.relu(x * y), False),  # a custom_jvp: looked inside
-    ],
-)
-def test_which_outputs_cross_opaquely(fn, expected):
-    x = jax.ShapeDtypeStruct((3, 3), np.float32)
-    jaxpr = jax.make_jaxpr(jax.jit(fn))(x, x).jaxpr
-    assert lazy._multiplied(jaxpr, jaxpr.outvars[0]) is expected
 
 
 class _Placed:

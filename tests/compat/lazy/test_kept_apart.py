@@ -1,0 +1,38 @@
+"""compat's lazy programs on the CPU: a call reads what an earlier call of the
+same program made as eager mode's program reads it, so each value has eager
+mode's bits however its inputs were made."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import jaxblitz.compat as torch
+from jaxblitz.compat import lazy
+
+
+def _eager_and_lazy(run) -> tuple:
+    was = lazy.is_lazy()
+    try:
+        lazy.set_lazy(False)
+        eager = run()
+        lazy.set_lazy(True)
+        return eager, run()
+    finally:
+        lazy.set_lazy(was)
+
+
+def test_a_gradient_zero_but_at_one_element_is_added_as_in_eager_mode():
+    """NLLLoss's gradient is zero but at the target. Seen inside the program,
+    XLA would add it at that element alone, after the product, which it then
+    no longer contracts with the add into an FMA (eager mode's one rounding,
+    ``2**-11 + 2**-24`` here; two roundings give ``2**-11``)."""
+    a = np.full((1, 4), 1 + 2**-12, np.float32)
+
+    def run():
+        x = torch.zeros(1, 4, requires_grad=True)
+        torch.nn.functional.nll_loss(x, torch.tensor([1])).backward()
+        return torch.addcmul(x.grad, torch.tensor(a), torch.tensor(a)).numpy()
+
+    eager, lazily = _eager_and_lazy(run)
+    assert eager[0, 1] == np.float32(2**-11 + 2**-24)
+    np.testing.assert_array_equal(lazily, eager)
