@@ -544,7 +544,9 @@ class Optimizer:
         if closure is not None:
             with enable_grad():
                 loss = closure()
-        self._state_view.sync()  # edits made through `state` (nothing to do if none)
+        view = self._state_view
+        if view._dicts:  # dicts handed out by `state`: load the edited ones back
+            view.sync()
         for group in self.param_groups:
             params = [p for p in group["params"] if p.grad is not None]
             if not params:
@@ -581,8 +583,8 @@ class Optimizer:
                 p._set_data(a)
                 self._optax_states[p] = s
             plan.stored, plan.rest = (() if rest is None else tuple(new_states)), rest
-            if "_traced_derived" not in self.__dict__:  # not torch.compile's trace
-                self._state_view.stepped(params)
+            if view._dicts and "_traced_derived" not in self.__dict__:
+                view.stepped(params)  # not inside torch.compile's trace
         lazy.step_end()
         return loss
 
