@@ -279,3 +279,63 @@ def test_load_state_dict_gives_a_new_state_as_torch():
     after = opt.state[p]
     assert after is not before
     np.testing.assert_array_equal(_numpy(after["exp_avg"]), _numpy(before["exp_avg"]))
+
+
+OTHERS = {
+    "NAdam": {},
+    "RAdam": {},
+    "Adamax": {},
+    "Adadelta": {},
+    "Rprop": {},
+    "ASGD": {},
+    "Adafactor": {},
+}
+
+
+@pytest.mark.parametrize("name", list(OTHERS))
+def test_every_other_optimizers_state_reads_and_takes_edits_as_torchs(name):
+    def run(lib):
+        params = [lib.nn.Parameter(lib.tensor(a.astype(np.float32))) for a in START]
+        opt = getattr(lib.optim, name)(params, lr=0.01, **OTHERS[name])
+        for i in range(6):
+            if i == 3:  # scale every buffer of the parameter's shape or rank
+                for p in params:
+                    for key, value in opt.state[p].items():
+                        if key != "step" and value.dim():
+                            value.mul_(0.5)
+            for p, g in zip(params, GRADS[i], strict=True):
+                p.grad = lib.tensor(g)
+            opt.step()
+        return [_numpy(p) for p in params], opt, params
+
+    ours, opt, params = run(ct)
+    theirs, topt, tparams = run(pt)
+    same_params(ours, theirs)
+    for p, tp in zip(params, tparams, strict=True):
+        assert list(opt.state[p]) == list(topt.state[tp])
+        for key, value in topt.state[tp].items():
+            assert str(opt.state[p][key].dtype) == str(value.dtype)
+            np.testing.assert_allclose(
+                _numpy(opt.state[p][key]), _numpy(value), rtol=1e-5, atol=1e-6
+            )
+
+
+def test_an_edit_between_compiled_steps_takes_effect_as_torchs_eager():
+    def run(lib, compile):
+        p = lib.nn.Parameter(lib.tensor(START[0]))
+        opt = lib.optim.SGD([p], lr=0.1, momentum=0.9)
+
+        def step():
+            p.grad = p * 2.0
+            opt.step()
+
+        step = compile(step)
+        for i in range(4):
+            step()
+            if i == 1:
+                opt.state[p]["momentum_buffer"].zero_()
+        return _numpy(p), _numpy(opt.state[p]["momentum_buffer"])
+
+    ours = run(ct, ct.compile)
+    theirs = run(pt, lambda f: f)
+    same_params(ours, theirs)
