@@ -181,9 +181,10 @@ class Frame:
         )
         self.absent, states = [], []
         for opt in self.optimizers:
+            opt._sync_state()  # edits made through `optimizer.state` first
             for group in opt.param_groups:
                 params = group["params"]
-                self.absent.extend(p not in opt.state for p in params)
+                self.absent.extend(p not in opt._optax_states for p in params)
                 states.extend(opt._states(group, params))
         # state a lazy step made (computed: `compile` syncs first), as arrays
         states = [jax.tree.map(lazy.concrete, st) for st in states]
@@ -227,7 +228,7 @@ class Frame:
         input_arrays, leaf_arrays, hyper, key = kept
         saved_storages = [(s.array, s.numpy, s.exclusive) for s in self.storages]
         saved = [(t._s, t._view, t.grad, t._grad_fn) for t in self.tensors]
-        saved_states = [dict(opt.state) for opt in self.optimizers]
+        saved_states = [dict(opt._optax_states) for opt in self.optimizers]
         saved_groups = [[dict(g) for g in opt.param_groups] for opt in self.optimizers]
         generator = creation.default_generator
         saved_key = generator._key
@@ -260,7 +261,7 @@ class Frame:
             for opt in self.optimizers:
                 for group in opt.param_groups:
                     for p in group["params"]:
-                        opt.state[p] = next(it)
+                        opt._optax_states[p] = next(it)
             it = iter(hyper)
             for opt in self.optimizers:
                 # what the update is built for (SGD: momentum != 0), from the
@@ -285,8 +286,8 @@ class Frame:
             for opt, states_, groups in zip(
                 self.optimizers, saved_states, saved_groups, strict=True
             ):
-                opt.state.clear()
-                opt.state.update(states_)
+                opt._optax_states.clear()
+                opt._optax_states.update(states_)
                 opt.__dict__.pop("_traced_derived", None)
                 for group, before in zip(opt.param_groups, groups, strict=True):
                     group.update({k: before[k] for k in opt._hyper.values()})
@@ -319,7 +320,7 @@ class Frame:
             for group in opt.param_groups:
                 for p in group["params"]:
                     state_in, absent = next(it)
-                    state = opt.state.get(p)
+                    state = opt._optax_states.get(p)
                     if absent and state is state_in:
                         state = ()
                     elif hasattr(state, "hyperparams"):
@@ -359,5 +360,6 @@ class Frame:
                     if not _kept(state):
                         if hyper is not None:
                             state = _with_hyper(state, hyper)
-                        opt.state[p] = state
+                        opt._optax_states[p] = state
+                opt._state_view.stepped(group["params"])
         creation.default_generator._key = key

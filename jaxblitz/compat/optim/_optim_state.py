@@ -1,7 +1,8 @@
 """``Optimizer.state_dict()`` / ``load_state_dict()`` in torch's structure.
 
-compat keeps each parameter's state as its Optax state (``optimizer.state[p]``);
-torch's state dict names the same numbers its own way::
+compat keeps each parameter's state as its Optax state (``optimizer._optax_states``;
+``optimizer.state`` shows it in torch's format, :mod:`._state_view`); torch's state
+dict names the same numbers its own way::
 
     {"state": {0: {"momentum_buffer": tensor}, ...},
      "param_groups": [{"lr": 0.01, ..., "params": [0, 1]}]}
@@ -85,6 +86,7 @@ def _torch_state(opt: Any, group: dict[str, Any], state: Any) -> dict[str, Any]:
 
 def state_dict(opt: Any) -> dict[str, Any]:
     """torch's ``Optimizer.state_dict``: params as indices, in group order."""
+    opt._sync_state()  # edits made through ``optimizer.state`` first
     mapping: dict[int, int] = {}
     start = 0
     groups = []
@@ -100,10 +102,10 @@ def state_dict(opt: Any) -> dict[str, Any]:
     state: dict[int, Any] = {}
     for group in opt.param_groups:
         for p in group["params"]:
-            st = opt.state.get(p)
+            st = opt._optax_states.get(p)
             if st is None:
                 continue
-            entry = _torch_state(opt, group, st)
+            entry = opt._torch_entry(group, p, st)
             if entry:  # torch keeps no state where it has nothing to keep
                 state[mapping[id(p)]] = entry
     return {"state": dict(sorted(state.items())), "param_groups": groups}
@@ -143,14 +145,23 @@ def load_state_dict(opt: Any, state_dict: dict[str, Any]) -> None:
         p = id_map.get(key)
         if p is None:
             continue
-        new_state[p] = _optax_state(opt, group_of[id(p)], p, value)
+        new_state[p] = opt._load_entry(group_of[id(p)], p, value)
     opt.param_groups[:] = new_groups
-    opt.state.clear()
-    opt.state.update(new_state)
+    opt._optax_states.clear()
+    opt._optax_states.update(new_state)
+    opt._state_view.forget()  # torch: a new ``state``, the old dicts detached
 
 
-def _optax_state(opt: Any, group: dict[str, Any], p: TensorBase, value: dict) -> Any:
-    layout = opt._buffers(group)
+def _optax_state(
+    opt: Any,
+    group: dict[str, Any],
+    p: TensorBase,
+    value: dict,
+    layout: list[tuple[str, str, str]] | None = None,
+) -> Any:
+    """One parameter's Optax state from its torch state ``value`` (the buffers
+    in ``layout``, by default ``opt._buffers(group)``)."""
+    layout = opt._buffers(group) if layout is None else layout
     # torch 1.x saved SGD's unused buffer as None; torch reads None as no buffer yet
     value = {k: v for k, v in value.items() if v is not None}
     if opt._started is not None and not value:

@@ -10,7 +10,6 @@ reads every buffer in its parameter's shape).
 
 from __future__ import annotations
 
-from itertools import chain
 from typing import Any
 
 import jax.numpy as jnp
@@ -32,34 +31,23 @@ class ScalarBuffers(Optimizer):
         full = type(self)._buffers(self, group)
         return [b for b in full if b[0] not in self._scalars]
 
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        saved = {k: dict(v) for k, v in state_dict["state"].items()}
-        scalars = {
-            k: {n: v.pop(n) for n in self._scalars if n in v} for k, v in saved.items()
-        }
-        for values in scalars.values():
-            missing = [n for n in self._scalars if n not in values]
-            if missing and values:
-                raise KeyError(
-                    f"{type(self).__name__}.load_state_dict: the state of a parameter "
-                    f"lacks {missing} (jaxblitz.compat needs every buffer torch keeps)"
-                )
-        self._buffers = self._array_buffers  # the generic loader reads these
-        try:
-            _optim_state.load_state_dict(self, {**state_dict, "state": saved})
-        finally:
-            del self._buffers
-        params = chain.from_iterable(g["params"] for g in self.param_groups)
-        ids = chain.from_iterable(g["params"] for g in state_dict["param_groups"])
-        by_id = dict(zip(ids, params, strict=True))
+    def _load_entry(self, group: dict[str, Any], p: TensorBase, value: dict) -> Any:
+        value = dict(value)
+        scalars = {n: value.pop(n) for n in self._scalars if n in value}
+        missing = [n for n in self._scalars if n not in scalars]
+        if missing and scalars:
+            raise KeyError(
+                f"{type(self).__name__}.load_state_dict: the state of a parameter "
+                f"lacks {missing} (jaxblitz.compat needs every buffer torch keeps)"
+            )
+        layout = self._array_buffers(group)  # the generic loader reads these
+        state = _optim_state._optax_state(self, group, p, value, layout)
+        if not scalars:
+            return state
+        fields: dict[str, dict[str, Any]] = {}
         with x64(True):
-            for k, values in scalars.items():
-                p = by_id.get(k)
-                if p is None or p not in self.state or not values:
-                    continue
-                fields: dict[str, dict[str, Any]] = {}
-                for name, v in values.items():
-                    cls, field = self._scalars[name]
-                    array = v._data if isinstance(v, TensorBase) else v
-                    fields.setdefault(cls, {})[field] = jnp.asarray(array, jnp.float32)
-                self.state[p] = _optim_state._replace(self.state[p], fields)
+            for name, v in scalars.items():
+                cls, field = self._scalars[name]
+                array = v._data if isinstance(v, TensorBase) else v
+                fields.setdefault(cls, {})[field] = jnp.asarray(array, jnp.float32)
+        return _optim_state._replace(state, fields)

@@ -163,38 +163,25 @@ class Adafactor(Optimizer):
     def _buffers(self, group: dict[str, Any]) -> list[tuple[str, str, str]]:
         return [("step", "", "count")]  # the others are not the parameter's shape
 
-    def state_dict(self) -> dict[str, Any]:
-        out = super().state_dict()
-        params = [p for g in self.param_groups for p in g["params"]]
-        for i, entry in out["state"].items():
-            found = _optim_state._find(self.state[params[i]])["TorchAdafactorState"]
-            for key in _kept(params[i]):
-                entry[key] = TensorBase._wrap(getattr(found, key))
-        return out
+    def _torch_entry(self, group: dict[str, Any], p: TensorBase, state: Any) -> dict:
+        entry = super()._torch_entry(group, p, state)
+        found = _optim_state._find(state)["TorchAdafactorState"]
+        for key in _kept(p):
+            entry[key] = TensorBase._wrap(getattr(found, key))
+        return entry
 
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        saved = {k: dict(v) for k, v in state_dict["state"].items()}
-        buffers = {
-            k: {n: v.pop(n) for n in _BUFFERS if n in v} for k, v in saved.items()
-        }
-        _optim_state.load_state_dict(self, {**state_dict, "state": saved})
-        params = [p for g in self.param_groups for p in g["params"]]
-        ids = [i for g in state_dict["param_groups"] for i in g["params"]]
-        by_id = dict(zip(ids, params, strict=True))
+    def _load_entry(self, group: dict[str, Any], p: TensorBase, value: dict) -> Any:
+        value = dict(value)
+        buffers = {n: value.pop(n) for n in _BUFFERS if n in value}
+        state = super()._load_entry(group, p, value)
+        wanted = _kept(p)
+        missing = [n for n in wanted if n not in buffers]
+        if missing:
+            raise KeyError(
+                f"Adafactor.load_state_dict: the state of a parameter lacks "
+                f"{missing} (jaxblitz.compat needs every buffer torch keeps)"
+            )
         with x64(True):
-            for k, values in buffers.items():
-                p = by_id.get(k)
-                if p is None or p not in self.state:
-                    continue
-                wanted = _kept(p)
-                missing = [n for n in wanted if n not in values]
-                if missing:
-                    raise KeyError(
-                        f"Adafactor.load_state_dict: the state of a parameter lacks "
-                        f"{missing} (jaxblitz.compat needs every buffer torch keeps)"
-                    )
-                fields = {n: jnp.asarray(_array(values[n]), p.dtype.np) for n in wanted}
-                fields["count"] = self.state[p].count  # the stage's own count
-                self.state[p] = _optim_state._replace(
-                    self.state[p], {"TorchAdafactorState": fields}
-                )
+            fields = {n: jnp.asarray(_array(buffers[n]), p.dtype.np) for n in wanted}
+        fields["count"] = state.count  # the stage's own count
+        return _optim_state._replace(state, {"TorchAdafactorState": fields})

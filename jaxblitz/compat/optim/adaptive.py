@@ -173,7 +173,9 @@ class Adagrad(Optimizer):
         # torch makes Adagrad's state (step 0, sum) here, not at the first step
         for group in self.param_groups:
             states = init_states(self._tx(group), [p._data for p in group["params"]])
-            self.state.update(zip(group["params"], states, strict=True))
+            self._optax_states.update(zip(group["params"], states, strict=True))
+
+    _state_at_init = True
 
     def derived(self, group: dict[str, Any]) -> dict[str, Any]:
         # read once, by init: torch fills every sum from the constructor's value

@@ -12,6 +12,7 @@ torch's holds: ``func_evals``, ``n_iter``, ``d``, ``t``, ``old_dirs``,
 
 from __future__ import annotations
 
+import collections
 import copy
 from collections.abc import Callable
 from typing import Any
@@ -136,6 +137,15 @@ def _strong_wolfe(
 class LBFGS(Optimizer):
     """``torch.optim.LBFGS``: one param group; ``step(closure)`` re-evaluates
     the model as often as its iterations and line search need."""
+
+    # torch's state as it is: a dict kept with the first parameter, no Optax state
+    @property  # type: ignore[override]
+    def state(self) -> dict[Any, Any]:
+        return self.__dict__.setdefault("_lbfgs_state", collections.defaultdict(dict))
+
+    @state.setter
+    def state(self, value: Any) -> None:
+        self._lbfgs_state = value
 
     def __init__(
         self,
@@ -321,11 +331,8 @@ class LBFGS(Optimizer):
     def state_dict(self) -> dict[str, Any]:
         """torch's structure; the state (one entry, the first parameter's) is
         the live dict, as torch's is."""
-        state, self.state = self.state, {}
-        try:
-            out = _optim_state.state_dict(self)
-        finally:
-            self.state = state
+        state = self.state
+        out = _optim_state.state_dict(self)  # param groups (no Optax states)
         index = {id(p): i for i, p in enumerate(self._params)}
         out["state"] = {index[id(p)]: s for p, s in state.items()}
         return out

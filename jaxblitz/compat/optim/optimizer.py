@@ -27,6 +27,7 @@ from jaxblitz.compat._eager import _host_eval, _warm
 from jaxblitz.compat.autograd.grad_mode import enable_grad, no_grad
 from jaxblitz.compat.optim import _optim_state
 from jaxblitz.compat.optim._optim_state import _INTERNAL
+from jaxblitz.compat.optim._state_view import StateView
 from jaxblitz.compat.tensor import Tensor
 from jaxblitz.compat.tensor._dtype import x64
 from jaxblitz.compat.tensor._tensor_base import from_host
@@ -304,6 +305,9 @@ class Optimizer:
     # (Optax state class, bool field): torch keeps no state for a parameter until
     # this is true (SGD's buffer, made at the first step with momentum != 0)
     _started: tuple[str, str] | None = None
+    # torch makes the state in the constructor (Adagrad), so an emptied dict is
+    # an error at the step rather than a fresh start
+    _state_at_init = False
 
     def __init__(self, params: Any, defaults: dict[str, Any]):
         if isinstance(params, Tensor):
@@ -313,7 +317,8 @@ class Optimizer:
             )
         self.defaults = defaults
         self.param_groups: list[dict[str, Any]] = []
-        self.state: dict[Tensor, Any] = {}
+        self._optax_states: dict[Tensor, Any] = {}  # a param -> its Optax state
+        self._state_view = StateView(self)
         params = list(params)
         if not params:
             raise ValueError("optimizer got an empty parameter list")
@@ -389,6 +394,32 @@ class Optimizer:
         raise NotImplementedError(
             f"{type(self).__name__}.state_dict is not supported by jaxblitz.compat"
         )
+
+    @property
+    def state(self) -> StateView:
+        """torch's ``optimizer.state``: each parameter's state in torch's format
+        (:mod:`jaxblitz.compat.optim._state_view`)."""
+        return self._state_view
+
+    @state.setter
+    def state(self, value: Any) -> None:
+        # torch: `optimizer.state = defaultdict(dict)` resets it
+        self._optax_states.clear()
+        self._state_view.forget()
+        for p, entry in dict(value).items():
+            self._state_view[p] = entry
+
+    def _sync_state(self) -> None:
+        """Load edits made through :attr:`state` back (before a step reads it)."""
+        self._state_view.sync()
+
+    def _torch_entry(self, group: dict[str, Any], p: Tensor, state: Any) -> dict:
+        """``p``'s Optax ``state`` as torch's dict of it (empty: torch keeps none)."""
+        return _optim_state._torch_state(self, group, state)
+
+    def _load_entry(self, group: dict[str, Any], p: Tensor, value: dict) -> Any:
+        """``p``'s Optax state from torch's dict ``value`` (``load_state_dict``)."""
+        return _optim_state._optax_state(self, group, p, value)
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         if set_to_none:
@@ -497,7 +528,7 @@ class Optimizer:
     def _states(self, group: dict[str, Any], params: list) -> list:
         """``params``' states: the stored ones, and for params without one (torch
         makes it at the first ``step()``) new ones, made in one program."""
-        states = [self.state.get(p, _ABSENT) for p in params]
+        states = [self._optax_states.get(p, _ABSENT) for p in params]
         if _ABSENT not in states:
             return states
         missing = [p._data for p, s in zip(params, states, strict=True) if s is _ABSENT]
@@ -513,6 +544,9 @@ class Optimizer:
         if closure is not None:
             with enable_grad():
                 loss = closure()
+        view = self._state_view
+        if view._dicts:  # dicts handed out by `state`: load the edited ones back
+            view.sync()
         for group in self.param_groups:
             params = [p for p in group["params"] if p.grad is not None]
             if not params:
@@ -547,8 +581,10 @@ class Optimizer:
                     ]
             for p, a, s in zip(params, new_arrays, new_states, strict=True):
                 p._set_data(a)
-                self.state[p] = s
+                self._optax_states[p] = s
             plan.stored, plan.rest = (() if rest is None else tuple(new_states)), rest
+            if view._dicts and "_traced_derived" not in self.__dict__:
+                view.stepped(params)  # not inside torch.compile's trace
         lazy.step_end()
         return loss
 
