@@ -36,3 +36,36 @@ def test_a_gradient_zero_but_at_one_element_is_added_as_in_eager_mode():
     eager, lazily = _eager_and_lazy(run)
     assert eager[0, 1] == np.float32(2**-11 + 2**-24)
     np.testing.assert_array_equal(lazily, eager)
+
+
+def test_a_blitz_loop_gives_eager_modes_weights_whether_or_not_it_reads_them():
+    """Whether the weights are read between steps (each step's program then
+    starts from arrays) or not (the next step's program is recorded on the last
+    one's outputs), lazy mode's weights after six momentum steps are eager's."""
+    from jaxblitz.compat import nn, optim
+    from tests.compat.blitz_net import Net
+
+    def train(read):
+        def run():
+            torch.manual_seed(0)
+            net = Net()
+            opt = optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
+            rng = np.random.default_rng(0)
+            for _ in range(6):
+                x = torch.tensor(rng.standard_normal((4, 3, 32, 32), np.float32))
+                y = torch.tensor(rng.integers(0, 10, 4))
+                opt.zero_grad()
+                nn.CrossEntropyLoss()(net(x), y).backward()
+                opt.step()
+                if read:
+                    for p in net.parameters():
+                        p.detach().numpy()
+            return [p.detach().numpy().copy() for p in net.parameters()]
+
+        return run
+
+    eager, lazily = _eager_and_lazy(train(read=False))
+    _, lazily_read = _eager_and_lazy(train(read=True))
+    for e, a, b in zip(eager, lazily, lazily_read, strict=True):
+        np.testing.assert_array_equal(a, e)
+        np.testing.assert_array_equal(b, e)
