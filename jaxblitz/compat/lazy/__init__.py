@@ -58,6 +58,7 @@ from jaxblitz.compat.tensor import _dtype
 
 __all__ = [
     "LazyArray",
+    "check",
     "is_lazy",
     "jit",
     "metrics",
@@ -296,6 +297,9 @@ class _Graph:
         self.lines: list = []  # per call, the user's line ((file, line), or _asker's)
         self.step_ends = 0  # returns of backward(), autograd.grad(), optimizer.step()
         self.begun: tuple = ()  # the first call's jit, static arguments, input forms
+        # value checks found at the sync point (:func:`check`): per check, its
+        # pending (found, first value found), its error and the user's line
+        self.checks: list = []
 
     def forget(self, first: int) -> None:
         """Drop the inputs from ``first`` on (a call not recorded after all)."""
@@ -574,6 +578,66 @@ def _binary(op, x, y):
 _ops = {op: jit(op) for op in (_add, _mul, _sub)}
 
 _programs: dict = {}  # structure -> jitted program
+
+
+def pending(x: Any) -> bool:
+    """Whether ``x`` is a value that pending work will compute (lazy mode)."""
+    return type(x) is LazyArray and x.value is None
+
+
+def _first_found(*arrays: Any, find: Callable, static: tuple) -> tuple:
+    """Whether ``find`` marks any element; the first marked element's value and
+    its position (in the flattened marks)."""
+    marked, values = find(*arrays, **dict(static))
+    values = jax.numpy.ravel(jax.numpy.broadcast_to(values, marked.shape))
+    marked = jax.numpy.ravel(marked)
+    if not marked.size:
+        zero = jax.numpy.zeros((), jax.numpy.int64)
+        return jax.numpy.zeros((), bool), jax.numpy.zeros((), values.dtype), zero
+    first = jax.numpy.argmax(marked)
+    return jax.numpy.any(marked), values[first], first
+
+
+_checker = jit(_first_found, static_argnames=("find", "static"))
+
+
+def check(
+    find: Callable, arrays: list, error: Callable[[Any, int], Exception], **static: Any
+) -> None:
+    """A check of values that are pending, made where they are computed:
+    ``find(*arrays, **static)`` returns a boolean array marking the elements that
+    are wrong and an array (of its shape, or broadcast to it) of the values to
+    name; it is recorded with the work, and at the next sync point, if it marked
+    any, ``error(first marked value, its position in the flattened marks)`` is
+    raised there, naming the user's line
+    that recorded it (as PyTorch's asynchronous CUDA asserts surface late).
+    ``find`` must be a module-level function (it keys the program); ``static``
+    hashable. Values already known are checked at once."""
+    with _dtype.x64(True):  # as compat's calls run (call_x64)
+        found, value, where = _checker(
+            *arrays, find=find, static=tuple(sorted(static.items()))
+        )
+    if pending(found):
+        graph = found.graph
+        graph.checks.append((found, (value, where), error, graph.lines[-1]))
+    elif bool(found):
+        raise error(np.asarray(value).item(), int(where))
+
+
+def _raise_found(graph: _Graph) -> None:
+    """Raise the first of ``graph``'s checks that found a wrong value."""
+    checks, graph.checks = graph.checks, []
+    founds = jax.device_get([found.value for found, _, _, _ in checks])
+    for (_, (value, where), error, line), bad in zip(checks, founds, strict=True):
+        if bad:
+            e = error(np.asarray(value.value).item(), int(where.value))
+            made = "" if line is None else f" at {_where(line)}"
+            raise type(e)(
+                f"{e} (found when compat's pending work ran: the op was recorded"
+                f"{made}; run with jaxblitz.compat.lazy.set_lazy(False) to raise "
+                "it at that line)"
+            )
+
 
 # A compile storm: the pending work has another structure at nearly every sync
 # (shapes that vary from step to step, or values read at varying places), so
@@ -907,6 +971,8 @@ def _sync(graph: _Graph, reason: str) -> None:
         for lazy, value in zip(lazies, values, strict=True):
             lazy.value = value
             lazy.graph = None
+        if graph.checks:
+            _raise_found(graph)
 
 
 def _located(graph: _Graph, error: Exception) -> Exception:

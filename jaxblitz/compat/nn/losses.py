@@ -23,6 +23,7 @@ from jaxblitz.compat.autograd.grad_mode import is_grad_enabled
 from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.nn.module import Module
 from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.tensor._checks import check_range, check_values
 from jaxblitz.compat.tensor._tensor_base import TensorBase
 
 __all__ = [
@@ -94,6 +95,23 @@ def _tensor(name: str, position: int, arg: str, value: Any) -> None:
             f"{name}(): argument '{arg}' (position {position}) must be Tensor, not "
             f"{type(value).__name__}"
         )
+
+
+def _out_of_bounds(value: int, _: int) -> IndexError:
+    return IndexError(f"Target {value} is out of bounds.")
+
+
+def _outside_unit(x):
+    """The elements not in [0, 1] (NaN among them), for :func:`check_values`."""
+    return ~((x >= 0) & (x <= 1)), x
+
+
+_BETWEEN = {
+    what: lambda *_, what=what: RuntimeError(
+        f"all elements of {what} should be between 0 and 1"
+    )
+    for what in ("input", "target")
+}
 
 
 def _concrete(t: TensorBase) -> np.ndarray | None:
@@ -363,11 +381,8 @@ def binary_cross_entropy(
         )
     if not input.dtype.is_floating_point:
         raise _kernel("binary_cross_entropy", input.dtype)
-    x, y = _concrete(input), _concrete(target)
-    if x is not None and not ((x >= 0) & (x <= 1)).all():
-        raise RuntimeError("all elements of input should be between 0 and 1")
-    if y is not None and not ((y >= 0) & (y <= 1)).all():
-        raise RuntimeError("all elements of target should be between 0 and 1")
+    check_values([input], _outside_unit, _BETWEEN["input"])
+    check_values([target], _outside_unit, _BETWEEN["target"])
     return apply(
         "BinaryCrossEntropyBackward0",
         _bce_fn,
@@ -564,17 +579,7 @@ def _check_nll(
             f"expected scalar type {idt.scalar_type} but found "
             f"{weight.dtype.scalar_type}"
         )
-    values = _concrete(target) if math.prod(tshape) else None
-    if values is not None:
-        if values.size <= 64:  # a small batch: as plain ints, cheaper than masks
-            listed = values.reshape(-1).tolist()
-            if min(listed) >= 0 and max(listed) < n_classes:
-                return name
-        values = values.astype(np.int64)
-        kept = values[values != ignore_index]
-        bad = kept[(kept < 0) | (kept >= n_classes)]
-        if bad.size:
-            raise IndexError(f"Target {bad[0]} is out of bounds.")
+    check_range(target, 0, n_classes, _out_of_bounds, skip=ignore_index)
     return name
 
 

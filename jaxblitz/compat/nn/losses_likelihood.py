@@ -18,14 +18,20 @@ from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.nn.distance import clamp_min_no_grad
 from jaxblitz.compat.nn.losses import (
     _broadcast_shapes,
-    _concrete,
     _legacy,
     _Loss,
     _reduce,
     _reduction,
 )
 from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.tensor._checks import check_values, error
 from jaxblitz.compat.tensor._tensor_base import TensorBase
+
+
+def _negative(var):
+    """The negative variances, for :func:`check_values`."""
+    return var < 0, var
+
 
 __all__ = [
     "GaussianNLLLoss",
@@ -158,9 +164,9 @@ def gaussian_nll_loss(
             f"{type(var < 0).__name__}"
         )
     else:
-        values = _concrete(var)
-        if values is not None and (values < 0).any():
-            raise ValueError("var has negative entry/entries")
+        check_values(
+            [var], _negative, error("var has negative entry/entries", ValueError)
+        )
     if not var.dtype.is_floating_point:  # torch clamps var in place to eps
         raise RuntimeError(
             "result type Float can't be cast to the desired output type "

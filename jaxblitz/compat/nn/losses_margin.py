@@ -22,7 +22,6 @@ from jaxblitz.compat.nn.distance import (
 )
 from jaxblitz.compat.nn.losses import (
     _broadcast_shapes,
-    _concrete,
     _kernel,
     _legacy,
     _Loss,
@@ -33,6 +32,7 @@ from jaxblitz.compat.nn.losses import (
     _WeightedLoss,
 )
 from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.tensor._checks import check_range, error
 from jaxblitz.compat.tensor._tensor_base import TensorBase
 
 __all__ = [
@@ -372,9 +372,7 @@ def multi_margin_loss(
             f"expected scalar type {input.dtype.scalar_type} but found "
             f"{weight.dtype.scalar_type}"
         )
-    values = _concrete(target)
-    if values is not None and ((values < 0) | (values >= classes)).any():
-        raise RuntimeError("target out of range")
+    check_range(target, 0, classes, error("target out of range"))
     return apply(
         "MultiMarginLossBackward0",
         _multi_margin_fn,
@@ -428,9 +426,7 @@ def multilabel_margin_loss(
     if not input.dtype.is_floating_point:
         raise _kernel("multilabel_margin_loss_forward_out_frame", input.dtype)
     _long_target(target)
-    values = _concrete(target)
-    if values is not None and ((values < -1) | (values >= classes)).any():
-        raise RuntimeError("argument #2 'target' is out of range")
+    check_range(target, -1, classes, error("argument #2 'target' is out of range"))
     return apply(
         "MultilabelMarginLossBackward0",
         _multilabel_margin_fn,

@@ -11,10 +11,15 @@ import numpy as np
 from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.nn.module import Module
 from jaxblitz.compat.tensor import Tensor, _dtype
+from jaxblitz.compat.tensor._checks import check_range, error
 
 
 def _one_hot_fn(x, *, num_classes):
     return (x[..., None] == jnp.arange(num_classes, dtype=x.dtype)).astype(x.dtype)
+
+
+_NEGATIVE = error("Class values must be non-negative.")
+_TOO_LARGE = error("Class values must be smaller than num_classes.")
 
 
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
@@ -28,16 +33,21 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
         raise RuntimeError(
             "one_hot is only applicable to index tensor of type LongTensor."
         )
-    tensor._needs_value("one_hot (torch checks the class values)")
-    values = np.asarray(tensor._data)
-    if not values.size and num_classes == -1:
-        raise RuntimeError("Can not infer total number of classes from empty tensor.")
-    if values.size and values.min() < 0:
-        raise RuntimeError("Class values must be non-negative.")
-    if num_classes == -1:
-        num_classes = int(values.max()) + 1 if values.size else 0
-    elif values.size and values.max() >= num_classes:
-        raise RuntimeError("Class values must be smaller than num_classes.")
+    what = "one_hot (torch checks the class values)"
+    if num_classes == -1:  # the classes' count decides the shape: read now
+        tensor._needs_value(what)
+        values = np.asarray(tensor._data)
+        if not values.size:
+            raise RuntimeError(
+                "Can not infer total number of classes from empty tensor."
+            )
+        if values.min() < 0:
+            raise RuntimeError("Class values must be non-negative.")
+        num_classes = int(values.max()) + 1
+    else:  # torch checks the low end first
+        big = 1 << 62
+        check_range(tensor, 0, big, _NEGATIVE, traced=what)
+        check_range(tensor, -big, num_classes, _TOO_LARGE, traced=what)
     return apply("OneHotBackward", _one_hot_fn, tensor, num_classes=int(num_classes))
 
 

@@ -12,13 +12,13 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 from jax import lax
 
 from jaxblitz.compat.autograd.grad_mode import no_grad
 from jaxblitz.compat.autograd.graph import apply, run
 from jaxblitz.compat.nn.module import Module, Parameter
 from jaxblitz.compat.tensor import Tensor, _dtype, creation
+from jaxblitz.compat.tensor._checks import check_range
 
 # -- pure JAX functions --------------------------------------------------------------
 
@@ -38,8 +38,8 @@ def _embedding_fn(weight, indices, *, padding_idx, scale):
     return const + (out - const) * factor[..., None]
 
 
-def _index_range_fn(indices):
-    return jnp.min(indices), jnp.max(indices)
+def _out_of_range(*_: Any) -> IndexError:
+    return IndexError("index out of range in self")
 
 
 def _renorm_fn(weight, indices, *, max_norm, norm_type):
@@ -82,10 +82,7 @@ def _check_and_renorm(
 ) -> None:
     """torch's bounds check on the indices, then (with ``max_norm``) the in-place
     renormalisation of the rows they pick."""
-    if input.numel():
-        low, high = (int(v) for v in run(_index_range_fn, input._data))
-        if low < 0 or high >= weight.shape[0]:
-            raise IndexError("index out of range in self")
+    check_range(input, 0, weight.shape[0], _out_of_range)
     if max_norm is not None:  # torch renormalises the weight in place first
         with no_grad():
             renormed = run(
@@ -203,13 +200,16 @@ def embedding_bag(
         )
     if padding_idx is not None:
         padding_idx %= weight.shape[0]
-    picked = np.asarray(input._data).ravel()
-    bad = np.flatnonzero((picked < 0) | (picked >= weight.shape[0]))
-    if bad.size:
-        raise RuntimeError(
-            f"Index {bad[0]} of input takes value {picked[bad[0]]} which is not in "
-            f"the valid range [0, {weight.shape[0]})"
-        )
+    rows = weight.shape[0]
+    check_range(
+        input,
+        0,
+        rows,
+        lambda value, i: RuntimeError(
+            f"Index {i} of input takes value {value} which is not in the valid "
+            f"range [0, {rows})"
+        ),
+    )
     if max_norm is not None:
         _check_and_renorm(input, weight, max_norm, norm_type)
     bags = offsets.shape[0] - 1 if include_last_offset else offsets.shape[0]

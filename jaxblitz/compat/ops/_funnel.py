@@ -18,6 +18,7 @@ from jaxblitz.compat.autograd.grad_mode import is_grad_enabled
 from jaxblitz.compat.autograd.graph import apply, run
 from jaxblitz.compat.ops._declare import declare
 from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.tensor._checks import check_values, error
 from jaxblitz.compat.tensor._tensor_base import TensorBase
 from jaxblitz.compat.tensor.creation import tensor
 
@@ -231,10 +232,6 @@ def _round_fn(x, *, decimals):
     if decimals < 0:
         return jnp.round(x / scale) * scale
     return jnp.round(x * scale) / scale
-
-
-def _has_zero_fn(y, *, dt):
-    return jnp.any(_cast(y, dt) == 0)
 
 
 def _clamp_fn(x, lo, hi, *, dt):
@@ -532,11 +529,17 @@ def _check_divisor(divisor: Any, dt: _dtype.dtype) -> None:
             "integer division by a tensor (torch checks it for zeros)",
             "divide by a Python int, or divide floats",
         )
-        zero = builtins.bool(run(_has_zero_fn, divisor._data, dt=dt.np.name))
-    else:
-        zero = np.asarray(divisor).astype(dt.np) == 0
-    if zero:
-        raise RuntimeError("ZeroDivisionError")
+        check_values([divisor], _zeros, _DIVISION_BY_ZERO, dt=dt.np.name)
+    elif np.asarray(divisor).astype(dt.np) == 0:
+        raise _DIVISION_BY_ZERO()
+
+
+def _zeros(y, *, dt):
+    """The divisors that are zero in ``dt``, for :func:`check_values`."""
+    return y.astype(dt) == 0, y
+
+
+_DIVISION_BY_ZERO = error("ZeroDivisionError")
 
 
 def _as_tensor(v: Any) -> Tensor:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import builtins
 import warnings
+from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +33,7 @@ from jaxblitz.compat.ops._funnel import (
 )
 from jaxblitz.compat.ops._unary import where as _where3
 from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.tensor._checks import check_range
 from jaxblitz.compat.tensor._dtype import _CPP
 from jaxblitz.compat.tensor._tensor_base import TensorBase, wrap_dim
 
@@ -193,17 +195,24 @@ def _take_fn(x, index):
 # ---------------------------------------------------------------------------
 
 
-def _values(index: Tensor, what: str) -> np.ndarray:
-    index._needs_value(f"{what} (torch checks the index's bounds)")
-    return np.asarray(index._data)
+def _check_index(
+    index: Tensor, what: str, low: int, high: int, error: Callable
+) -> None:
+    """torch's bounds check of ``index`` (:func:`check_range`)."""
+    traced = f"{what} (torch checks the index's bounds)"
+    check_range(index, low, high, error, traced=traced)
 
 
-def _check_in_bounds(values: np.ndarray, size: int, dim: int) -> None:
-    bad = values[(values < 0) | (values >= size)]
-    if bad.size:
-        raise RuntimeError(
-            f"index {bad[0]} is out of bounds for dimension {dim} with size {size}"
-        )
+def _check_in_bounds(index: Tensor, what: str, size: int, dim: int) -> None:
+    _check_index(
+        index,
+        what,
+        0,
+        size,
+        lambda value, _: RuntimeError(
+            f"index {value} is out of bounds for dimension {dim} with size {size}"
+        ),
+    )
 
 
 def _check_gather(name: str, input: Tensor, dim: int, index: Tensor, src=None):
@@ -241,7 +250,7 @@ def _check_gather(name: str, input: Tensor, dim: int, index: Tensor, src=None):
                     f"{list(input.shape)} apart from dimension {dim} and to be no "
                     f"larger size than src {list(src.shape)}"
                 )
-    _check_in_bounds(_values(index, name), shape_in[dim], dim)
+    _check_in_bounds(index, name, shape_in[dim], dim)
 
 
 def _no_out(name: str, out: Any) -> None:
@@ -400,12 +409,13 @@ def index_select(input: Tensor, dim: int, index: Tensor, *, out: Any = None):
     if index.dim() > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
     size = input.shape[dim] if input.dim() else 1
-    values = _values(index, "index_select")
-    bad = values[(values < 0) | (values >= size)]
-    if bad.size:
-        raise RuntimeError(
-            f"INDICES element is out of DATA bounds, id={bad[0]} axis_dim={size}"
-        )
+    _check_index(
+        index,
+        "index_select",
+        0,
+        size,
+        lambda *_: IndexError("index out of range in self"),
+    )
     return apply("IndexSelectBackward0", _index_select_fn, input, index, axis=dim)
 
 
@@ -420,21 +430,24 @@ def take(input: Tensor, index: Tensor) -> Tensor:
             "take(): Expected a long tensor for index, but got "
             f"{index.dtype.scalar_type}"
         )
-    _check_flat(_values(index, "take"), input.numel())
+    _check_flat(index, "take", input.numel())
     return apply("TakeBackward0", _take_fn, input, index)
 
 
 saves("TakeBackward0", (0, None), (1, None))
 
 
-def _check_flat(values: np.ndarray, n: int) -> None:
+def _check_flat(index: Tensor, what: str, n: int) -> None:
     """torch's bounds check of flat indices into ``n`` elements (take, put)."""
-    bad = values[(values < -n) | (values >= n)]
-    if bad.size:
-        raise IndexError(
-            f"out of range: tried to access index {bad.flat[0]} on a tensor of {n} "
-            "elements."
-        )
+    _check_index(
+        index,
+        what,
+        -n,
+        n,
+        lambda value, _: IndexError(
+            f"out of range: tried to access index {value} on a tensor of {n} elements."
+        ),
+    )
 
 
 def _is_bool_mask(mask: Any) -> bool:

@@ -23,9 +23,9 @@ from jaxblitz.compat.ops._declare import declare, saves
 from jaxblitz.compat.ops._funnel import _require_tensors, _value
 from jaxblitz.compat.ops._gather import (
     _check_flat,
+    _check_index,
     _is_bool_mask,
     _scatter_reduce_fn,
-    _values,
     gather,
     where,
 )
@@ -143,15 +143,20 @@ def _index_vector(name: str, index: Any, size: int, dim: int, wording: str) -> N
             if wording == "fill"
             else f"{name}_(): Index should have dimension 1 or 0 (got {index.dim()})"
         )
-    values = _values(index, name)
     low = -size if wording == "fill" else 0
-    bad = values[(values < low) | (values >= size)]
-    if bad.size:
-        prefix = "" if wording == "fill" else f"{name}_(): "
-        raise IndexError(
-            f"{prefix}index {bad.flat[0]} is out of bounds for dimension {dim} "
+    prefix = "" if wording == "fill" else f"{name}_(): "
+    _check_index(
+        index,
+        name,
+        low,
+        size,
+        (lambda *_: IndexError("index out of range in self"))
+        if wording == "reduce"
+        else lambda value, _: IndexError(
+            f"{prefix}index {value} is out of bounds for dimension {dim} "
             f"with size {size}"
-        )
+        ),
+    )
 
 
 def _same_slices(name: str, input: Tensor, dim: int, index: Tensor, source: Tensor):
@@ -338,7 +343,7 @@ def put(
             f"elements, but got source.numel() = {source.numel()}, index.numel() = "
             f"{index.numel()}"
         )
-    _check_flat(_values(index, "put"), input.numel())
+    _check_flat(index, "put", input.numel())
     return apply(
         "PutBackward0", _put_fn, input, index, source, accumulate=bool(accumulate)
     )

@@ -31,6 +31,7 @@ from jaxblitz.compat.autograd.graph import (
 )
 from jaxblitz.compat.ops._declare import declare, saves
 from jaxblitz.compat.tensor import _dtype, _info, _layout
+from jaxblitz.compat.tensor._checks import check_array_range, check_range
 from jaxblitz.compat.tensor._layout import Layout
 from jaxblitz.compat.tensor._tensor_base import (
     TensorBase,
@@ -857,7 +858,7 @@ def _index_add_fn(x, index, source, *, dim, alpha):
     return (out != 0 if dt == jnp.bool_ else out).reshape(shape)
 
 
-def _index_tensor(name: str, index: Any, size: int) -> Tensor:
+def _index_tensor(name: str, index: Any, size: int, dim: int, ndim: int) -> Tensor:
     if not isinstance(index, TensorBase):
         raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
     if index.dtype not in (_dtype.int64, _dtype.int32):
@@ -867,11 +868,20 @@ def _index_tensor(name: str, index: Any, size: int) -> Tensor:
         )
     if index.dim() > 1:
         raise IndexError(f"{name}(): Index is supposed to be a vector")
-    values = np.asarray(index._data)
-    bad = values[(values < -size) | (values >= size)]
-    if bad.size:
-        raise IndexError("index out of range in self")
+    # torch's kernels word it so: a vector's, and the others'
+    error = (
+        _index_out_of_range
+        if ndim <= 1
+        else lambda value, _: RuntimeError(
+            f"index {value} is out of bounds for dimension {dim} with size {size}"
+        )
+    )
+    check_range(index, 0, size, error)
     return index
+
+
+def _index_out_of_range(*_: Any) -> IndexError:
+    return IndexError("index out of range in self")
 
 
 @declare
@@ -879,7 +889,8 @@ def index_add(
     input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1
 ) -> Tensor:
     dim = wrap_dim(dim, input.dim())
-    _index_tensor("index_add", index, input.shape[dim] if input.dim() else 1)
+    size = input.shape[dim] if input.dim() else 1
+    _index_tensor("index_add", index, size, dim, input.dim())
     expected = list(input.shape)
     if expected:
         expected[dim] = index.numel()
@@ -1095,7 +1106,31 @@ def stack(tensors: Any, dim: int = 0) -> Tensor:
 
 
 def _get_fn(x, *arrays, spec):
+    x, spec = _dynamic_slices(x, spec, arrays)
     return _take(x, spec, arrays)
+
+
+def _dynamic_slices(x, spec, arrays):
+    """``x`` cut by the spec's slices whose start is an argument (``"ds"``:
+    the start's position among the arrays, the slice's length), and the spec
+    with those dimensions whole: ``x[i:i + 4]`` for every ``i`` is one program."""
+    if not any(kind == "ds" for kind, _ in spec):
+        return x, spec
+    used = sum(kind in ("i", "d", "a", "s", "ds") for kind, _ in spec)
+    dim, rest = 0, []
+    for kind, item in spec:
+        if kind == "ds":
+            k, length = item
+            x = jax.lax.dynamic_slice_in_dim(x, arrays[k], length, axis=dim)
+            rest.append(("s", (None, None, None)))
+            dim += 1
+            continue
+        if kind in ("i", "d", "a", "s"):
+            dim += 1
+        elif kind == "c" and item is Ellipsis:
+            dim += x.ndim - used
+        rest.append((kind, item))
+    return x, tuple(rest)
 
 
 def _set_fn(x, value, *arrays, spec):
@@ -1180,7 +1215,9 @@ def _index_array(item: Any) -> Any:
             raise IndexError(
                 "tensors used as indices must be long, int, byte or bool tensors"
             )
-        return np.asarray(item._data, bool) if dt is _dtype.bool else item._data
+        # a mask's values decide the result's shape: read now; indices may be
+        # pending (lazy), their bounds checked at the sync point
+        return np.asarray(item._data, bool) if dt is _dtype.bool else item._value()
     array = np.asarray(item)
     if array.size and array.dtype.kind not in "biu":
         raise IndexError(
@@ -1227,8 +1264,8 @@ def _parts(index: Any) -> list[tuple[str, Any, int]]:
             parts.append(("mask", item, item.ndim))
         elif isinstance(item, int | np.integer):
             parts.append(("i", int(item), 1))
-        elif isinstance(item, jax.Array | np.ndarray):
-            values = _concrete(item)
+        elif isinstance(item, jax.Array | np.ndarray | lazy.LazyArray):
+            values = _concrete(item) if item.ndim == 0 else None
             if item.ndim == 0 and values is not None:
                 parts.append(("i", int(values), 1))
             else:
@@ -1277,11 +1314,12 @@ def _check_bounds(parts: list, shape: tuple[int, ...]) -> None:
         elif kind == "i" and not -shape[dim] <= value < shape[dim]:
             raise _out_of_bounds(value, dim, shape[dim])
         elif kind == "a":
-            values = _concrete(value)
-            if values is not None and values.size:
-                bad = values[(values < -shape[dim]) | (values >= shape[dim])]
-                if bad.size:
-                    raise _out_of_bounds(int(bad.flat[0]), dim, shape[dim])
+            check_array_range(
+                value,
+                -shape[dim],
+                shape[dim],
+                lambda v, _, dim=dim: _out_of_bounds(v, dim, shape[dim]),
+            )
         elif kind == "mask":
             for j, size in enumerate(value.shape):
                 if size != shape[dim + j]:
@@ -1351,9 +1389,16 @@ def _basic_view(self: Tensor, parts: list) -> Tensor:
             at.append(np.int64(index))
             name = "SelectBackward0"
         elif kind == "s":
-            start, stop, step = slice(*value).indices(layout.shape[dim])
+            size = layout.shape[dim]
+            start, stop, step = slice(*value).indices(size)
             layout = _layout.slice_(layout, dim, start, max(start, stop), step)
-            spec.append(("s", (start, max(start, stop), step)))
+            if step == 1 and 0 < stop - start < size:
+                # a part of the dimension: its start an argument of the program,
+                # as an int index's is (a loop over x[i:i + n] is one program)
+                spec.append(("ds", (len(at), stop - start)))
+                at.append(np.int64(start))
+            else:
+                spec.append(("s", (start, max(start, stop), step)))
             dim, name = dim + 1, "SliceBackward0"
         else:  # None: a new axis
             layout = _layout.unsqueeze(layout, dim)
@@ -1385,11 +1430,11 @@ def _fit_value(value: Any, spec: tuple, arrays: list, x: Tensor) -> Any:
         )
     if not isinstance(value, TensorBase):
         checked_scalar(value, x.dtype)
-    concrete = [_concrete(a) for a in arrays]
-    if any(a is None for a in concrete):
-        return value  # traced indices: JAX checks what it can
+    # the indexed shape, which the indices' values do not change: read with
+    # zeros of their shapes (they may be pending, or traced)
+    indices = [np.zeros(a.shape, np.int64) for a in arrays]
     zeros = np.broadcast_to(np.zeros((), np.int8), tuple(x.shape))  # no memory
-    target = _take(zeros, spec, concrete)
+    target = _take(zeros, spec, indices)
     given = tuple(value.shape) if isinstance(value, TensorBase) else np.shape(value)
     fitted = given
     while len(fitted) > target.ndim and fitted[0] == 1:
