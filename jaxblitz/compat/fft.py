@@ -178,7 +178,7 @@ def _c2r(
         s=(*lengths[:-1], last),
         axes=tuple(dims),
         norm=norm,
-        dt=dt.np.name,
+        dt=dt.np_name,
     )
     return _to_out(result, out)
 

@@ -327,7 +327,7 @@ def _no_derivative_unary(name: str, op):
     def fn(input: Tensor) -> Tensor:
         dt = _default_float(input.dtype)
         _full_precision(name, dt)
-        return _no_grad(_unary_fn, input, op=op, dt=dt.np.name)
+        return _no_grad(_unary_fn, input, op=op, dt=dt.np_name)
 
     return _named(name, fn)
 
@@ -367,7 +367,7 @@ def _polynomial(name: str, op):
         input, n = _value(input), _value(n)
         dt = _default_float(_promote(input, n))
         _full_precision(name, dt)
-        return _no_grad(_pairwise_fn, input, n, op=op, dt=dt.np.name)
+        return _no_grad(_pairwise_fn, input, n, op=op, dt=dt.np_name)
 
     return _named(name, fn)
 

@@ -67,7 +67,7 @@ def cosine_similarity(
     axis = wrap_dim(dim, len(shape)) if shape else None  # a 0-d tensor takes 0, -1
     # torch: an integral side is cast to the common dtype, a float side kept
     dt = tuple(
-        (x.dtype if x.dtype.is_floating_point else common).np.name for x in (x1, x2)
+        (x.dtype if x.dtype.is_floating_point else common).np_name for x in (x1, x2)
     )
     return apply("SumBackward1", _cosine_fn, x1, x2, axis=axis, eps=float(eps), dt=dt)
 
@@ -108,7 +108,7 @@ def pairwise_distance(
         p=float(p),
         eps=float(eps),
         keepdim=bool(keepdim),
-        dt=distance_dtype(x1, x2).np.name,
+        dt=distance_dtype(x1, x2).np_name,
     )
 
 

@@ -244,7 +244,7 @@ def _pointwise(
         target,
         weight,
         kind=kind,
-        dt=dt.np.name,
+        dt=dt.np_name,
         reduction=reduction,
         param=float(param),
     )
@@ -460,8 +460,8 @@ def binary_cross_entropy_with_logits(
         target,
         weight,
         pos_weight,
-        dt=dt.np.name,
-        out=target.dtype.np.name,
+        dt=dt.np_name,
+        out=target.dtype.np_name,
         reduction=reduction,
     )
 

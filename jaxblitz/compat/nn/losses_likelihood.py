@@ -87,7 +87,7 @@ def kl_div(
         log_target=bool(log_target),
         reduction=enum,
         batch=input.shape[0] if batched else None,
-        dt=_dtype.promote_types(input.dtype, target.dtype).np.name,
+        dt=_dtype.promote_types(input.dtype, target.dtype).np_name,
     )
 
 
@@ -131,7 +131,7 @@ def poisson_nll_loss(
         full=bool(full),
         eps=float(eps),
         reduction=reduction,
-        dt=dt.np.name,
+        dt=dt.np_name,
     )
 
 
@@ -170,7 +170,7 @@ def gaussian_nll_loss(
     if not var.dtype.is_floating_point:  # torch clamps var in place to eps
         raise RuntimeError(
             "result type Float can't be cast to the desired output type "
-            f"{_dtype._CPP[var.dtype.np.name]}"
+            f"{_dtype._CPP[var.dtype.np_name]}"
         )
     ishape, vshape = tuple(input.shape), tuple(var.shape)
     if vshape != ishape:

@@ -123,7 +123,7 @@ def margin_ranking_loss(
         input2,
         target,
         margin=float(margin),
-        dt=dt.np.name,
+        dt=dt.np_name,
         reduction=reduction,
     )
 
@@ -291,7 +291,7 @@ def cosine_embedding_loss(
         input2,
         target.detach(),
         axis=tdim,
-        dt=dt.np.name,
+        dt=dt.np_name,
         margin=float(margin),
         reduction=reduction,
     )
@@ -490,7 +490,7 @@ def triplet_margin_loss(
         eps=float(eps),
         swap=bool(swap),
         reduction=reduction,
-        dt=dt.np.name,
+        dt=dt.np_name,
     )
 
 

@@ -251,7 +251,7 @@ def _bitwise(kernel: str, op):
         dt = _promote(input, other)
         if dt.is_floating_point:
             raise _not_implemented(f"{kernel}_cpu", dt)
-        return _no_grad(_binary_fn, input, other, op=op, dt=dt.np.name)
+        return _no_grad(_binary_fn, input, other, op=op, dt=dt.np_name)
 
     fn.__name__ = f"bitwise_{kernel}"
     return fn
@@ -272,7 +272,7 @@ def _shift(kernel: str, left: bool):
         dt = _promote(input, other)
         if dt.is_floating_point or dt is _dtype.bool:
             raise _not_implemented(f"{kernel}_cpu", dt)
-        return _no_grad(_shift_fn, input, other, left=left, dt=dt.np.name)
+        return _no_grad(_shift_fn, input, other, left=left, dt=dt.np_name)
 
     fn.__name__ = f"bitwise_{'left' if left else 'right'}_shift"
     return fn
@@ -300,7 +300,7 @@ declare.alias(
 def bitwise_not(input: Tensor) -> Tensor:
     if input.dtype.is_floating_point:
         raise _not_implemented("bitwise_not_cpu", input.dtype)
-    return _no_grad(_unary_fn, input, op=jnp.invert, dt=input.dtype.np.name)
+    return _no_grad(_unary_fn, input, op=jnp.invert, dt=input.dtype.np_name)
 
 
 def _logical(op):
@@ -330,7 +330,7 @@ def _comparison(name: str, op):
         _require_tensors(name, input)
         input, other = _value(input), _value(other)
         dt = _promote(input, other)  # both are cast to it, as torch does
-        return _no_grad(_binary_fn, input, other, op=op, dt=dt.np.name)
+        return _no_grad(_binary_fn, input, other, op=op, dt=dt.np_name)
 
     fn.__name__ = name
     return fn
@@ -358,7 +358,7 @@ declare.alias("greater", greater, method=True, inplace=True)
 
 def _bool_unary(op):
     def fn(input: Tensor) -> Tensor:
-        return _no_grad(_unary_fn, input, op=op, dt=input.dtype.np.name)
+        return _no_grad(_unary_fn, input, op=op, dt=input.dtype.np_name)
 
     fn.__name__ = op.__name__
     return fn

@@ -193,7 +193,7 @@ def outer(input: Tensor, vec2: Tensor) -> Tensor:
                 f"outer: Expected 1-D argument {name}, but got {v.dim()}-D"
             )
     dt = _promote(input, vec2)
-    return apply("MulBackward0", _outer_fn, input, vec2, dt=dt.np.name)
+    return apply("MulBackward0", _outer_fn, input, vec2, dt=dt.np_name)
 
 
 ger = outer
@@ -233,7 +233,7 @@ def einsum(equation: Any, *operands: Any) -> Tensor:
         _einsum_fn,
         *operands,
         equation=equation,
-        dt=dt.np.name,
+        dt=dt.np_name,
         precision=_precision.of("matmul", *operands),
     )
 

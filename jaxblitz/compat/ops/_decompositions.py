@@ -357,14 +357,14 @@ def trace(input: Tensor) -> Tensor:
     if input.dtype is _dtype.bool:
         raise _not_implemented("trace", input.dtype)
     dt = input.dtype if input.dtype.is_floating_point else _dtype.int64
-    return apply("TraceBackward0", _trace_fn, input, dt=dt.np.name)
+    return apply("TraceBackward0", _trace_fn, input, dt=dt.np_name)
 
 
 @declare(method=True)
 def kron(input: Tensor, other: Tensor) -> Tensor:
     input, other = _as_tensor(input), _as_tensor(other)
     dt = _promote(input, other)
-    return apply("UnsafeViewBackward0", _kron_fn, input, other, dt=dt.np.name)
+    return apply("UnsafeViewBackward0", _kron_fn, input, other, dt=dt.np_name)
 
 
 @declare(method=True)
@@ -517,7 +517,7 @@ def _cross(what: str, input: Tensor, other: Tensor, dim: Any) -> Tensor:
         input,
         other,
         axis=axis,
-        dt=input.dtype.np.name,
+        dt=input.dtype.np_name,
     )
 
 
@@ -547,7 +547,7 @@ def dist(input: Tensor, other: Tensor, p: Any = 2) -> Tensor:
             "norm(): input dtype should be either floating point or complex. Got "
             f"{dt.scalar_type} instead."
         )
-    return apply("DistBackward0", _dist_fn, input, other, p=float(p), dt=dt.np.name)
+    return apply("DistBackward0", _dist_fn, input, other, p=float(p), dt=dt.np_name)
 
 
 saves("DistBackward0", (0, None), (1, None), ("result", None))

@@ -428,7 +428,7 @@ def _default_float(dt: _dtype.dtype) -> _dtype.dtype:
 
 
 def _check_broadcast(*values: Any) -> None:
-    shapes = [tuple(v.shape) for v in values if isinstance(v, TensorBase)]
+    shapes = [v._shape() for v in values if isinstance(v, TensorBase)]
     for sb in shapes[1:]:
         sa = shapes[0]
         for i in range(1, builtins.min(len(sa), len(sb)) + 1):
@@ -438,7 +438,10 @@ def _check_broadcast(*values: Any) -> None:
                     f"The size of tensor a ({sa[-i]}) must match the size of tensor "
                     f"b ({sb[-i]}) at non-singleton dimension {dim}"
                 )
-        shapes[0] = np.broadcast_shapes(sa, sb)
+        if sa != sb:  # the broadcast shape, as np.broadcast_shapes (checked above)
+            n = builtins.max(len(sa), len(sb))
+            sa, sb = (1,) * (n - len(sa)) + sa, (1,) * (n - len(sb)) + sb
+            shapes[0] = tuple(a if b == 1 else b for a, b in zip(sa, sb, strict=True))
 
 
 def _check_devices(*values: Any) -> None:
@@ -484,7 +487,7 @@ def _to_device_of(dest: Tensor, src: Tensor) -> Tensor:
 def _elementwise(name: str, fn, *values: Any, dt: _dtype.dtype, **static) -> Tensor:
     _check_broadcast(*values)
     _check_devices(*values)
-    return apply(name, fn, *values, dt=dt.np.name, **static)
+    return apply(name, fn, *values, dt=dt.np_name, **static)
 
 
 def _no_grad(fn, *values: Any, **static: Any) -> Tensor:
@@ -529,7 +532,7 @@ def _check_divisor(divisor: Any, dt: _dtype.dtype) -> None:
             "integer division by a tensor (torch checks it for zeros)",
             "divide by a Python int, or divide floats",
         )
-        check_values([divisor], _zeros, _DIVISION_BY_ZERO, dt=dt.np.name)
+        check_values([divisor], _zeros, _DIVISION_BY_ZERO, dt=dt.np_name)
     elif np.asarray(divisor).astype(dt.np) == 0:
         raise _DIVISION_BY_ZERO()
 

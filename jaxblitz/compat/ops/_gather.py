@@ -462,7 +462,7 @@ def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
     if not _is_bool_mask(mask):
         raise RuntimeError(
             "masked_fill_ only supports boolean masks, but got mask with dtype "
-            f"{_CPP[mask.dtype.np.name]}"
+            f"{_CPP[mask.dtype.np_name]}"
         )
     if isinstance(value, TensorBase) and value.dim():
         raise RuntimeError(

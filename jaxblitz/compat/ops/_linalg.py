@@ -261,9 +261,9 @@ def baddbmm(
     input, batch1, batch2 = map(_as_tensor, (input, batch1, batch2))
     if not input.dtype is batch1.dtype is batch2.dtype:
         raise RuntimeError(
-            f"Input dtypes must be the same, got: input {_CPP[input.dtype.np.name]}, "
-            f"batch1: {_CPP[batch1.dtype.np.name]}, batch2: "
-            f"{_CPP[batch2.dtype.np.name]}"
+            f"Input dtypes must be the same, got: input {_CPP[input.dtype.np_name]}, "
+            f"batch1: {_CPP[batch1.dtype.np_name]}, batch2: "
+            f"{_CPP[batch2.dtype.np_name]}"
         )
     for name, t in (("batch1", batch1), ("batch2", batch2)):
         if t.dim() != 3:
@@ -368,7 +368,7 @@ def addr(
         vec2,
         beta=beta,
         alpha=alpha,
-        dt=dt.np.name,
+        dt=dt.np_name,
     )
 
 

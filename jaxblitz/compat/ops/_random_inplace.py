@@ -52,7 +52,7 @@ def _continuous(self: Tensor, name: str, kernel: str) -> None:
         raise _not_implemented(kernel, self.dtype)
     raise RuntimeError(
         f"{name} distribution is a continuous probability distribution. dtype "
-        f"must be a floating point but you specified {_CPP[self.dtype.np.name]}"
+        f"must be a floating point but you specified {_CPP[self.dtype.np_name]}"
     )
 
 
@@ -80,7 +80,7 @@ def _check_bound(value: int, dt: _dtype.dtype, what: str) -> None:
         info = np.iinfo(dt.np)
         low, high = int(info.min), int(info.max)
     if not low <= value <= high:
-        raise RuntimeError(f"{what} is out of bounds for {_CPP[dt.np.name]}")
+        raise RuntimeError(f"{what} is out of bounds for {_CPP[dt.np_name]}")
 
 
 def _random_ints(shape: tuple, low: int, high: int, generator: Any) -> jax.Array:

@@ -71,8 +71,8 @@ def _axes(dim: Any, ndim: int) -> tuple[int, ...]:
 def _accumulate_dtype(input: Tensor, dtype: Any) -> str:
     """torch's sum/prod/cumsum dtype: integers and bool accumulate in int64."""
     if dtype is not None:
-        return _dtype.to_dtype(dtype).np.name
-    return input.dtype.np.name if input.dtype.is_floating_point else "int64"
+        return _dtype.to_dtype(dtype).np_name
+    return input.dtype.np_name if input.dtype.is_floating_point else "int64"
 
 
 def _sum(op, names: tuple[str, str]):
@@ -150,7 +150,7 @@ def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype=None):
             "mean(): could not infer output dtype. Optional dtype must be either a "
             f"floating point or complex dtype. Got: {dtype.scalar_type}"
         )
-    dt = None if dtype is None else dtype.np.name
+    dt = None if dtype is None else dtype.np_name
     name = "MeanBackward0" if dim is None else "MeanBackward1"
     return apply(
         name,
@@ -230,7 +230,7 @@ saves("VarMeanBackward0", (0, None))
 @declare(method=True)
 def logsumexp(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
     """``log(sum(exp(input), dim))`` without overflow; integers give floats."""
-    dt = _default_float(input.dtype).np.name
+    dt = _default_float(input.dtype).np_name
     axis = _dim(dim, input.dim())
     return apply(
         "LogsumexpBackward0",

@@ -587,7 +587,7 @@ def polygamma(n: int, input: Tensor) -> Tensor:
     if n < 0:
         raise RuntimeError("polygamma(n, x) does not support negative n.")
     dt = _default_float(input.dtype)
-    return apply("PolygammaBackward0", _polygamma_fn, input, n=n, dt=dt.np.name)
+    return apply("PolygammaBackward0", _polygamma_fn, input, n=n, dt=dt.np_name)
 
 
 saves("PolygammaBackward0", (0, None))
@@ -601,7 +601,7 @@ def mvlgamma(input: Tensor, p: int) -> Tensor:
     if input.dtype is _dtype.bool:
         raise RuntimeError("The input tensor may not be a boolean tensor.")
     dt = _default_float(input.dtype)
-    return apply("MvlgammaBackward0", _mvlgamma_fn, input, p=p, dt=dt.np.name)
+    return apply("MvlgammaBackward0", _mvlgamma_fn, input, p=p, dt=dt.np_name)
 
 
 saves("MvlgammaBackward0", (0, None))
@@ -611,7 +611,7 @@ saves("MvlgammaBackward0", (0, None))
 def logit(input: Tensor, eps: float | None = None) -> Tensor:
     """``log(z / (1 - z))``, z the input clamped to ``[eps, 1 - eps]``."""
     dt = _default_float(input.dtype)
-    return apply("LogitBackward0", _logit_fn, input, eps=eps, dt=dt.np.name)
+    return apply("LogitBackward0", _logit_fn, input, eps=eps, dt=dt.np_name)
 
 
 saves("LogitBackward0", (0, None))
@@ -628,7 +628,7 @@ def nan_to_num(
     dt = input.dtype
     if not dt.is_floating_point:
         return apply(
-            "NanToNumBackward0", _unary_fn, input, op=jnp.asarray, dt=dt.np.name
+            "NanToNumBackward0", _unary_fn, input, op=jnp.asarray, dt=dt.np_name
         )
     return apply(
         "NanToNumBackward0",
@@ -637,7 +637,7 @@ def nan_to_num(
         nan=float(nan),
         posinf=None if posinf is None else float(posinf),
         neginf=None if neginf is None else float(neginf),
-        dt=dt.np.name,
+        dt=dt.np_name,
     )
 
 
@@ -689,7 +689,7 @@ def _int_pair(kernel: str):
         dt = _promote(input, other)
         if dt.is_floating_point or dt is _dtype.bool:
             raise _not_implemented(f"{kernel}_cpu", dt)
-        return _no_grad(_gcd_fn, input, other, lcm=kernel == "lcm", dt=dt.np.name)
+        return _no_grad(_gcd_fn, input, other, lcm=kernel == "lcm", dt=dt.np_name)
 
     fn.__name__ = kernel
     return fn

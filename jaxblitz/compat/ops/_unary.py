@@ -53,7 +53,7 @@ def _floating_unary(name: str, op):
 
     def fn(input: Tensor) -> Tensor:
         dt = _default_float(input.dtype)
-        return apply(name, _unary_fn, input, op=op, dt=dt.np.name)
+        return apply(name, _unary_fn, input, op=op, dt=dt.np_name)
 
     fn.__name__ = name.removesuffix("Backward0").lower()  # ExpBackward0: exp
     return fn
@@ -142,8 +142,8 @@ def _same_unary(name: str, op, *, ints: bool = True, bools: Any = None):
         if not dt.is_floating_point and not ints:
             raise _not_implemented(f"{fn.__name__}_cpu", dt)
         if dt is _dtype.bool or (not dt.is_floating_point and op in _IDENTITY_ON_INTS):
-            return apply(name, _cast_fn, input, dt=dt.np.name)
-        return apply(name, _unary_fn, input, op=op, dt=dt.np.name)
+            return apply(name, _cast_fn, input, dt=dt.np_name)
+        return apply(name, _unary_fn, input, op=op, dt=dt.np_name)
 
     fn.__name__ = name.removesuffix("Backward0").lower()  # NegBackward0: neg
     return fn
@@ -383,7 +383,7 @@ def to_dtype(input: Tensor, dt: _dtype.dtype, *, memory_format: Any = None) -> T
     as ``x.to(dtype, memory_format=...)`` does (the default preserves)."""
     out = input
     if input.dtype is not dt:
-        out = apply("ToCopyBackward0", _cast_fn, input, dt=dt.np.name)
+        out = apply("ToCopyBackward0", _cast_fn, input, dt=dt.np_name)
     return _formatted(out, memory_format)
 
 

@@ -87,7 +87,7 @@ class InplaceMixin(AutogradMixin):
             with no_grad():
                 value = full((), value, dtype=self.dtype)
             name = "FillBackward2"
-        return self._inplace(apply(name, _fill_fn, self, value, dt=self.dtype.np.name))
+        return self._inplace(apply(name, _fill_fn, self, value, dt=self.dtype.np_name))
 
     def zero_(self) -> Tensor:
         return self.fill_(0)
@@ -104,7 +104,7 @@ class InplaceMixin(AutogradMixin):
                 f"shape {list(shape)}"
             )
         return self._inplace(
-            apply("CopyBackwards", _fill_fn, self, src, dt=self.dtype.np.name)
+            apply("CopyBackwards", _fill_fn, self, src, dt=self.dtype.np_name)
         )
 
     uniform_ = _random_fill(

@@ -1015,7 +1015,7 @@ def cat(tensors: Any, dim: int = 0, *, out: Any = None) -> Tensor:
     # torch's legacy rule: 1-D empty tensors are left out (their dtype counts).
     keep = tuple(tuple(t.shape) != (0,) for t in tensors)
     if not any(keep):
-        return apply("CatBackward0", _cat_fn, *tensors, axis=0, dt=dt.np.name)
+        return apply("CatBackward0", _cat_fn, *tensors, axis=0, dt=dt.np_name)
     everything, tensors = tensors, [t for t, k in zip(tensors, keep, strict=True) if k]
     for i, t in enumerate(tensors):
         if not t.dim():
@@ -1042,7 +1042,7 @@ def cat(tensors: Any, dim: int = 0, *, out: Any = None) -> Tensor:
         _cat_fn,
         *everything,
         axis=dim,
-        dt=dt.np.name,
+        dt=dt.np_name,
         keep=None if all(keep) else keep,
     )
 
@@ -1097,7 +1097,7 @@ def stack(tensors: Any, dim: int = 0) -> Tensor:
     dt = tensors[0].dtype
     for other in tensors[1:]:
         dt = _dtype.promote(dt, other.dtype)
-    return apply("StackBackward0", _stack_fn, *tensors, axis=dim, dt=dt.np.name)
+    return apply("StackBackward0", _stack_fn, *tensors, axis=dim, dt=dt.np_name)
 
 
 # ---------------------------------------------------------------------------

@@ -116,6 +116,7 @@ class dtype:  # noqa: N801 -- torch's name
     __slots__ = (
         "name",
         "np",
+        "np_name",
         "scalar_type",
         "is_floating_point",
         "is_signed",
@@ -126,6 +127,7 @@ class dtype:  # noqa: N801 -- torch's name
         self.name = name
         self.scalar_type = scalar_type
         self.np = np.dtype(np_dtype)
+        self.np_name = self.np.name  # (NumPy works it out on every read)
         self.is_floating_point = self.np.kind == "f" or name == "bfloat16"
         self.is_signed = self.np.kind in "fi" or name == "bfloat16"
         self.itemsize = self.np.itemsize

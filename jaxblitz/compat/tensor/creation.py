@@ -938,7 +938,7 @@ class _TensorType(type):
 
 def _options(dt: _dtype.dtype) -> str:
     return (
-        f"TensorOptions(dtype={_dtype._CPP[dt.np.name]}, device=cpu, layout=Strided, "
+        f"TensorOptions(dtype={_dtype._CPP[dt.np_name]}, device=cpu, layout=Strided, "
         "requires_grad=false (default), pinned_memory=false (default), "
         "memory_format=(nullopt))"
     )
