@@ -35,6 +35,10 @@ from jaxblitz.compat._threads import (  # noqa: E402
     set_num_interop_threads,
     set_num_threads,
 )
+from jaxblitz.compat._warn_always import (  # noqa: E402
+    is_warn_always_enabled,
+    set_warn_always,
+)
 from jaxblitz.compat.autograd.anomaly_mode import (  # noqa: E402
     is_anomaly_check_nan_enabled,
     is_anomaly_enabled,

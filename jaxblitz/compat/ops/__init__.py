@@ -50,6 +50,7 @@ from jaxblitz.compat.ops import (  # noqa: F401 -- loaded for their declarations
     _gather,
     _joining,
     _linalg,
+    _numeric,
     _order,
     _reduce,
     _stats,
