@@ -47,6 +47,7 @@ from jaxblitz.compat.ops import (  # noqa: F401 -- loaded for their declarations
     _arith,
     _arrange,
     _decompositions,
+    _factories,
     _gather,
     _joining,
     _linalg,
