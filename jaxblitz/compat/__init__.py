@@ -188,6 +188,7 @@ from jaxblitz.compat import (  # noqa: E402
     onnx,
     optim,
     profiler,
+    signal,
     special,
     testing,
     utils,

@@ -56,6 +56,7 @@ from jaxblitz.compat.ops import (  # noqa: F401 -- loaded for their declarations
     _reduce,
     _stats,
     _unary,
+    _windows,
     shape_ops,
 )
 from jaxblitz.compat.ops._arith import (
