@@ -15,6 +15,8 @@ itself is never imported.
 
 from __future__ import annotations
 
+import builtins as _builtins
+
 import jax as _jax
 
 from jaxblitz import runtime as _runtime
@@ -108,6 +110,9 @@ from jaxblitz.compat.tensor._info import (  # noqa: E402
     memory_format,
     preserve_format,
 )
+from jaxblitz.compat.tensor._tensor_base import (  # noqa: E402
+    UntypedStorage as _UntypedStorage,
+)
 from jaxblitz.compat.tensor._tensor_base import layout, strided  # noqa: E402
 from jaxblitz.compat.tensor.creation import (
     BFloat16Tensor,
@@ -142,6 +147,7 @@ from jaxblitz.compat.tensor.creation import (
     randn,
     randn_like,
     randperm,
+    set_default_tensor_type,
     tensor,
     zeros,
     zeros_like,
@@ -150,6 +156,50 @@ from jaxblitz.compat.tensor.creation import (
 
 def is_tensor(obj: object) -> bool:
     return isinstance(obj, Tensor)
+
+
+def is_storage(obj: object) -> bool:
+    """``torch.is_storage``: a tensor's storage (``x.untyped_storage()``)."""
+    return isinstance(obj, _UntypedStorage)
+
+
+def is_inference(input: Tensor) -> bool:
+    """``torch.is_inference``: made inside ``torch.inference_mode()``."""
+    if not isinstance(input, Tensor):
+        raise TypeError(
+            "is_inference(): argument 'input' (position 1) must be Tensor, not "
+            f"{type(input).__name__}"
+        )
+    return input.is_inference()
+
+
+def typename(obj: object) -> str:
+    """``torch.typename``: a tensor's type string ('torch.FloatTensor'), else the
+    object's module-qualified name, as torch writes it."""
+    if isinstance(obj, Tensor):
+        return obj.type()
+    module = getattr(obj, "__module__", "") or ""
+    if hasattr(obj, "__qualname__"):
+        qualname = obj.__qualname__
+    elif hasattr(obj, "__name__"):
+        qualname = obj.__name__
+    else:
+        module = obj.__class__.__module__ or ""
+        qualname = obj.__class__.__qualname__
+    return qualname if module in ("", "builtins") else f"{module}.{qualname}"
+
+
+def set_flush_denormal(mode: bool) -> bool:
+    """``torch.set_flush_denormal``: whether the mode is in effect. XLA's CPU
+    programs flush denormal floats to zero always, so compat's ops do: True
+    turns nothing on and answers True; False cannot turn flushing off and
+    answers False (torch's answer where the CPU cannot set the mode)."""
+    if not isinstance(mode, _builtins.bool):
+        raise TypeError(
+            "set_flush_denormal(): argument 'mode' (position 1) must be bool, not "
+            f"{type(mode).__name__}"
+        )
+    return mode
 
 
 def numel(input: Tensor) -> int:

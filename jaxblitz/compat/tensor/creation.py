@@ -24,6 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxblitz.compat import _threads
+from jaxblitz.compat._warn_always import warn_once
 from jaxblitz.compat.tensor import _dtype, _host_random
 from jaxblitz.compat.tensor._dtype import x64
 from jaxblitz.compat.tensor._layout import Layout
@@ -976,3 +977,38 @@ LEGACY_DTYPES = {
         BoolTensor,
     )
 }
+
+
+def set_default_tensor_type(t: Any) -> None:
+    """``torch.set_default_tensor_type`` (deprecated): ``torch.FloatTensor``,
+    ``torch.DoubleTensor`` (``HalfTensor``, ``BFloat16Tensor``) or their names,
+    as ``torch.set_default_dtype`` of their dtype. A CUDA type's default device
+    is refused: use ``torch.set_default_device``."""
+    if isinstance(t, builtins.str):
+        if t.startswith("torch.cuda."):
+            raise NotImplementedError(
+                f"set_default_tensor_type({t!r}): jaxblitz.compat does not set the "
+                "default device through a tensor type; use "
+                "torch.set_default_dtype and torch.set_default_device('cuda')"
+            )
+        if t not in LEGACY_DTYPES:
+            head, _, rest = t.partition(".")
+            if head != "torch" or not rest:
+                raise ModuleNotFoundError(f"No module named '{head}'")
+            raise AttributeError(f"module 'torch' has no attribute '{rest}'")
+        dt = LEGACY_DTYPES[t]
+    elif isinstance(t, _TensorType):
+        dt = t.dtype
+    else:
+        raise TypeError(
+            "invalid type object: only floating-point types are supported as the "
+            "default type"
+        )
+    warn_once(
+        "set_default_tensor_type",
+        "torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
+        "torch.set_default_dtype() and torch.set_default_device() as alternatives.",
+    )
+    if not dt.is_floating_point:
+        raise TypeError("only floating-point types are supported as the default type")
+    _dtype.set_default_dtype(dt)
