@@ -128,12 +128,14 @@ from jaxblitz.compat.tensor.creation import (
     ShortTensor,
     arange,
     as_tensor,
+    default_generator,
     empty,
     empty_like,
     eye,
     from_numpy,
     full,
     full_like,
+    get_rng_state,
     initial_seed,
     linspace,
     logspace,
@@ -147,7 +149,9 @@ from jaxblitz.compat.tensor.creation import (
     randn,
     randn_like,
     randperm,
+    seed,
     set_default_tensor_type,
+    set_rng_state,
     tensor,
     zeros,
     zeros_like,
@@ -260,7 +264,12 @@ from jaxblitz.compat.nn.distance import cdist  # noqa: E402 -- torch.cdist
 
 # The ops' torch.* functions, each declared beside its definition (ops/_declare.py);
 # these op modules load after the Tensor class, so are imported here.
-from jaxblitz.compat.ops import _multinomial, _random_inplace, _scatter  # noqa: E402
+from jaxblitz.compat.ops import (  # noqa: E402
+    _multinomial,
+    _random_inplace,
+    _sampling,
+    _scatter,
+)
 from jaxblitz.compat.ops._declare import declared as _declared  # noqa: E402
 
 globals().update({name: op.fn for name, op in _declared().items()})

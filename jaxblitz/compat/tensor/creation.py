@@ -17,6 +17,7 @@ import builtins
 import functools
 import math
 import numbers
+import os
 from typing import TYPE_CHECKING, Any
 
 import jax
@@ -73,6 +74,59 @@ class Generator:
     def initial_seed(self) -> int:
         return self._seed
 
+    def seed(self) -> int:
+        """``Generator.seed()``: seeded from the operating system's entropy (a
+        non-deterministic 64-bit seed, as torch's); the seed is returned."""
+        seed = int.from_bytes(os.urandom(8), "little")
+        self.manual_seed(seed)
+        return seed
+
+    def get_state(self) -> Tensor:
+        """``Generator.get_state()``: a uint8 tensor (torch's ByteTensor) that
+        :meth:`set_state` restores exactly. Its bytes are compat's state -- the
+        seed, then the JAX key data -- not torch's Mersenne Twister state, and
+        the two do not cross."""
+        key = self._key
+        if isinstance(key, jax.core.Tracer):
+            raise RuntimeError(
+                "get_state: the generator's state is being traced (inside "
+                "torch.compile); read it outside the compiled function"
+            )
+        data = jax.random.key_data(key) if _typed(key) else key
+        words = np.asarray(data, np.uint32).reshape(-1).astype("<u4")
+        raw = np.array([self._seed], "<u8").tobytes() + words.tobytes()
+        return tensor(np.frombuffer(raw, np.uint8).copy())
+
+    def set_state(self, new_state: Any) -> Generator:
+        """``Generator.set_state(state)``: a state from :meth:`get_state`."""
+        if not isinstance(new_state, TensorBase):
+            raise TypeError(
+                f"expected a torch.ByteTensor, but got {_type_name(new_state)}"
+            )
+        if new_state.dtype is not _dtype.uint8:
+            raise TypeError("RNG state must be a torch.ByteTensor")
+        raw = np.asarray(new_state.detach().numpy(), np.uint8).reshape(-1).tobytes()
+        size = 8 + 4 * int(np.prod(self._key_shape()))
+        if len(raw) != size:
+            raise RuntimeError(
+                f"Expected a jaxblitz.compat generator state of size {size} but found "
+                f"the input RNG state size to be {len(raw)} (compat's state is its "
+                "own: a state from PyTorch's torch.get_rng_state() cannot be set)"
+            )
+        seed = int(np.frombuffer(raw[:8], "<u8")[0])
+        words = np.frombuffer(raw[8:], "<u4").astype(np.uint32)
+        if _host_random.on_host():
+            key: Any = words.copy()
+        else:
+            words = words.reshape(self._key_shape())
+            key = jax.random.wrap_key_data(words, impl=jax.config.jax_default_prng_impl)
+        self._seed, self._key = seed, key
+        return self
+
+    def _key_shape(self) -> tuple:
+        key = self._key
+        return tuple(jax.random.key_data(key).shape) if _typed(key) else (2,)
+
     def next_key(self) -> jax.Array | np.ndarray:
         key = self._key
         if isinstance(key, jax.core.Tracer) or _typed(key):
@@ -112,6 +166,24 @@ def manual_seed(seed: int) -> Generator:
 
 def initial_seed() -> int:
     return default_generator.initial_seed()
+
+
+def seed() -> int:
+    """``torch.seed()``: the default generator seeded non-deterministically; the
+    seed is returned."""
+    return default_generator.seed()
+
+
+def get_rng_state() -> Tensor:
+    """``torch.get_rng_state()``: the default generator's state as a uint8
+    tensor; compat's bytes (seed and JAX key), not torch's Mersenne state."""
+    return default_generator.get_state()
+
+
+def set_rng_state(new_state: Tensor) -> None:
+    """``torch.set_rng_state(state)``: the next draws repeat those that followed
+    :func:`get_rng_state`."""
+    default_generator.set_state(new_state)
 
 
 def _key(generator: Generator | None) -> jax.Array:
