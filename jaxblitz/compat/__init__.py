@@ -15,6 +15,8 @@ itself is never imported.
 
 from __future__ import annotations
 
+import builtins as _builtins
+
 import jax as _jax
 
 from jaxblitz import runtime as _runtime
@@ -34,6 +36,10 @@ from jaxblitz.compat._threads import (  # noqa: E402
     get_num_threads,
     set_num_interop_threads,
     set_num_threads,
+)
+from jaxblitz.compat._warn_always import (  # noqa: E402
+    is_warn_always_enabled,
+    set_warn_always,
 )
 from jaxblitz.compat.autograd.anomaly_mode import (  # noqa: E402
     is_anomaly_check_nan_enabled,
@@ -104,6 +110,9 @@ from jaxblitz.compat.tensor._info import (  # noqa: E402
     memory_format,
     preserve_format,
 )
+from jaxblitz.compat.tensor._tensor_base import (  # noqa: E402
+    UntypedStorage as _UntypedStorage,
+)
 from jaxblitz.compat.tensor._tensor_base import layout, strided  # noqa: E402
 from jaxblitz.compat.tensor.creation import (
     BFloat16Tensor,
@@ -119,12 +128,14 @@ from jaxblitz.compat.tensor.creation import (
     ShortTensor,
     arange,
     as_tensor,
+    default_generator,
     empty,
     empty_like,
     eye,
     from_numpy,
     full,
     full_like,
+    get_rng_state,
     initial_seed,
     linspace,
     logspace,
@@ -138,6 +149,9 @@ from jaxblitz.compat.tensor.creation import (
     randn,
     randn_like,
     randperm,
+    seed,
+    set_default_tensor_type,
+    set_rng_state,
     tensor,
     zeros,
     zeros_like,
@@ -146,6 +160,50 @@ from jaxblitz.compat.tensor.creation import (
 
 def is_tensor(obj: object) -> bool:
     return isinstance(obj, Tensor)
+
+
+def is_storage(obj: object) -> bool:
+    """``torch.is_storage``: a tensor's storage (``x.untyped_storage()``)."""
+    return isinstance(obj, _UntypedStorage)
+
+
+def is_inference(input: Tensor) -> bool:
+    """``torch.is_inference``: made inside ``torch.inference_mode()``."""
+    if not isinstance(input, Tensor):
+        raise TypeError(
+            "is_inference(): argument 'input' (position 1) must be Tensor, not "
+            f"{type(input).__name__}"
+        )
+    return input.is_inference()
+
+
+def typename(obj: object) -> str:
+    """``torch.typename``: a tensor's type string ('torch.FloatTensor'), else the
+    object's module-qualified name, as torch writes it."""
+    if isinstance(obj, Tensor):
+        return obj.type()
+    module = getattr(obj, "__module__", "") or ""
+    if hasattr(obj, "__qualname__"):
+        qualname = obj.__qualname__
+    elif hasattr(obj, "__name__"):
+        qualname = obj.__name__
+    else:
+        module = obj.__class__.__module__ or ""
+        qualname = obj.__class__.__qualname__
+    return qualname if module in ("", "builtins") else f"{module}.{qualname}"
+
+
+def set_flush_denormal(mode: bool) -> bool:
+    """``torch.set_flush_denormal``: whether the mode is in effect. XLA's CPU
+    programs flush denormal floats to zero always, so compat's ops do: True
+    turns nothing on and answers True; False cannot turn flushing off and
+    answers False (torch's answer where the CPU cannot set the mode)."""
+    if not isinstance(mode, _builtins.bool):
+        raise TypeError(
+            "set_flush_denormal(): argument 'mode' (position 1) must be bool, not "
+            f"{type(mode).__name__}"
+        )
+    return mode
 
 
 def numel(input: Tensor) -> int:
@@ -184,6 +242,7 @@ from jaxblitz.compat import (  # noqa: E402
     onnx,
     optim,
     profiler,
+    signal,
     special,
     testing,
     utils,
@@ -205,7 +264,12 @@ from jaxblitz.compat.nn.distance import cdist  # noqa: E402 -- torch.cdist
 
 # The ops' torch.* functions, each declared beside its definition (ops/_declare.py);
 # these op modules load after the Tensor class, so are imported here.
-from jaxblitz.compat.ops import _multinomial, _random_inplace, _scatter  # noqa: E402
+from jaxblitz.compat.ops import (  # noqa: E402
+    _multinomial,
+    _random_inplace,
+    _sampling,
+    _scatter,
+)
 from jaxblitz.compat.ops._declare import declared as _declared  # noqa: E402
 
 globals().update({name: op.fn for name, op in _declared().items()})

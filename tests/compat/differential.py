@@ -137,6 +137,8 @@ def to_compat(obj: Any, memo: dict) -> Any:
         t = obj.detach()
         if t.is_complex():
             raise Unsupported(f"compat has no {t.dtype}")
+        if t.device.type == "meta":  # error inputs: a tensor with no values
+            raise NotConvertible("a tensor on the meta device")
         if t.dim() > 32:  # NumPy's limit; error inputs have 65 dimensions
             raise NotConvertible(f"a {t.dim()}-dimensional tensor")
         low = t.dtype in (torch.bfloat16, torch.float16)

@@ -13,6 +13,9 @@ import threading
 from typing import Any
 
 _mode = threading.local()
+# How many inference_mode blocks are open, in any thread: while none is, a new
+# storage need not ask its thread whether it is made in inference mode.
+entered = [0]
 
 
 def is_grad_enabled() -> bool:
@@ -125,10 +128,10 @@ class inference_mode(_Mode):  # noqa: N801
     ``mode=False``, inference mode off and grad mode on), as a context manager or
     a decorator (``@torch.inference_mode`` or ``@torch.inference_mode()``).
 
-    Tensors made inside do not require grad. torch also makes them *inference
-    tensors* -- refused later by autograd and by in-place ops outside inference
-    mode, ``is_inference()`` True, no version counter; compat tensors carry no
-    such mark, so those checks are not made.
+    Tensors made inside do not require grad, and are *inference tensors*:
+    ``is_inference()`` is True. torch also refuses them later in autograd and in
+    in-place ops outside inference mode, and gives them no version counter;
+    compat does not make those checks.
     """
 
     def __new__(cls, mode: Any = True) -> Any:
@@ -142,6 +145,14 @@ class inference_mode(_Mode):  # noqa: N801
 
     def clone(self) -> inference_mode:
         return type(self)(self.mode)
+
+    def __enter__(self) -> None:
+        entered[0] += 1
+        super().__enter__()
+
+    def __exit__(self, *exc: Any) -> None:
+        super().__exit__(*exc)
+        entered[0] -= 1
 
     def _switch(self) -> None:
         _mode.enabled, _mode.inference = not self.mode, bool(self.mode)

@@ -47,13 +47,16 @@ from jaxblitz.compat.ops import (  # noqa: F401 -- loaded for their declarations
     _arith,
     _arrange,
     _decompositions,
+    _factories,
     _gather,
     _joining,
     _linalg,
+    _numeric,
     _order,
     _reduce,
     _stats,
     _unary,
+    _windows,
     shape_ops,
 )
 from jaxblitz.compat.ops._arith import (

@@ -20,7 +20,13 @@ from jaxblitz.compat.autograd.graph import AutogradMixin, apply
 from jaxblitz.compat.ops._declare import declared
 from jaxblitz.compat.tensor._dtype import x64
 from jaxblitz.compat.tensor._tensor_base import TensorBase
-from jaxblitz.compat.tensor.creation import default_generator, draw, full, tensor
+from jaxblitz.compat.tensor.creation import (
+    _check_fill,
+    default_generator,
+    draw,
+    full,
+    tensor,
+)
 
 if TYPE_CHECKING:
     from jaxblitz.compat.tensor import Tensor
@@ -84,6 +90,7 @@ class InplaceMixin(AutogradMixin):
                 )
             name = "FillBackward3"
         else:
+            _check_fill(value, self.dtype.np, self.numel())  # torch's, by its size
             with no_grad():
                 value = full((), value, dtype=self.dtype)
             name = "FillBackward2"

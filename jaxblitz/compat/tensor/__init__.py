@@ -26,7 +26,6 @@ from typing import Any
 import numpy as np
 
 from jaxblitz.compat.autograd import backward as _backward
-from jaxblitz.compat.autograd.grad_mode import no_grad
 from jaxblitz.compat.ops import MathMixin
 from jaxblitz.compat.ops._random_inplace import RandomMixin
 from jaxblitz.compat.ops._scatter import ScatterMixin
@@ -165,18 +164,16 @@ class Tensor(
         layout: Any = None,
         pin_memory: bool = False,
     ) -> Tensor:
-        size, stride = tuple(size), tuple(stride)
-        room = (
-            0
-            if 0 in size
-            else 1 + sum((n - 1) * st for n, st in zip(size, stride, strict=True))
+        from jaxblitz.compat.ops._factories import empty_strided
+
+        return empty_strided(
+            size,
+            stride,
+            dtype=dtype or self.dtype,
+            device=device or self.device,
+            requires_grad=requires_grad,
+            layout=layout,
         )
-        with no_grad():
-            out = creation.empty(
-                room, dtype=dtype or self.dtype, device=device or self.device
-            ).as_strided(size, stride)
-        out._base = None  # a fresh tensor, not a view
-        return out.requires_grad_(requires_grad)
 
     # -- Python callables over the elements (CPU, no autograd) -------------------
     def _host_fill(self, name: str, values: np.ndarray) -> Tensor:

@@ -30,6 +30,7 @@ import jax
 import numpy as np
 
 from jaxblitz.compat import lazy
+from jaxblitz.compat.autograd import grad_mode
 from jaxblitz.compat.lazy import LazyArray
 from jaxblitz.compat.tensor import _dtype, _info, _layout, _transfer
 from jaxblitz.compat.tensor._dtype import device, dtype, x64
@@ -127,11 +128,15 @@ class _Storage:
     Only such an array is donated to the next program without a copy.
     """
 
-    __slots__ = ("pending", "numpy", "exclusive", "address")
+    __slots__ = ("pending", "numpy", "exclusive", "address", "inference")
 
     def __init__(self, array=None, numpy=None):
         self.pending, self.numpy, self.exclusive = array, numpy, False
         self.address = 0  # a made-up data_ptr, given on first use
+        # made inside torch.inference_mode(): its tensors are inference tensors
+        self.inference = (
+            grad_mode.entered[0] > 0 and grad_mode.is_inference_mode_enabled()
+        )
 
     @property
     def array(self):
@@ -297,6 +302,11 @@ class TensorBase:
     _grad_fn: Node | None
     _acc: Node | None
     _hooks: list | None
+
+    def is_inference(self) -> bool:
+        """``x.is_inference()``: made inside ``torch.inference_mode()`` (a view
+        is its base's kind, as in torch)."""
+        return self._s.inference
 
     @staticmethod
     def _wrap(

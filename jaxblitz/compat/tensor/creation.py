@@ -17,6 +17,7 @@ import builtins
 import functools
 import math
 import numbers
+import os
 from typing import TYPE_CHECKING, Any
 
 import jax
@@ -24,6 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxblitz.compat import _threads
+from jaxblitz.compat._warn_always import warn_once
 from jaxblitz.compat.tensor import _dtype, _host_random
 from jaxblitz.compat.tensor._dtype import x64
 from jaxblitz.compat.tensor._layout import Layout
@@ -72,6 +74,59 @@ class Generator:
     def initial_seed(self) -> int:
         return self._seed
 
+    def seed(self) -> int:
+        """``Generator.seed()``: seeded from the operating system's entropy (a
+        non-deterministic 64-bit seed, as torch's); the seed is returned."""
+        seed = int.from_bytes(os.urandom(8), "little")
+        self.manual_seed(seed)
+        return seed
+
+    def get_state(self) -> Tensor:
+        """``Generator.get_state()``: a uint8 tensor (torch's ByteTensor) that
+        :meth:`set_state` restores exactly. Its bytes are compat's state -- the
+        seed, then the JAX key data -- not torch's Mersenne Twister state, and
+        the two do not cross."""
+        key = self._key
+        if isinstance(key, jax.core.Tracer):
+            raise RuntimeError(
+                "get_state: the generator's state is being traced (inside "
+                "torch.compile); read it outside the compiled function"
+            )
+        data = jax.random.key_data(key) if _typed(key) else key
+        words = np.asarray(data, np.uint32).reshape(-1).astype("<u4")
+        raw = np.array([self._seed], "<u8").tobytes() + words.tobytes()
+        return tensor(np.frombuffer(raw, np.uint8).copy())
+
+    def set_state(self, new_state: Any) -> Generator:
+        """``Generator.set_state(state)``: a state from :meth:`get_state`."""
+        if not isinstance(new_state, TensorBase):
+            raise TypeError(
+                f"expected a torch.ByteTensor, but got {_type_name(new_state)}"
+            )
+        if new_state.dtype is not _dtype.uint8:
+            raise TypeError("RNG state must be a torch.ByteTensor")
+        raw = np.asarray(new_state.detach().numpy(), np.uint8).reshape(-1).tobytes()
+        size = 8 + 4 * int(np.prod(self._key_shape()))
+        if len(raw) != size:
+            raise RuntimeError(
+                f"Expected a jaxblitz.compat generator state of size {size} but found "
+                f"the input RNG state size to be {len(raw)} (compat's state is its "
+                "own: a state from PyTorch's torch.get_rng_state() cannot be set)"
+            )
+        seed = int(np.frombuffer(raw[:8], "<u8")[0])
+        words = np.frombuffer(raw[8:], "<u4").astype(np.uint32)
+        if _host_random.on_host():
+            key: Any = words.copy()
+        else:
+            words = words.reshape(self._key_shape())
+            key = jax.random.wrap_key_data(words, impl=jax.config.jax_default_prng_impl)
+        self._seed, self._key = seed, key
+        return self
+
+    def _key_shape(self) -> tuple:
+        key = self._key
+        return tuple(jax.random.key_data(key).shape) if _typed(key) else (2,)
+
     def next_key(self) -> jax.Array | np.ndarray:
         key = self._key
         if isinstance(key, jax.core.Tracer) or _typed(key):
@@ -111,6 +166,24 @@ def manual_seed(seed: int) -> Generator:
 
 def initial_seed() -> int:
     return default_generator.initial_seed()
+
+
+def seed() -> int:
+    """``torch.seed()``: the default generator seeded non-deterministically; the
+    seed is returned."""
+    return default_generator.seed()
+
+
+def get_rng_state() -> Tensor:
+    """``torch.get_rng_state()``: the default generator's state as a uint8
+    tensor; compat's bytes (seed and JAX key), not torch's Mersenne state."""
+    return default_generator.get_state()
+
+
+def set_rng_state(new_state: Tensor) -> None:
+    """``torch.set_rng_state(state)``: the next draws repeat those that followed
+    :func:`get_rng_state`."""
+    default_generator.set_state(new_state)
 
 
 def _key(generator: Generator | None) -> jax.Array:
@@ -976,3 +1049,38 @@ LEGACY_DTYPES = {
         BoolTensor,
     )
 }
+
+
+def set_default_tensor_type(t: Any) -> None:
+    """``torch.set_default_tensor_type`` (deprecated): ``torch.FloatTensor``,
+    ``torch.DoubleTensor`` (``HalfTensor``, ``BFloat16Tensor``) or their names,
+    as ``torch.set_default_dtype`` of their dtype. A CUDA type's default device
+    is refused: use ``torch.set_default_device``."""
+    if isinstance(t, builtins.str):
+        if t.startswith("torch.cuda."):
+            raise NotImplementedError(
+                f"set_default_tensor_type({t!r}): jaxblitz.compat does not set the "
+                "default device through a tensor type; use "
+                "torch.set_default_dtype and torch.set_default_device('cuda')"
+            )
+        if t not in LEGACY_DTYPES:
+            head, _, rest = t.partition(".")
+            if head != "torch" or not rest:
+                raise ModuleNotFoundError(f"No module named '{head}'")
+            raise AttributeError(f"module 'torch' has no attribute '{rest}'")
+        dt = LEGACY_DTYPES[t]
+    elif isinstance(t, _TensorType):
+        dt = t.dtype
+    else:
+        raise TypeError(
+            "invalid type object: only floating-point types are supported as the "
+            "default type"
+        )
+    warn_once(
+        "set_default_tensor_type",
+        "torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
+        "torch.set_default_dtype() and torch.set_default_device() as alternatives.",
+    )
+    if not dt.is_floating_point:
+        raise TypeError("only floating-point types are supported as the default type")
+    _dtype.set_default_dtype(dt)
