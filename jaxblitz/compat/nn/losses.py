@@ -23,7 +23,7 @@ from jaxblitz.compat.autograd.grad_mode import is_grad_enabled
 from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.nn.module import Module
 from jaxblitz.compat.tensor import _dtype
-from jaxblitz.compat.tensor._checks import check_range, check_values
+from jaxblitz.compat.tensor._checks import check_range, check_values, outside_unit
 from jaxblitz.compat.tensor._tensor_base import TensorBase
 
 __all__ = [
@@ -99,11 +99,6 @@ def _tensor(name: str, position: int, arg: str, value: Any) -> None:
 
 def _out_of_bounds(value: int, _: int) -> IndexError:
     return IndexError(f"Target {value} is out of bounds.")
-
-
-def _outside_unit(x):
-    """The elements not in [0, 1] (NaN among them), for :func:`check_values`."""
-    return ~((x >= 0) & (x <= 1)), x
 
 
 _BETWEEN = {
@@ -381,8 +376,8 @@ def binary_cross_entropy(
         )
     if not input.dtype.is_floating_point:
         raise _kernel("binary_cross_entropy", input.dtype)
-    check_values([input], _outside_unit, _BETWEEN["input"])
-    check_values([target], _outside_unit, _BETWEEN["target"])
+    check_values([input], outside_unit, _BETWEEN["input"])
+    check_values([target], outside_unit, _BETWEEN["target"])
     return apply(
         "BinaryCrossEntropyBackward0",
         _bce_fn,

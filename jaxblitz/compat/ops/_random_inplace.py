@@ -18,10 +18,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxblitz.compat.autograd.graph import AutogradMixin, apply
+from jaxblitz.compat.autograd.graph import AutogradMixin, apply, run
 from jaxblitz.compat.ops._declare import declare
 from jaxblitz.compat.ops._funnel import _not_implemented, _require_tensors
 from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.tensor._checks import check_values, error, outside_unit
 from jaxblitz.compat.tensor._dtype import _CPP, x64
 from jaxblitz.compat.tensor._tensor_base import TensorBase
 from jaxblitz.compat.tensor.creation import default_generator, draw
@@ -35,6 +36,11 @@ def _uniforms(shape: tuple, generator: Any) -> jax.Array:
     key = (generator or default_generator).next_key()
     with x64(True):
         return draw(jax.random.uniform, key, tuple(shape), jnp.float64, 0.0, 1.0)
+
+
+def _below_fn(u, p, *, dt):
+    """Bernoulli draws: ``u < p`` (``p`` broadcast to the uniforms' shape)."""
+    return (u < jnp.broadcast_to(p, u.shape).astype(jnp.float64)).astype(dt)
 
 
 def _write(self: Tensor, values: jax.Array) -> Tensor:
@@ -94,14 +100,16 @@ def _random_ints(shape: tuple, low: int, high: int, generator: Any) -> jax.Array
         return (bits + jnp.uint64(low % 2**64)).astype(jnp.int64)
 
 
+_NOT_PROBABILITIES = error(
+    "Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this "
+    "error message be improved?  If so, please report an enhancement request to "
+    "PyTorch.)"
+)
+
+
 def _check_probabilities(p: Tensor) -> None:
-    values = np.asarray(p._data)
-    if ((values < 0) | (values > 1)).any():
-        raise RuntimeError(
-            "Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could "
-            "this error message be improved?  If so, please report an enhancement "
-            "request to PyTorch.)"
-        )
+    """torch's check (NaN fails it), made at the sync point for pending values."""
+    check_values([p], outside_unit, _NOT_PROBABILITIES)
 
 
 class RandomMixin(AutogradMixin):
@@ -118,9 +126,9 @@ class RandomMixin(AutogradMixin):
         if isinstance(p, TensorBase):
             _check_probabilities(p)
             u = _uniforms(tuple(self.shape), generator)
-            with x64(True):
-                p_array = jnp.broadcast_to(p._data, tuple(self.shape))
-                return _write(self, u < p_array.astype(jnp.float64))
+            drawn = run(_below_fn, u, p._value(), dt=self.dtype.np_name)
+            self._set_data(drawn)  # (recorded, where p is pending)
+            return self
         if not 0 <= p <= 1:
             raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
         u = _uniforms(tuple(self.shape), generator)

@@ -68,6 +68,11 @@ def error(
     return make
 
 
+def outside_unit(x: Any) -> tuple:
+    """The elements not in [0, 1] (NaN among them): a probability's check."""
+    return ~((x >= 0) & (x <= 1)), x
+
+
 def _outside(values: Any, *, low: int, high: int, skip: int | None) -> tuple:
     """The values outside ``[low, high)`` (``skip`` aside)."""
     values = values.astype("int64")  # (a uint8 class target compared with -100)

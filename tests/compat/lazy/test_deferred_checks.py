@@ -1,5 +1,5 @@
 """torch's checks of values (an index in range, a class target, a probability in
-[0, 1], a divisor not zero) never run pending work early: lazily, a check of
+[0, 1] for a loss or a draw, a divisor not zero) never run pending work early: lazily, a check of
 values that are pending is recorded with the work and raises at the next sync
 point, with torch's message and the user's line; values already known are
 checked at the op, as eager mode checks them. A loop whose indices or targets
@@ -71,6 +71,8 @@ def _cases(t, bad: bool):
             lambda b: f.gaussian_nll_loss(x, x, t.ones(20, 5) - (2.0 if bad else 0.0)),
         ),
         ("integer division", lambda b: idx(b) // (idx(b) - (idx(b) if bad else 0))),
+        ("bernoulli", lambda b: t.bernoulli(t.sigmoid(x) * shift)),
+        ("bernoulli_", lambda b: t.zeros(20, 5).bernoulli_(t.sigmoid(x) * shift)),
     ]
 
 
