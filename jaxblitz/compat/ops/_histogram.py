@@ -266,8 +266,11 @@ def _histogramdd(
     inputs = [flat] if weight is None else [flat, weight.reshape(-1)]
     static = dict(weighted=weight is not None, density=bool(density), linear=linear)
     hist = apply("NotImplemented", _hist_fn, *inputs, *edges, op=op, **static)
-    edges = [apply("NotImplemented", _edges_fn, e, *inputs, op=op) for e in edges]
-    return hist, edges
+    if hist.requires_grad:  # the edges too: torch's one node makes both
+        return hist, [
+            apply("NotImplemented", _edges_fn, e, *inputs, op=op) for e in edges
+        ]
+    return hist, edges if linear else [e.clone() for e in edges]
 
 
 # ---------------------------------------------------------------------------
