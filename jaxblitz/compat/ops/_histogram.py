@@ -78,7 +78,7 @@ def _bin_of(v, edges, *, linear: bool):
     n = edges.shape[0]
     left, right = edges[0], edges[-1]
     if linear:  # torch: LINEAR_INTERPOLATION_WITH_LOCAL_SEARCH
-        pos = ((v - left) * (n - 1) / (right - left)).astype(jnp.int64)
+        pos = _true_divide((v - left) * (n - 1), right - left).astype(jnp.int64)
         pos = jnp.clip(pos, 0, n - 1)  # (values left out land anywhere)
         start, end = jnp.maximum(pos - 1, 0), jnp.minimum(pos + 2, n)
         steps = 2
