@@ -1,9 +1,9 @@
-"""torch's checks of values (an index in range, a class target, a probability in
-[0, 1] for a loss or a draw, a divisor not zero) never run pending work early: lazily, a check of
-values that are pending is recorded with the work and raises at the next sync
-point, with torch's message and the user's line; values already known are
-checked at the op, as eager mode checks them. A loop whose indices or targets
-are computed then still runs one program a step."""
+"""torch's checks of values (an index in range, a class target, a probability
+in [0, 1] for a loss or a draw, a divisor not zero) never run pending work
+early: lazily, a check of values that are pending is recorded with the work and
+raises at the next sync point, with torch's message and the user's line; values
+already known are checked at the op, as eager mode checks them. A loop whose
+indices or targets are computed then still runs one program a step."""
 
 from __future__ import annotations
 
