@@ -55,6 +55,7 @@ from jaxblitz.compat.ops import (  # noqa: F401 -- loaded for their declarations
     _linalg,
     _numeric,
     _order,
+    _real_parts,
     _reduce,
     _search,
     _stats,

@@ -237,7 +237,8 @@ is_floating_point, detach, adjoint, get_device = map(
 INPLACE_FUNCTIONS = (
     "abs_", "acos_", "acosh_", "addmv_", "arccos_", "arccosh_", "arcsin_",
     "arcsinh_", "arctan_", "arctanh_", "asin_", "asinh_", "atan_", "atanh_",
-    "ceil_", "clamp_", "clamp_max_", "clamp_min_", "clip_", "cos_", "cosh_",
+    "ceil_", "clamp_", "clamp_max_", "clamp_min_", "clip_", "conj_physical_",
+    "cos_", "cosh_",
     "deg2rad_", "detach_", "erf_", "erfc_", "exp2_", "exp_", "expm1_", "fill_",
     "fix_", "floor_", "frac_", "gcd_", "i0_", "index_put_", "lcm_", "ldexp_",
     "log10_", "log1p_", "log2_", "log_", "logit_", "nan_to_num_", "neg_",
