@@ -519,6 +519,26 @@ def nonzero(input: Tensor, *, as_tuple: bool = False, out: Any = None) -> Any:
     return tuple(_no_grad(_nonzero_fn, input, n=n, column=d) for d in columns)
 
 
+def _nonzero_static_fn(x, *, size, fill):
+    if x.ndim == 0:  # torch: a 0-d tensor's rows have no columns
+        return jnp.zeros((size, 0), jnp.int64)
+    if not x.size:  # (jnp.nonzero pads an empty input with zeros, not fill)
+        return jnp.full((size, x.ndim), fill, jnp.int64)
+    found = jnp.nonzero(x, size=size, fill_value=fill)
+    return jnp.stack(found, axis=1).astype(jnp.int64)
+
+
+@declare(method=True)
+def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:
+    """``nonzero`` with a fixed number of rows: the first ``size`` nonzero
+    elements' indices, rows of ``fill_value`` after them. Its shape does not
+    depend on the values, so, lazily, it runs no work early."""
+    _require_tensors("nonzero_static", input)
+    if not isinstance(size, builtins.int) or size < 0:
+        raise RuntimeError("nonzero_static: 'size' must be an non-negative integer")
+    return _no_grad(_nonzero_static_fn, input, size=size, fill=builtins.int(fill_value))
+
+
 @declare(method=True)
 def argwhere(input: Tensor) -> Tensor:
     return nonzero(input)
