@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 from jaxblitz.compat.ops import (  # noqa: F401 -- loaded for their declarations
     _arith,
     _arrange,
+    _copies,
     _decompositions,
     _gather,
     _joining,
