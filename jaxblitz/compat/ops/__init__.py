@@ -50,6 +50,7 @@ from jaxblitz.compat.ops import (  # noqa: F401 -- loaded for their declarations
     _decompositions,
     _gather,
     _joining,
+    _legacy_linalg,
     _linalg,
     _order,
     _reduce,
