@@ -205,7 +205,12 @@ from jaxblitz.compat.nn.distance import cdist  # noqa: E402 -- torch.cdist
 
 # The ops' torch.* functions, each declared beside its definition (ops/_declare.py);
 # these op modules load after the Tensor class, so are imported here.
-from jaxblitz.compat.ops import _multinomial, _random_inplace, _scatter  # noqa: E402
+from jaxblitz.compat.ops import (  # noqa: E402
+    _aten_nn,
+    _multinomial,
+    _random_inplace,
+    _scatter,
+)
 from jaxblitz.compat.ops._declare import declared as _declared  # noqa: E402
 
 globals().update({name: op.fn for name, op in _declared().items()})
