@@ -206,6 +206,7 @@ from jaxblitz.compat.nn.distance import cdist  # noqa: E402 -- torch.cdist
 # The ops' torch.* functions, each declared beside its definition (ops/_declare.py);
 # these op modules load after the Tensor class, so are imported here.
 from jaxblitz.compat.ops import (  # noqa: E402
+    _aten_losses,
     _aten_nn,
     _multinomial,
     _random_inplace,
