@@ -434,3 +434,9 @@ def convolution(
     return fn(
         input, weight, bias, args["stride"], args["padding"], args["dilation"], groups
     )
+
+
+# torch: Tensor.hardshrink and Tensor.prelu. Set here: this module needs the Tensor
+# class, so it loads after ops sets the declared methods onto MathMixin.
+Tensor.hardshrink = F.hardshrink
+Tensor.prelu = F.prelu
