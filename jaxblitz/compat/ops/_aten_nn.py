@@ -18,6 +18,7 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 
 from jaxblitz.compat.autograd.grad_mode import is_grad_enabled
@@ -34,7 +35,7 @@ from jaxblitz.compat.nn.rnn import _split
 from jaxblitz.compat.ops._declare import declare
 from jaxblitz.compat.ops._funnel import _no_grad, _require_tensors
 from jaxblitz.compat.tensor import Tensor, _dtype
-from jaxblitz.compat.tensor.creation import empty, ones_like, rand
+from jaxblitz.compat.tensor.creation import empty, ones_like, rand, tensor
 
 # -- dropout -------------------------------------------------------------------------
 
@@ -114,6 +115,93 @@ def embedding(
         scale_grad_by_freq=scale_grad_by_freq,
         sparse=sparse,
     )
+
+
+_BAG_MODES = {0: "sum", 1: "mean", 2: "max"}
+
+
+def _bag_extras(
+    indices: np.ndarray,
+    offsets: np.ndarray,
+    weight: np.ndarray,
+    mode: int,
+    include_last_offset: bool,
+    padding_idx: int | None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """ATen's other three results: ``offset2bag`` (each index's bag; empty for a
+    sum without padding), ``bag_size`` (indices counted per bag but for a sum)
+    and ``max_indices`` (the rows a max took, else ``bag_size`` again)."""
+    starts = offsets[:-1] if include_last_offset else offsets
+    bags = len(starts)
+    owner = np.searchsorted(starts, np.arange(len(indices)), side="right") - 1
+    counted = indices != padding_idx if padding_idx is not None else True
+    counted = np.broadcast_to(counted, indices.shape)
+    size = np.bincount(owner[counted], minlength=bags)[:bags].astype(np.int64)
+    offset2bag = owner.astype(np.int64)
+    if mode == 0:
+        if padding_idx is None:
+            offset2bag = np.zeros(0, np.int64)
+        zeros = np.zeros(bags, np.int64)
+        return offset2bag, zeros, zeros
+    if mode == 1:
+        return offset2bag, size, size
+    rows = np.zeros((bags, weight.shape[1]), np.int64)
+    for b in range(bags):
+        members = indices[(owner == b) & counted]
+        if members.size:
+            rows[b] = members[np.argmax(weight[members], axis=0)]
+    return offset2bag, size, rows
+
+
+@declare
+def embedding_bag(
+    weight: Tensor,
+    indices: Tensor,
+    offsets: Tensor,
+    scale_grad_by_freq: bool = False,
+    mode: int = 0,
+    sparse: bool = False,
+    per_sample_weights: Tensor | None = None,
+    include_last_offset: bool = False,
+    padding_idx: int | None = None,
+) -> tuple:
+    """``torch.embedding_bag(weight, indices, offsets, ...)``: ATen's four
+    results -- the bags, ``offset2bag``, ``bag_size``, ``max_indices`` -- with
+    ``mode`` an int (0 sum, 1 mean, 2 max) and 1-D indices."""
+    _require_tensors("embedding_bag", weight)
+    if not isinstance(offsets, Tensor):
+        raise TypeError(
+            "embedding_bag(): argument 'offsets' (position 3) must be Tensor, not "
+            f"{type(offsets).__name__}"
+        )
+    if indices.dim() != 1 or mode not in _BAG_MODES:
+        raise NotImplementedError(
+            "torch.embedding_bag is supported by jaxblitz.compat for 1-D indices and "
+            "mode 0, 1 or 2: use nn.functional.embedding_bag"
+        )
+    if padding_idx is not None:
+        padding_idx %= weight.shape[0]  # ATen's, as F.embedding_bag's
+    out = F.embedding_bag(
+        indices,
+        weight,
+        offsets,
+        scale_grad_by_freq=scale_grad_by_freq,
+        mode=_BAG_MODES[mode],
+        sparse=sparse,
+        per_sample_weights=per_sample_weights,
+        include_last_offset=include_last_offset,
+        padding_idx=padding_idx,
+    )
+    extras = _bag_extras(
+        np.asarray(indices.tolist(), np.int64).reshape(-1),
+        np.asarray(offsets.tolist(), np.int64).reshape(-1),
+        np.asarray(weight.detach().tolist()) if mode == 2 else np.zeros((0, 0)),
+        mode,
+        include_last_offset,
+        padding_idx,
+    )
+    where = _dtype.tensor_device(weight)
+    return (out, *(tensor(e, dtype=_dtype.int64, device=where) for e in extras))
 
 
 # -- normalisation -------------------------------------------------------------------

@@ -210,3 +210,40 @@ def test_what_compat_refuses_says_so():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         c.native_layer_norm(x, [4], None, None, 1e-5)
+
+
+@pytest.mark.parametrize(
+    ("mode", "padding_idx", "include_last_offset"),
+    [(0, None, False), (0, 3, True), (1, None, True), (1, -1, False), (2, 3, False)],
+)
+def test_embedding_bag_returns_atens_four_results(
+    mode, padding_idx, include_last_offset
+):
+    offsets = [0, 2, 2, 5] if include_last_offset else [0, 2, 2]
+    results = []
+    for T in (torch, c):
+        w = T.tensor(TABLE[:, :2].tolist() + [[0.5, -0.5]], requires_grad=True)
+        out = T.embedding_bag(
+            w,
+            T.tensor([3, 0, 5, 3, 1]),
+            T.tensor(offsets),
+            False,
+            mode,
+            False,
+            None,
+            include_last_offset,
+            padding_idx,
+        )
+        out[0].sum().backward()
+        results.append([*out, w.grad])
+    for a, b in zip(*results, strict=True):
+        assert tuple(b.shape) == tuple(a.shape) and str(b.dtype) == str(a.dtype)
+        np.testing.assert_allclose(b.tolist(), a.tolist(), rtol=1e-5, atol=1e-6)
+
+
+def test_embedding_bag_refuses_where_torchs_kernels_disagree():
+    w, i = c.ones(6, 2), c.tensor([3, 0, 5, 3, 1])
+    with pytest.raises(NotImplementedError, match="include_last_offset"):
+        c.embedding_bag(w, i, c.tensor([0, 2, 2]), False, 1, False, None, True)
+    with pytest.raises(NotImplementedError, match="1-D indices"):
+        c.embedding_bag(w, i.view(1, 5), c.tensor([0]))
