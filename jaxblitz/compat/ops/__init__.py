@@ -49,6 +49,7 @@ from jaxblitz.compat.ops import (  # noqa: F401 -- loaded for their declarations
     _copies,
     _decompositions,
     _gather,
+    _householder,
     _joining,
     _legacy_linalg,
     _linalg,
