@@ -208,6 +208,7 @@ from jaxblitz.compat.nn.distance import cdist  # noqa: E402 -- torch.cdist
 from jaxblitz.compat.ops import (  # noqa: E402
     _aten_losses,
     _aten_nn,
+    _aten_norms,
     _aten_rnn,
     _multinomial,
     _random_inplace,

@@ -114,6 +114,7 @@ def test_sequence_op_matches_torch(
     _same(call, arrays + weights)
 
 
+@pytest.mark.filterwarnings("ignore:LSTM with projections is not supported")
 def test_lstm_with_projections_matches_torch():
     m = torch.nn.LSTM(3, 4, 2, proj_size=2)
     weights = [w.detach().numpy() for w in m._flat_weights]
