@@ -265,6 +265,10 @@ from jaxblitz.compat.nn.distance import cdist  # noqa: E402 -- torch.cdist
 # The ops' torch.* functions, each declared beside its definition (ops/_declare.py);
 # these op modules load after the Tensor class, so are imported here.
 from jaxblitz.compat.ops import (  # noqa: E402
+    _aten_losses,
+    _aten_nn,
+    _aten_norms,
+    _aten_rnn,
     _multinomial,
     _random_inplace,
     _sampling,

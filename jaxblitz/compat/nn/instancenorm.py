@@ -13,7 +13,7 @@ import warnings
 from typing import Any
 
 from jaxblitz.compat.autograd.grad_mode import no_grad
-from jaxblitz.compat.nn.normalization import _NormBase, batch_norm
+from jaxblitz.compat.nn.normalization import _NormBase, aten_batch_norm
 from jaxblitz.compat.tensor import Tensor
 
 
@@ -33,6 +33,24 @@ def instance_norm(
             "Expected more than 1 spatial element when training, got input size "
             f"torch.Size({list(size)})"
         )
+    return aten_instance_norm(
+        input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps
+    )
+
+
+def aten_instance_norm(
+    input: Tensor,
+    weight: Tensor | None,
+    bias: Tensor | None,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    use_input_stats: bool,
+    momentum: float,
+    eps: float,
+) -> Tensor:
+    """ATen's ``instance_norm`` (``torch.instance_norm``): ``F.instance_norm``
+    without its Python check of the spatial size."""
+    size = tuple(input.shape)
     if not use_input_stats and (running_mean is None or running_var is None):
         raise RuntimeError(
             "Expected running_mean and running_var to be defined when "
@@ -46,11 +64,11 @@ def instance_norm(
     stats = [repeated(t) for t in (running_mean, running_var)]
     with no_grad():  # torch repeats the running stats outside autograd
         stats = [None if t is None else t.detach() for t in stats]
-    out = batch_norm(
+    out = aten_batch_norm(
         input.reshape(1, b * c, *size[2:]),
-        *stats,
         repeated(weight),
         repeated(bias),
+        *stats,
         use_input_stats,
         momentum,
         eps,

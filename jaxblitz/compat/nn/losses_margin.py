@@ -110,6 +110,19 @@ def margin_ranking_loss(
             f"got sizes: input1: {input1.size()}, input2: {input2.size()}, target: "
             f"{target.size()} "
         )
+    return aten_margin_ranking_loss(input1, input2, target, margin, reduction)
+
+
+def aten_margin_ranking_loss(
+    input1: TensorBase,
+    input2: TensorBase,
+    target: TensorBase,
+    margin: float,
+    reduction: str,
+) -> TensorBase:
+    """ATen's ``margin_ranking_loss`` (``torch.margin_ranking_loss``): the
+    functional form without its Python check that the dims agree (ATen
+    broadcasts)."""
     _broadcast_shapes(tuple(input1.shape), tuple(input2.shape), tuple(target.shape))
     dt = _dtype.promote_types(
         _dtype.promote_types(input1.dtype, input2.dtype), target.dtype

@@ -124,6 +124,23 @@ def batch_norm(
         )
     if eps < 0.0:
         raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
+    return aten_batch_norm(
+        input, weight, bias, running_mean, running_var, training, momentum, eps
+    )
+
+
+def aten_batch_norm(
+    input: Tensor,
+    weight: Tensor | None,
+    bias: Tensor | None,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    training: bool,
+    momentum: float,
+    eps: float,
+) -> Tensor:
+    """ATen's ``batch_norm`` (``torch.batch_norm``): ``F.batch_norm`` without
+    its Python checks of the batch size and ``eps``."""
     if not input.numel():  # torch: a clone, so that the gradient chain holds
         out = input.clone()
         out = out if weight is None else out * weight[0]

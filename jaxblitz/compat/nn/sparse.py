@@ -200,6 +200,14 @@ def embedding_bag(
         )
     if padding_idx is not None:
         padding_idx %= weight.shape[0]
+    plain_sum = mode == "sum" and per_sample_weights is None and padding_idx is None
+    if include_last_offset and not plain_sum and int(offsets[-1]) != input.numel():
+        raise NotImplementedError(
+            "embedding_bag: include_last_offset=True with a last offset other than "
+            "the number of indices is not supported by jaxblitz.compat (torch's "
+            "kernels take the last bag to the end of the indices here, but for a "
+            "plain sum)"
+        )
     rows = weight.shape[0]
     check_range(
         input,

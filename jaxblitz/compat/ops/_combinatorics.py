@@ -205,7 +205,7 @@ def block_diag(*tensors: Tensor) -> Tensor:
             )
     operands = [(t.dtype, 2 if t.dim() else 1) for t in tensors]
     dt = _dtype.result_type(operands)
-    return apply("BlockDiagBackward0", _block_diag_fn, *tensors, dt=dt.np.name)
+    return apply("BlockDiagBackward0", _block_diag_fn, *tensors, dt=dt.np_name)
 
 
 # ---------------------------------------------------------------------------

@@ -132,7 +132,7 @@ def _bounds_checked(low: int, high: int, dt: _dtype.dtype) -> None:
         return
     lo, hi = (0, 1) if dt is _dtype.bool else (np.iinfo(dt.np).min, np.iinfo(dt.np).max)
     c_name = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char"}.get(
-        dt.np.name, {"int16": "short", "int32": "int", "int64": "long"}.get(dt.np.name)
+        dt.np_name, {"int16": "short", "int32": "int", "int64": "long"}.get(dt.np_name)
     )
     if not lo <= low <= hi:
         raise RuntimeError(f"from is out of bounds for {c_name}")

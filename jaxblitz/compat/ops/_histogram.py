@@ -199,8 +199,8 @@ def _check_edges(x: Tensor, edges: list[Tensor]) -> None:
         if e.dtype is not x.dtype:
             raise RuntimeError(
                 "torch.histogramdd: input tensor and bins tensors should have the same "
-                f"dtype, but got input with dtype {_CPP[x.dtype.np.name]} and bins for "
-                f"dimension {d} with dtype {_CPP[e.dtype.np.name]}"
+                f"dtype, but got input with dtype {_CPP[x.dtype.np_name]} and bins for "
+                f"dimension {d} with dtype {_CPP[e.dtype.np_name]}"
             )
         if e.dim() != 1:
             raise RuntimeError(
@@ -220,8 +220,8 @@ def _check_weight(x: Tensor, weight: Tensor | None) -> None:
     if weight.dtype is not x.dtype:
         raise RuntimeError(
             "torch.histogramdd: if weight tensor is provided, input tensor and weight "
-            f"tensor should have the same dtype, but got input({_CPP[x.dtype.np.name]})"
-            f", and weight({_CPP[weight.dtype.np.name]})"
+            f"tensor should have the same dtype, but got input({_CPP[x.dtype.np_name]})"
+            f", and weight({_CPP[weight.dtype.np_name]})"
         )
     if tuple(weight.shape or (1,)) != tuple(x.shape[:-1]):
         raise RuntimeError(

@@ -382,8 +382,8 @@ def chain_matmul(*matrices: Tensor) -> Tensor:
         if m.dtype is not matrices[0].dtype:
             raise RuntimeError(
                 "multi_dot(): all tensors must have be the same dtype but tensor 0 "
-                f"is {_dtype._CPP[matrices[0].dtype.np.name]} and tensor {i} "
-                f"{_dtype._CPP[m.dtype.np.name]}"
+                f"is {_dtype._CPP[matrices[0].dtype.np_name]} and tensor {i} "
+                f"{_dtype._CPP[m.dtype.np_name]}"
             )
     for i in range(len(matrices) - 1):
         a, b = matrices[i], matrices[i + 1]
@@ -428,4 +428,4 @@ def fill(input: Tensor, value: Any) -> Tensor:
         with no_grad():
             value = full((), value, dtype=input.dtype)
         name = "FillBackward0"
-    return apply(name, _fill_fn, input, value, dt=input.dtype.np.name)
+    return apply(name, _fill_fn, input, value, dt=input.dtype.np_name)

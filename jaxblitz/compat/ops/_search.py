@@ -225,9 +225,9 @@ def searchsorted(
         run(
             _searchsorted_fn,
             *arrays,
-            dt=dt.np.name,
+            dt=dt.np_name,
             right=bool(right) or side == "right",
-            out_dt=out_dt.np.name,
+            out_dt=out_dt.np_name,
         )
     )
     return _to_out(result, out)
@@ -313,7 +313,7 @@ def isin(
             _isin_fn,
             _array(elements),
             test_elements._value(),
-            dt=dt.np.name,
+            dt=dt.np_name,
             invert=bool(invert),
             by_sorting=by_sorting and n > 0,
         )

@@ -383,6 +383,8 @@ def to_dtype(input: Tensor, dt: _dtype.dtype, *, memory_format: Any = None) -> T
     as ``x.to(dtype, memory_format=...)`` does (the default preserves)."""
     out = input
     if input.dtype is not dt:
+        if not dt.is_floating_point:  # torch: an integer or bool result has no grad
+            input = input.detach()
         out = apply("ToCopyBackward0", _cast_fn, input, dt=dt.np_name)
     return _formatted(out, memory_format)
 

@@ -45,7 +45,7 @@ def _window(
     if not dt.is_floating_point:
         raise RuntimeError(
             f"{name} expects floating point dtypes, got: TensorOptions(dtype="
-            f"{_dtype._CPP[dt.np.name]}, device=cpu, layout=Strided (default), "
+            f"{_dtype._CPP[dt.np_name]}, device=cpu, layout=Strided (default), "
             "requires_grad=false (default), pinned_memory=false, "
             "memory_format=(nullopt))"
         )

@@ -202,6 +202,45 @@ class Tensor(
         values = [callable(a, b) for a, b in pairs]
         return self._host_fill("map_", np.asarray(values).reshape(self.shape))
 
+    def map2_(self, x: Tensor, y: Tensor, callable: Any) -> Tensor:
+        """Each element replaced by ``callable(element, x's, y's)``."""
+        shape = tuple(self.shape)
+        others = [_broadcast_to(t, shape) for t in (x, y)]
+        triples = zip(
+            np.asarray(self._data).reshape(-1).tolist(),
+            *(o.reshape(-1).tolist() for o in others),
+            strict=True,
+        )
+        values = [callable(a, b, c) for a, b, c in triples]
+        return self._host_fill("map2_", np.asarray(values).reshape(shape))
+
+    def as_subclass(self, cls: type) -> Tensor:
+        """``x.as_subclass(cls)``: an alias of ``x`` (same elements, on the
+        autograd graph) that is an instance of ``cls``, a subclass of Tensor."""
+        if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+            raise TypeError(
+                "Creating a Tensor subclass from a class that does not inherit from "
+                "Tensor is not possible. Make sure your class inherits from Tensor."
+            )
+        out = self.view_as(self)
+        try:
+            out.__class__ = cls
+        except TypeError as e:  # a subclass with its own __slots__ layout
+            raise NotImplementedError(
+                f"Tensor.as_subclass({cls.__name__}) is not supported by "
+                f"jaxblitz.compat: {e}"
+            ) from None
+        return out
+
+
+def _broadcast_to(t: Tensor, shape: tuple) -> np.ndarray:
+    """``t``'s values expanded to ``shape``, with torch's expand error."""
+    try:
+        return np.broadcast_to(np.asarray(t._data), shape)
+    except ValueError:
+        t.expand(*shape)  # raises torch's message
+        raise
+
 
 _tensor_base.use_tensor_class(Tensor)
 

@@ -962,6 +962,20 @@ class CreationMixin(TensorBase):
         kwargs.setdefault("device", _dtype.tensor_device(self))
         return tensor(data, dtype=dtype or self.dtype, **kwargs)
 
+    def new(self, *args: Any, device: Any = None, **kwargs: Any) -> Tensor:
+        """``x.new(...)``, torch's legacy constructor with ``x``'s dtype and device:
+        ``x.new(2, 3)`` uninitialised, ``x.new([1, 2])`` from data, ``x.new()``
+        empty, ``x.new(t)`` an alias of ``t`` (of ``x``'s dtype)."""
+        here = _dtype.tensor_device(self)
+        if device is not None and here is not None:
+            wanted = _dtype.device(device).type
+            if wanted != here.type:
+                raise RuntimeError(
+                    f"legacy constructor expects device type: {here.type} but "
+                    f"device type: {wanted} was passed"
+                )
+        return _legacy_new(self.dtype, here, args, kwargs, alias=True)
+
 
 # ---------------------------------------------------------------------------
 # Legacy tensor types: torch.FloatTensor(2, 3), torch.LongTensor([1, 2]),
@@ -983,30 +997,39 @@ class _TensorType(type):
         )
 
     def __call__(cls, *args: Any, device: Any = None, **kwargs: Any) -> Tensor:
-        if kwargs:
-            kinds = ", ".join(
-                [_type_name(a) for a in args]
-                + [f"{k}={_type_name(v)}" for k, v in kwargs.items()]
-            )
-            raise TypeError(
-                f"new() received an invalid combination of arguments - got ({kinds})"
-            )
-        if len(args) == 1 and _as_int(args[0]) is None:
-            data = args[0]
-            if isinstance(data, TensorBase):
-                if data.dtype is not cls.dtype:
-                    raise TypeError(
-                        f"expected {_options(cls.dtype)} (got {_options(data.dtype)})"
-                    )
-                return data
-            if isinstance(data, builtins.str | builtins.bytes) or not isinstance(
-                data, list | tuple | np.ndarray
-            ):
-                raise TypeError(f"new(): invalid data type '{_type_name(data)}'")
-            if not isinstance(data, Size):  # torch.FloatTensor(x.shape): a size
-                return tensor(data, dtype=cls.dtype, device=device or "cpu")
-        shape = sizes("new", args) if args else (0,)  # torch.FloatTensor(): empty
-        return empty(shape, dtype=cls.dtype, device=device or "cpu")
+        return _legacy_new(cls.dtype, device or "cpu", args, kwargs, alias=False)
+
+
+def _legacy_new(
+    dt: _dtype.dtype, device: Any, args: tuple, kwargs: dict, alias: bool
+) -> Tensor:
+    """torch's legacy constructor (``torch.FloatTensor(...)``, ``x.new(...)``):
+    sizes (uninitialised), data, a tensor of ``dt`` (itself, or with ``alias`` an
+    alias of it), or nothing (empty)."""
+    if kwargs:
+        kinds = ", ".join(
+            [_type_name(a) for a in args]
+            + [f"{k}={_type_name(v)}" for k, v in kwargs.items()]
+        )
+        raise TypeError(
+            f"new() received an invalid combination of arguments - got ({kinds})"
+        )
+    if len(args) == 1 and isinstance(args[0], builtins.bool | builtins.float):
+        raise TypeError(f"new(): data must be a sequence (got {_type_name(args[0])})")
+    if len(args) == 1 and _as_int(args[0]) is None:
+        data = args[0]
+        if isinstance(data, TensorBase):
+            if data.dtype is not dt:
+                raise TypeError(f"expected {_options(dt)} (got {_options(data.dtype)})")
+            return data.view_as(data) if alias else data
+        if isinstance(data, builtins.str | builtins.bytes) or not isinstance(
+            data, list | tuple | np.ndarray
+        ):
+            raise TypeError(f"new(): invalid data type '{_type_name(data)}'")
+        if not isinstance(data, Size):  # torch.FloatTensor(x.shape): a size
+            return tensor(data, dtype=dt, device=device)
+    shape = sizes("new", args) if args else (0,)  # torch.FloatTensor(): empty
+    return empty(shape, dtype=dt, device=device)
 
 
 def _options(dt: _dtype.dtype) -> str:

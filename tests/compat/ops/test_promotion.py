@@ -598,3 +598,11 @@ def test_ops_without_a_derivative_raise_torchs_error_in_backward():
         with pytest.raises(RuntimeError, match="derivative for aten::"):
             out.sum().backward()
     assert not (x > 0).requires_grad and not x.isnan().requires_grad
+
+
+@pytest.mark.parametrize("cast", ["long", "int", "bool", "byte", "half", "double"])
+def test_a_cast_of_a_tensor_that_requires_grad_requires_grad_when_floating(cast):
+    theirs = getattr(pt.ones(2, requires_grad=True), cast)()
+    ours = getattr(torch.ones(2, requires_grad=True), cast)()
+    assert ours.requires_grad == theirs.requires_grad
+    assert (ours.grad_fn is None) == (theirs.grad_fn is None)
