@@ -16,6 +16,7 @@ itself is never imported.
 from __future__ import annotations
 
 import builtins as _builtins
+import math as _math
 
 import jax as _jax
 
@@ -23,6 +24,7 @@ from jaxblitz import runtime as _runtime
 
 # Loaded first, so that `torch.tensor` is the function imported below, not this
 # module (importing a submodule sets the package's attribute of its name).
+from jaxblitz.compat import _not_offered
 from jaxblitz.compat import tensor as _tensor_module  # noqa: F401
 from jaxblitz.compat._determinism import (  # noqa: E402
     are_deterministic_algorithms_enabled,
@@ -329,4 +331,29 @@ def adaptive_max_pool1d(
     return nn.functional.adaptive_max_pool1d(input, output_size, return_indices=True)
 
 
+# torch's constants (torch.pi ...): Python's own floats, as torch's are
+pi, e, inf, nan = _math.pi, _math.e, _math.inf, _math.nan
+newaxis = None
+
+
+def set_anomaly_enabled(enabled: bool, check_nan: bool = True) -> None:
+    """``torch.set_anomaly_enabled``: anomaly detection on or off from now on
+    (``torch.autograd.set_detect_anomaly`` without its context)."""
+    autograd.set_detect_anomaly(enabled, check_nan)
+
+
+def is_vulkan_available() -> bool:
+    """False: compat runs on XLA's CPU, GPU and TPU backends, none of them Vulkan."""
+    return False
+
+
+def is_distributed(input: Tensor) -> bool:
+    """False: a compat tensor is never a distributed one (torch's legacy query)."""
+    return False
+
+
 __all__ = [name for name in dir() if not name.startswith("_")]
+
+# The torch.* names compat does not offer, refused by name with the reason (a
+# NotImplementedError that is also an AttributeError: hasattr answers False).
+__getattr__ = _not_offered.refuser(__name__, "torch")

@@ -48,6 +48,90 @@ REASONS: dict[str, dict[str, str]] = {
 }
 
 
+# torch.* names by kind: why each kind is refused, and the names of that kind.
+_TORCH_KINDS: dict[str, str] = {
+    "quantized tensors are not supported (compat's dtypes are float, int and "
+    "bool)": """choose_qparams_optimized dequantize empty_quantized
+        fake_quantize_per_channel_affine fake_quantize_per_tensor_affine
+        fused_moving_avg_obs_fake_quant int_repr q_per_channel_axis
+        q_per_channel_scales q_per_channel_zero_points q_scale q_zero_point
+        quantize_per_channel quantize_per_tensor quantize_per_tensor_dynamic
+        quantized_batch_norm quantized_gru quantized_gru_cell quantized_lstm
+        quantized_lstm_cell quantized_max_pool1d quantized_max_pool2d
+        quantized_max_pool3d quantized_rnn_relu_cell quantized_rnn_tanh_cell
+        qint8 qint32 quint8 quint2x4 quint4x2 per_channel_affine
+        per_channel_affine_float_qparams per_channel_symmetric per_tensor_affine
+        per_tensor_symmetric""",
+    "sparse tensors are not supported: use dense tensors": """dsmm hsmm hspmm
+        resize_as_sparse_ saddmm smm spmm sspaddmm sparse_bsc_tensor
+        sparse_bsr_tensor sparse_compressed_tensor sparse_coo_tensor
+        sparse_csc_tensor sparse_csr_tensor sparse_bsc sparse_bsr sparse_coo
+        sparse_csc sparse_csr""",
+    "compat has no complex dtypes (its tensors are real)": """complex polar
+        view_as_complex view_as_complex_copy view_as_real view_as_real_copy stft
+        istft cfloat cdouble chalf complex32 complex64 complex128""",
+    "compat has no such dtype (float32/64, float16, bfloat16, int8-64, uint8 "
+    "and bool)": """bits16 bits1x8 bits2x4 bits4x2 bits8 float4_e2m1fn_x2
+        float8_e4m3fn float8_e4m3fnuz float8_e5m2 float8_e5m2fnuz float8_e8m0fnu
+        int1 int2 int3 int4 int5 int6 int7 uint1 uint2 uint3 uint4 uint5 uint6
+        uint7 uint16 uint32 uint64""",
+    "an internal kernel of one of PyTorch's backends (cuDNN, MIOpen, oneDNN, "
+    "FBGEMM): call the public op (torch.nn.functional's)": """
+        affine_grid_generator conv_tbc cudnn_affine_grid_generator
+        cudnn_batch_norm cudnn_convolution cudnn_convolution_add_relu
+        cudnn_convolution_relu cudnn_convolution_transpose cudnn_grid_sampler
+        fbgemm_linear_fp16_weight fbgemm_linear_fp16_weight_fp32_activation
+        fbgemm_linear_int8_weight fbgemm_linear_int8_weight_fp32_activation
+        fbgemm_linear_quantize_weight fbgemm_pack_gemm_matrix_fp16
+        fbgemm_pack_quantized_matrix grid_sampler grid_sampler_2d grid_sampler_3d
+        miopen_batch_norm miopen_convolution miopen_convolution_add_relu
+        miopen_convolution_relu miopen_convolution_transpose miopen_ctc_loss
+        miopen_depthwise_convolution miopen_rnn mkldnn_adaptive_avg_pool2d
+        mkldnn_convolution mkldnn_linear_backward_weights mkldnn_max_pool2d
+        mkldnn_max_pool3d mkldnn_rnn_layer embedding_renorm_ slice_inverse
+        cudnn_is_acceptable""",
+    "SyncBatchNorm's kernels: compat trains in one process (jaxblitz.parallel "
+    "shards a batch over devices)": """batch_norm_backward_elemt
+        batch_norm_backward_reduce batch_norm_elemt batch_norm_gather_stats
+        batch_norm_gather_stats_with_counts batch_norm_stats
+        batch_norm_update_stats""",
+    "autocast's per-device switches: use torch.autocast(device_type, dtype=...), "
+    "torch.is_autocast_enabled() and torch.get_autocast_dtype(device_type)": """
+        autocast_decrement_nesting autocast_increment_nesting
+        clear_autocast_cache get_autocast_cpu_dtype get_autocast_gpu_dtype
+        get_autocast_ipu_dtype get_autocast_xla_dtype is_autocast_cache_enabled
+        is_autocast_cpu_enabled is_autocast_ipu_enabled is_autocast_xla_enabled
+        set_autocast_cache_enabled set_autocast_cpu_dtype
+        set_autocast_cpu_enabled set_autocast_dtype set_autocast_enabled
+        set_autocast_gpu_dtype set_autocast_ipu_dtype set_autocast_ipu_enabled
+        set_autocast_xla_dtype set_autocast_xla_enabled""",
+    "TorchScript's internals: compat has no TorchScript compiler": """fork wait
+        import_ir_module import_ir_module_from_buffer merge_type_from_type_comment
+        parse_ir parse_schema parse_type_comment unify_type_list""",
+    "symbolic shapes belong to torch.export and torch.compile's tracer; compat's "
+    "shapes are plain ints": """sym_constrain_range sym_constrain_range_for_size
+        sym_float sym_fresh_size sym_int sym_ite sym_max sym_min sym_not sym_sqrt
+        sym_sum""",
+    "torch's control-flow operators are not implemented: use Python's if and "
+    "while (torch.compile traces them as JAX traces Python)": "cond while_loop",
+    "randomised low-rank methods are not implemented: use torch.linalg.svd or "
+    "torch.linalg.eigh": "lobpcg pca_lowrank svd_lowrank",
+    "DLPack exchange is not implemented: use torch.from_numpy and "
+    "Tensor.numpy()": "from_dlpack to_dlpack",
+    "a fact of PyTorch's own build or process set-up, which compat does not "
+    "have": """classproperty compiled_with_cxx11_abi get_device_module
+        get_file_path init_num_threads prepare_multiprocessing_environment
+        profiler_allow_cudagraph_cupti_lazy_reinit_cuda12 thread_safe_generator
+        has_lapack has_mkl has_openmp has_spectral USE_GLOBAL_DEPS
+        USE_RTLD_GLOBAL_WITH_LIBTORCH""",
+    "not implemented": """as_strided_ empty_permuted from_file hash_tensor
+        segment_reduce jagged""",
+}
+REASONS["torch"] = {
+    name: reason for reason, names in _TORCH_KINDS.items() for name in names.split()
+}
+
+
 def refuser(module: str, namespace: str) -> Callable[[str], Any]:
     """A module ``__getattr__`` for compat's ``namespace`` (``torch.nn``...)."""
     reasons = REASONS[namespace]
