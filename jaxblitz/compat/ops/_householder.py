@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import jax
 import jax.numpy as jnp
 
+from jaxblitz.compat.autograd.grad_mode import is_grad_enabled
 from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.ops._declare import declare
 from jaxblitz.compat.ops._decompositions import _floating, _return_type
@@ -122,6 +123,16 @@ def orgqr(input: Tensor, input2: Tensor) -> Tensor:
     if input.shape[-1] < input2.shape[-1]:
         raise RuntimeError(
             f"{what}: input.shape[-1] must be greater than or equal to tau.shape[-1]"
+        )
+    if (
+        not input2.shape[-1]
+        and is_grad_enabled()
+        and (input.requires_grad or input2.requires_grad)
+    ):  # torch's backward then gives no gradient at all, where a VJP gives zeros
+        raise NotImplementedError(
+            "torch.orgqr with no reflectors (an empty tau) on tensors that require "
+            "grad is not supported by jaxblitz.compat (torch's gradients there are "
+            "None); compute it under torch.no_grad()"
         )
     return apply("LinalgHouseholderProductBackward0", _orgqr_fn, input, input2)
 
