@@ -262,15 +262,17 @@ from jaxblitz.compat.bridge import functional  # noqa: E402
 from jaxblitz.compat.compile import compile  # noqa: E402 -- torch.compile
 from jaxblitz.compat.func import vmap  # noqa: E402 -- torch.vmap (refused)
 from jaxblitz.compat.lazy import sync  # noqa: E402 -- run pending work (lazy mode)
-from jaxblitz.compat.nn.distance import cdist  # noqa: E402 -- torch.cdist
 
 # The ops' torch.* functions, each declared beside its definition (ops/_declare.py);
 # these op modules load after the Tensor class, so are imported here.
-from jaxblitz.compat.ops import (  # noqa: E402
+from jaxblitz.compat.nn import (  # noqa: E402, F401 -- torch.* names of ATen's
     _aten_losses,
     _aten_nn,
     _aten_norms,
     _aten_rnn,
+)
+from jaxblitz.compat.nn.distance import cdist  # noqa: E402 -- torch.cdist
+from jaxblitz.compat.ops import (  # noqa: E402
     _multinomial,
     _random_inplace,
     _sampling,

@@ -15,7 +15,7 @@ import jax.numpy as jnp
 
 from jaxblitz.compat.autograd.grad_mode import is_grad_enabled
 from jaxblitz.compat.autograd.graph import apply
-from jaxblitz.compat.ops._declare import declare
+from jaxblitz.compat.ops._declare import declare, saves
 from jaxblitz.compat.ops._decompositions import _floating, _return_type
 from jaxblitz.compat.ops._funnel import _not_implemented, _require_tensors
 
@@ -137,6 +137,9 @@ def orgqr(input: Tensor, input2: Tensor) -> Tensor:
     return apply("LinalgHouseholderProductBackward0", _orgqr_fn, input, input2)
 
 
+saves("LinalgHouseholderProductBackward0", (0, None), (1, None), ("result", None))
+
+
 @declare(method=True)
 def ormqr(
     input: Tensor,
@@ -176,3 +179,6 @@ def ormqr(
         left=bool(left),
         transpose=bool(transpose),
     )
+
+
+saves("OrmqrBackward0", (0, None), (1, None), (2, None), ("result", None))

@@ -16,7 +16,7 @@ import numpy as np
 from jax import lax
 
 from jaxblitz.compat.autograd.graph import apply
-from jaxblitz.compat.ops._declare import declare
+from jaxblitz.compat.ops._declare import declare, saves
 from jaxblitz.compat.ops._decompositions import _floating, _return_type
 from jaxblitz.compat.ops._funnel import _no_grad, _not_implemented, _require_tensors
 from jaxblitz.compat.tensor import _dtype
@@ -168,6 +168,9 @@ def lu(A: Tensor, pivot: bool = True, get_infos: bool = False, out: Any = None):
     return LU, pivots
 
 
+saves("LinalgLuFactorExBackward0", ("result", None))  # (its pivots: no grad)
+
+
 def _permutation_fn(pivots, *, m, dt):
     """The ``(*, m, m)`` matrix P of ``A = P L U`` from LAPACK's pivots."""
     perm = lax.linalg.lu_pivots_to_permutation(pivots - 1, m)
@@ -282,6 +285,9 @@ def lu_solve(input: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:
     return apply("LinalgLuSolveBackward0", _lu_solve_fn, b, lu_data, pivots)
 
 
+saves("LinalgLuSolveBackward0", (1, None), (2, None), ("result", None))
+
+
 # ---------------------------------------------------------------------------
 # Triangular solve
 # ---------------------------------------------------------------------------
@@ -346,6 +352,9 @@ def triangular_solve(
         unitriangular=bool(unitriangular),
     )
     return _TriangularSolve(solution, a.clone())
+
+
+saves("TriangularSolveBackward0", (0, None), (1, None), ("result", None))
 
 
 # ---------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import jax.numpy as jnp
 
 from jaxblitz.compat.autograd.graph import apply
-from jaxblitz.compat.ops._declare import declare
+from jaxblitz.compat.ops._declare import declare, saves
 from jaxblitz.compat.ops._funnel import _tensor
 from jaxblitz.compat.tensor import _dtype
 
@@ -33,6 +33,9 @@ def angle(input: Tensor) -> Tensor:
     if not dt.is_floating_point:
         dt = _dtype.get_default_dtype()
     return apply("AngleBackward0", _angle_fn, input, dt=dt.np_name)
+
+
+saves("AngleBackward0", (0, None))
 
 
 @declare(method=True, inplace=True)

@@ -7,10 +7,34 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from types import SimpleNamespace
 from typing import Any
 
-import jaxblitz.compat as torch
-from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.ops import _arith, _special_math, _unary
+from jaxblitz.compat.tensor import Tensor, _dtype, creation
+from jaxblitz.compat.tensor._tensor_base import strided
+
+# The torch.* names this module uses, as torch's own torch/signal/windows.py
+# writes them, taken from compat's lower layers (the facade imports this module).
+torch = SimpleNamespace(
+    float32=_dtype.float32,
+    float64=_dtype.float64,
+    get_default_dtype=_dtype.get_default_dtype,
+    strided=strided,
+    empty=creation.empty,
+    ones=creation.ones,
+    linspace=creation.linspace,
+    arange=creation.arange,
+    tensor=creation.tensor,
+    exp=_unary.exp,
+    abs=_unary.abs,
+    cos=_unary.cos,
+    sin=_unary.sin,
+    sqrt=_unary.sqrt,
+    minimum=_unary.minimum,
+    i0=_special_math.i0,
+    pow=_arith.pow,
+)
 
 __all__ = [
     "bartlett",

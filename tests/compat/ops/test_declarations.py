@@ -33,6 +33,12 @@ KNOWN_MISSING: dict[str, str] = {
     "sort": _INDICES,
     "topk": _INDICES,
     "qr": "saves its Q and R outputs; the rule format names output 0 only",
+    "native_batch_norm": "saves its mean and invstd outputs (outputs 1 and 2); "
+    "the rule format names output 0 only",
+    "native_layer_norm": "saves its mean and rstd outputs (outputs 1 and 2); the "
+    "rule format names output 0 only",
+    "native_group_norm": "compat records SplitWithSizesBackward0 (its three "
+    "outputs split from one recorded call), torch NativeGroupNormBackward0",
     "std_mean": "saves its std output, output 0 of a tuple compat builds after "
     "the recorded node",
 }
