@@ -408,24 +408,32 @@ def chain_matmul(*matrices: Tensor) -> Tensor:
 
 
 def _fill_fn(dst, src, *, dt):
+    """``dst`` overwritten by ``src`` (broadcast, cast): no gradient to ``dst``."""
     return jnp.broadcast_to(jnp.asarray(src).astype(dt), dst.shape)
 
 
-@declare
-def fill(input: Tensor, value: Any) -> Tensor:
-    """``torch.fill``: a tensor like ``input`` holding ``value`` everywhere (a
-    number, or a 0-d tensor whose gradient is the sum of the result's)."""
-    _require_tensors("fill", input)
+def filled(input: Tensor, value: Any, names: tuple[str, str]) -> Tensor:
+    """``input``'s shape and dtype holding ``value`` (a number, checked as torch
+    checks it by the tensor's size, or a 0-d tensor whose gradient is the sum
+    of the result's), recorded as ``names[0]`` for a tensor value, ``names[1]``
+    for a number: ``torch.fill`` and ``Tensor.fill_``."""
     if isinstance(value, TensorBase):
         if value.dim():
             raise RuntimeError(
                 "fill_ only supports 0-dimension value tensor but got tensor with "
                 f"{value.dim()} dimensions."
             )
-        name = "FillBackward1"
+        name = names[0]
     else:
         _check_fill(value, input.dtype.np, input.numel())  # torch's, by its size
         with no_grad():
             value = full((), value, dtype=input.dtype)
-        name = "FillBackward0"
+        name = names[1]
     return apply(name, _fill_fn, input, value, dt=input.dtype.np_name)
+
+
+@declare
+def fill(input: Tensor, value: Any) -> Tensor:
+    """``torch.fill``: a tensor like ``input`` holding ``value`` everywhere."""
+    _require_tensors("fill", input)
+    return filled(input, value, ("FillBackward1", "FillBackward0"))

@@ -15,26 +15,19 @@ import jax
 import jax.numpy as jnp
 
 from jaxblitz.compat import ops
-from jaxblitz.compat.autograd.grad_mode import no_grad
 from jaxblitz.compat.autograd.graph import AutogradMixin, apply
 from jaxblitz.compat.ops._declare import declared
+from jaxblitz.compat.ops._numeric import _fill_fn, filled
 from jaxblitz.compat.tensor._dtype import x64
 from jaxblitz.compat.tensor._tensor_base import TensorBase
 from jaxblitz.compat.tensor.creation import (
-    _check_fill,
     default_generator,
     draw,
-    full,
     tensor,
 )
 
 if TYPE_CHECKING:
     from jaxblitz.compat.tensor import Tensor
-
-
-def _fill_fn(dst, src, *, dt):
-    """``dst`` overwritten by ``src`` (broadcast, cast): no gradient to ``dst``."""
-    return jnp.broadcast_to(jnp.asarray(src).astype(dt), dst.shape)
 
 
 def _in_place(fn: Callable[..., Tensor], name: str = "") -> Callable[..., Tensor]:
@@ -82,19 +75,7 @@ class InplaceMixin(AutogradMixin):
 
     def fill_(self, value: Any) -> Tensor:
         self._check_inplace()
-        if isinstance(value, TensorBase):
-            if value.dim():
-                raise RuntimeError(
-                    "fill_ only supports 0-dimension value tensor but got tensor with "
-                    f"{value.dim()} dimensions."
-                )
-            name = "FillBackward3"
-        else:
-            _check_fill(value, self.dtype.np, self.numel())  # torch's, by its size
-            with no_grad():
-                value = full((), value, dtype=self.dtype)
-            name = "FillBackward2"
-        return self._inplace(apply(name, _fill_fn, self, value, dt=self.dtype.np_name))
+        return self._inplace(filled(self, value, ("FillBackward3", "FillBackward2")))
 
     def zero_(self) -> Tensor:
         return self.fill_(0)
