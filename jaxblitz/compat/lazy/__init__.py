@@ -146,10 +146,15 @@ class LazyArray:
     """A value that a pending call will compute: its shape and dtype now, its
     elements at the next sync point. Anything else asked of it syncs."""
 
-    __slots__ = ("sig", "value", "graph", "index", "committed", "where", "__weakref__")
+    __slots__ = (
+        "sig", "shape", "dtype", "weak_type", "value", "graph", "index",
+        "committed", "where", "__weakref__",
+    )  # fmt: skip
 
     def __init__(self, sig, graph, index, committed, where):
         self.sig, self.graph, self.index = sig, graph, index  # sig: shape, dtype, weak
+        # read on every op that takes it: slots, not properties of sig
+        self.shape, self.dtype, self.weak_type = sig
         self.value = None
         self.committed = committed  # as jit's output would be: any input was
         self.where = where  # the sharding of its deciding (or first) array input
@@ -165,9 +170,6 @@ class LazyArray:
             return self.where
         return self.force().sharding
 
-    shape = property(lambda self: self.sig[0])
-    dtype = property(lambda self: self.sig[1])
-    weak_type = property(lambda self: self.sig[2])
     ndim = property(lambda self: len(self.sig[0]))
     size = property(lambda self: math.prod(self.sig[0]))
 

@@ -237,10 +237,9 @@ def numpy_view(buffer: np.ndarray, layout: Layout) -> np.ndarray:
 
 
 def permute(layout: Layout, axes: tuple[int, ...]) -> Layout:
+    shape, stride = layout.shape, layout.stride
     return Layout(
-        tuple(layout.shape[a] for a in axes),
-        tuple(layout.stride[a] for a in axes),
-        layout.offset,
+        tuple([shape[a] for a in axes]), tuple([stride[a] for a in axes]), layout.offset
     )
 
 

@@ -347,7 +347,8 @@ class TensorBase:
             if s.numpy is not None:
                 return _from_numpy_copy(s.numpy)
             s.exclusive = False  # handed out: another holder may keep it
-            return lazy.current(s.pending)
+            a = s.pending  # (lazy.current, inlined: every op's operands)
+            return a.value if type(a) is LazyArray and a.value is not None else a
         if s.numpy is not None:
             return _from_numpy_copy(_layout.numpy_view(s.numpy, view))
         array, cache = s.pending, self._cache
@@ -491,7 +492,10 @@ class TensorBase:
     def _shape(self) -> tuple[int, ...]:
         """The shape as a plain tuple (no ``Size`` made: ops ask often)."""
         view = self._view
-        return self._s.shape if view is None else view.shape
+        if view is not None:
+            return view.shape
+        s = self._s  # (_Storage.shape inlined: a hot path)
+        return (s.pending if s.numpy is None else s.numpy).shape
 
     @property
     def ndim(self) -> int:
