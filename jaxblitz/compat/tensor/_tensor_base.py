@@ -116,6 +116,24 @@ class Size(tuple):
         return math.prod(self)
 
 
+# JAX's concrete array type, learnt from the first one met: its ``shape`` and
+# ``dtype`` are Python properties over the ``aval`` it holds, read here directly
+# (every op asks its operands' shapes and dtypes).
+_IMPL: list = [None]
+
+
+def _learnt(a: Any) -> Any:
+    if (
+        _IMPL[0] is None
+        and type(a) is not LazyArray
+        and isinstance(a, jax.Array)
+        and not isinstance(a, jax.core.Tracer)
+        and "aval" in type(a).__dict__
+    ):
+        _IMPL[0] = type(a)
+    return a
+
+
 class _Storage:
     """What tensors sharing memory share: a JAX array, or a NumPy array.
 
@@ -152,7 +170,13 @@ class _Storage:
 
     @property
     def shape(self) -> tuple[int, ...]:
-        return (self.pending if self.numpy is None else self.numpy).shape
+        if self.numpy is not None:
+            return self.numpy.shape
+        a = self.pending
+        kind = type(a)
+        if kind is _IMPL[0]:
+            return a.aval.shape
+        return a.shape if kind is LazyArray else _learnt(a).shape
 
     @property
     def dtype(self) -> np.dtype:
@@ -466,7 +490,8 @@ class TensorBase:
     def dtype(self) -> dtype:
         s = self._s
         if self._as is None:  # (ops ask often: one dict lookup)
-            found = _BY_NUMPY.get((s.pending if s.numpy is None else s.numpy).dtype)
+            a = s.pending if s.numpy is None else s.numpy
+            found = _BY_NUMPY.get(a.aval.dtype if type(a) is _IMPL[0] else a.dtype)
             if found is not None:
                 return found
         return _dtype.to_dtype(self._as if self._as is not None else s.dtype)
@@ -495,7 +520,13 @@ class TensorBase:
         if view is not None:
             return view.shape
         s = self._s  # (_Storage.shape inlined: a hot path)
-        return (s.pending if s.numpy is None else s.numpy).shape
+        if s.numpy is not None:
+            return s.numpy.shape
+        a = s.pending
+        kind = type(a)
+        if kind is _IMPL[0]:
+            return a.aval.shape
+        return a.shape if kind is LazyArray else _learnt(a).shape
 
     @property
     def ndim(self) -> int:
