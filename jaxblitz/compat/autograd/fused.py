@@ -54,10 +54,14 @@ def run_all(*args: Any, structure: tuple, guarded: int = 0) -> list:
     (on the CPU): each node's gradients then leave it as a call of its own would
     leave them, so that XLA compiles no node for what it knows of the gradient
     it receives (a product to contract with an add, zeros) -- the bits of the
-    node-by-node engine's calls.
+    node-by-node engine's calls. A gradient summed from several uses is kept
+    apart too before the node that reads it, as the engine's sum is a call of
+    its own (a bfloat16 sum read by a cast back to float32 would otherwise
+    skip its rounding: XLA adds bfloat16 in float32).
     """
     zeros, args = args[:guarded], args[guarded:]
     grads: dict[int, Any] = {}
+    summed: set[int] = set()  # the nodes whose gradient is a sum
     leaves, pos = [], 0
     for i, entry in enumerate(structure):
         if entry is None:
@@ -68,15 +72,26 @@ def run_all(*args: Any, structure: tuple, guarded: int = 0) -> list:
         if kind is ROOT:
             vjps = iter(saved)
         else:
+            grad = grads.pop(i)
+            if i in summed:  # the engine's sum is a call of its own
+                grad = lazy.apart(_same, zeros, grad)[0]
             vjp = functools.partial(_vjp, fn=fn, static=static, mask=mask)
-            vjps = iter(lazy.apart(vjp, zeros, *saved, grads.pop(i)))
+            vjps = iter(lazy.apart(vjp, zeros, *saved, grad))
         for child, m in zip(children, mask, strict=False):
             if not m:
                 continue
             cg = next(vjps)
             prev = grads.get(child)
-            grads[child] = cg if prev is None else prev + cg
+            if prev is None:
+                grads[child] = cg
+            else:
+                grads[child] = prev + cg
+                summed.add(child)
     return leaves
+
+
+def _same(grad: Any) -> Any:
+    return grad
 
 
 def _vjp(*args: Any, fn: Callable, static: tuple, mask: tuple) -> Any:

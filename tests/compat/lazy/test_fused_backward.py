@@ -221,3 +221,54 @@ def test_a_post_accumulate_grad_hook_runs_with_grad_mode_off(lazy_mode):
     (w * w).sum().backward()
     np.testing.assert_array_equal(w.grad.numpy(), [2.0, 4.0])
     np.testing.assert_array_equal(w.detach().numpy(), [0.0, 0.0])
+
+
+def _sum_then_matmul(x, w):
+    h = x @ w.t()  # (4, 4): its gradient sums two products' gradients
+    return (h @ x).tanh().sum() + (h @ w).sigmoid().sum()
+
+
+def _sum_then_mul_then_add(x, w):
+    h = x * w
+    u = h.exp() + h * w
+    return (u * x + u).sum()
+
+
+def _three_consumers(x, w):
+    h = x * w
+    return (h.sin() + h.cos() + h * h).sum()
+
+
+def _summed_into_a_leaf(x, w):
+    return (x * w).sum() + (x.exp() * w).sum() + (x @ w.t()).sum()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize(
+    "graph",
+    [_sum_then_matmul, _sum_then_mul_then_add, _three_consumers, _summed_into_a_leaf],
+)
+def test_a_gradient_summed_from_several_uses_has_eager_modes_bits(graph, dtype):
+    """A tensor used several times: its gradient is a running sum, which eager
+    mode adds as a program of its own before the next node reads it. In
+    bfloat16 (leaves cast in, the loss cast out), the cast's backward reads the
+    sum: inside one call XLA would skip its rounding to bfloat16."""
+    rng = np.random.default_rng(0)
+    values = [rng.standard_normal((4, 8), np.float32) for _ in range(2)]
+    values[1] = 1 + 2**-12 * np.round(values[1] * 8)
+
+    def run() -> tuple[int, list]:
+        leaves = [torch.tensor(v, requires_grad=True) for v in values]
+        loss = graph(*[t.to(getattr(torch, dtype)) for t in leaves]).float()
+        return _calls(loss.backward), [t.grad.numpy().copy() for t in leaves]
+
+    was = lazy.is_lazy()
+    try:
+        lazy.set_lazy(False)
+        _, eager = run()
+        lazy.set_lazy(True)
+        calls, lazily = run()
+    finally:
+        lazy.set_lazy(was)
+    assert calls == 1  # the whole backward, as one call
+    _assert_same(lazily, eager)

@@ -5,6 +5,7 @@ mode's bits however its inputs were made."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import jaxblitz.compat as torch
 from jaxblitz.compat import lazy
@@ -69,3 +70,23 @@ def test_a_blitz_loop_gives_eager_modes_weights_whether_or_not_it_reads_them():
     for e, a, b in zip(eager, lazily, lazily_read, strict=True):
         np.testing.assert_array_equal(a, e)
         np.testing.assert_array_equal(b, e)
+
+
+def test_a_gradient_summed_in_bfloat16_is_rounded_before_it_is_cast_back():
+    """``h`` feeds two ops, so its gradient is a sum, which eager mode adds as a
+    program of its own: rounded to bfloat16 (``1 + 2**-9`` is 1 there), then
+    cast back to float32 by ``.to``'s backward. Seen inside the program, XLA
+    adds in float32 and drops the round trip (``1 + 2**-9``)."""
+    pt = pytest.importorskip("torch")
+
+    def run(t=torch):
+        x = t.ones(4, requires_grad=True)
+        h = x.to(t.bfloat16)
+        b = t.full((4,), 2**-9).to(t.bfloat16)
+        (h + h * b).float().sum().backward()
+        return x.grad.numpy()
+
+    eager, lazily = _eager_and_lazy(run)
+    np.testing.assert_array_equal(eager, run(pt))
+    np.testing.assert_array_equal(eager, np.ones(4, np.float32))
+    np.testing.assert_array_equal(lazily, eager)
