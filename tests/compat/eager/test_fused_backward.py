@@ -236,3 +236,23 @@ def test_a_module_backward_hook_runs_after_fusion(fused):
     net.zero_grad()
     criterion(net(x), y).backward()
     assert fused[-1] is True and len(seen) == 1
+
+
+def test_a_bfloat16_sum_fused_is_rounded_as_node_by_node(fused):
+    """A gradient summed in bfloat16 and cast back to float32 (``h`` feeds two
+    ops): once the graph repeats and its backward is one program, the sum is
+    still rounded to bfloat16 before the cast, as the node-by-node engine's
+    own sum is (``1 + 2**-9`` is 1 there; PyTorch gives 1)."""
+    x = torch.ones(4, requires_grad=True)
+    b = torch.full((4,), 2**-9).to(torch.bfloat16)
+    seen = []
+    for i in range(5):
+        x.grad = None
+        h = x.to(torch.bfloat16)
+        (h + h * b).float().sum().backward()
+        seen.append(x.grad.numpy().copy())
+        if i == 1:
+            _compiled()
+    assert fused == [False, False, True, True, True]
+    for grad in seen:
+        np.testing.assert_array_equal(grad, np.ones(4, np.float32))
