@@ -69,17 +69,61 @@ def _shares_work(module) -> bool:
 
 
 _SLOW_MODULE = "\npytestmark = pytest.mark.slow\n"
+_SMOKE = "pytest.mark.smoke"
+# The tier a run takes (see tests/tiers.py), decided once by the process pytest
+# was started in and inherited by pytest-xdist's workers (which see their
+# arguments as given, not as pytest's testpaths): "default", "whole" or "chosen"
+# (the run's own -m, -k or paths decide).
+_TIER = "JAXBLITZ_TESTS_TIER"
+
+
+def pytest_addoption(parser) -> None:
+    parser.addoption(
+        "--whole",
+        action="store_true",
+        help="run the whole suite: the slow tier too (tests/tiers.py)",
+    )
+
+
+def pytest_configure(config) -> None:
+    if _xdist_worker(config):
+        return
+    if config.getoption("whole"):
+        tier = "whole"
+    elif (
+        config.option.markexpr.strip()
+        or config.option.keyword.strip()
+        or config.args_source != pytest.Config.ArgsSource.TESTPATHS
+    ):
+        tier = "chosen"
+    else:
+        tier = "default"
+    os.environ[_TIER] = tier
+
+
+def _tier() -> str:
+    return os.environ.get(_TIER, "chosen")
 
 
 def pytest_ignore_collect(collection_path: Path, config) -> bool | None:
     """The fast tier (``-m "not slow"``) does not import a module marked slow as
     a whole: none of its tests would run (the differential suite's module alone
-    takes seconds to import, in each worker)."""
-    if config.option.markexpr.strip() != "not slow" or collection_path.suffix != ".py":
+    takes seconds to import, in each worker); nor does the default run, but for
+    a module with smoke tests."""
+    fast = config.option.markexpr.strip() == "not slow"
+    if not (fast or _tier() == "default") or collection_path.suffix != ".py":
         return None
     if not collection_path.name.startswith("test_"):
         return None
-    return _SLOW_MODULE in collection_path.read_text() or None
+    text = collection_path.read_text()
+    if _SLOW_MODULE not in text or (not fast and _SMOKE in text):
+        return None
+    return True
+
+
+# Modules of which the run deselected some tests: their background runs start
+# only when a test asks for them (tests/background.py), not all at once.
+_PARTIAL: set = set()
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
@@ -92,6 +136,18 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.nodeid in slow:
             item.add_marker(pytest.mark.slow)
+    if _tier() == "default":  # the fast tier and the smoke tests
+        kept, dropped = [], []
+        for item in items:
+            skip = item.get_closest_marker("slow") and not item.get_closest_marker(
+                "smoke"
+            )
+            (dropped if skip else kept).append(item)
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+            items[:] = kept
+            _PARTIAL.update(getattr(item, "module", None) for item in dropped)
+    for item in items:
         module = getattr(item, "module", None)
         if module is None:
             continue
@@ -114,12 +170,13 @@ def pytest_collection_finish(session):
         return
     modules = {getattr(item, "module", None): None for item in session.items}
     modules.pop(None, None)
-    background.start_all(modules)
+    background.start_all(m for m in modules if m not in _PARTIAL)
 
 
 def pytest_runtest_setup(item):
-    if _xdist_worker(item.config) and getattr(item, "module", None) is not None:
-        background.start_all([item.module])
+    module = getattr(item, "module", None)
+    if _xdist_worker(item.config) and module is not None and module not in _PARTIAL:
+        background.start_all([module])
 
 
 def pytest_sessionfinish(session):

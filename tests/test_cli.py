@@ -125,6 +125,7 @@ def whole_run() -> tuple[str, Path]:
     return proc.stdout, RUN_FILES / "whole"
 
 
+@pytest.mark.smoke  # the README's main job: the default run keeps it
 def test_cli_trains_on_digits_and_writes_every_output():
     printed, out = whole_run()
     assert "[1,   100] loss:" in printed and "Finished Training" in printed

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from tests import background
+from tests import background, tiers
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -62,7 +62,11 @@ RUNS = {
 }
 
 
-@pytest.mark.parametrize("script", sorted(EXPECTED))
+# The run the default run keeps (tests/tiers.py).
+SMOKE = {"05_data_parallel.py"}
+
+
+@pytest.mark.parametrize("script", tiers.smoke(sorted(EXPECTED), SMOKE))
 def test_experiment_script_runs_and_prints_its_landmarks(script):
     _, landmarks = EXPECTED[script]
     proc = RUNS[script].result()

@@ -1,4 +1,11 @@
-"""The fast tier: ``python -m pytest -q -n auto -m "not slow"``, for the inner loop.
+"""The test tiers: the default run (the README's command, what CI runs), the
+fast tier and the whole suite.
+
+- ``python -m pytest -q -n auto --dist loadgroup``: the fast tier and the tests
+  marked ``smoke`` (a few of each slow family: the differential suite's Blitz
+  rows, the Blitz's scripts ported, the README's main job, ...).
+- ``python -m pytest -q -n auto -m "not slow"``: the fast tier, for the inner loop.
+- ``python -m pytest -q -n auto --dist loadgroup --whole``: every test.
 
 A test is slow when it is marked so in its module, or when it took at least
 ``SLOW_SECONDS`` (setup, call and teardown together) in a run on two cores:
@@ -7,12 +14,12 @@ list is measured, not guessed, from a run of the whole suite and one of the fast
 tier itself (a test that is quick in the whole run can be slow without it: the
 programs other tests compiled are not in the session's cache then):
 
-    python -m pytest -q -n auto --dist loadgroup --durations=0 > whole.log
+    python -m pytest -q -n auto --dist loadgroup --whole --durations=0 > whole.log
     python -m pytest -q -n auto --dist loadgroup --durations=0 -m "not slow" > fast.log
     python -m tests.tiers whole.log fast.log
 
-A new test is fast until a remade list says otherwise; the whole suite (the
-README's test command, what CI runs) runs every test either way.
+A new test is fast until a remade list says otherwise. A run given paths, ``-m``
+or ``-k`` runs what those select, slow or not.
 """
 
 from __future__ import annotations
@@ -37,6 +44,15 @@ def durations(log: str) -> dict[str, float]:
         if m:
             found[m.group(2).split("@")[0]] += float(m.group(1))
     return dict(found)
+
+
+def smoke(names, kept) -> list:
+    """``names`` as pytest params, those in ``kept`` marked ``smoke``: a slow
+    family's few tests that the default run keeps."""
+    import pytest
+
+    marks = [pytest.mark.smoke]
+    return [pytest.param(n, marks=marks if n in kept else [], id=n) for n in names]
 
 
 def slow_ids() -> frozenset[str]:

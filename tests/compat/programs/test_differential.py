@@ -32,10 +32,22 @@ def _recorded() -> dict[str, int]:
     return differential.silent_rows(page.read_text()) if page.exists() else {}
 
 
+# The rows the default run keeps (tests/tiers.py): the Blitz's ops, modules and
+# optimizers, each in both of compat's modes.
+SMOKE = {
+    "add", "mul", "sum", "mean", "view", "flatten", "cat", "index_select",
+    "log_softmax", "nn.functional.relu", "nn.functional.linear",
+    "nn.functional.conv2d", "nn.Linear", "nn.Conv2d", "nn.MaxPool2d",
+    "nn.CrossEntropyLoss", "nn.Embedding", "optim.SGD", "optim.Adam",
+}  # fmt: skip
+
+
 def _param(row: str, recorded: dict[str, int]):
     n = recorded.get(row, 0)
     reason = f"{n} silent differences recorded in docs/compat_coverage.md"
     marks = [pytest.mark.xfail(strict=True, reason=reason)] if n else []
+    if row in SMOKE:
+        marks.append(pytest.mark.smoke)
     return pytest.param(row, marks=marks, id=row)
 
 
@@ -54,6 +66,12 @@ def _row_outcomes(folder: Path, row: str) -> tuple[differential.Outcome, ...]:
     partial.write_text(json.dumps([dataclasses.asdict(o) for o in outcomes]))
     partial.replace(path)  # whole, for a reader in another worker
     return outcomes
+
+
+@pytest.mark.smoke
+def test_the_default_runs_rows_are_rows():
+    missing = SMOKE - set(differential.rows())
+    assert not missing, f"not rows of the differential suite: {sorted(missing)}"
 
 
 @pytest.mark.parametrize("row", ROWS)

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from tests import background
+from tests import background, tiers
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -67,7 +67,11 @@ RUNS = {
 }
 
 
-@pytest.mark.parametrize("script", sorted(EXPECTED))
+# The run the default run keeps (tests/tiers.py).
+SMOKE = {"04_cifar10_classifier.py"}
+
+
+@pytest.mark.parametrize("script", tiers.smoke(sorted(EXPECTED), SMOKE))
 def test_compat_experiment_runs_and_prints_its_landmarks(script):
     _, landmarks = EXPECTED[script]
     proc = RUNS[script].result()

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from tests import background
+from tests import background, tiers
 from tests.compat import torchvision_files
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -226,6 +226,11 @@ TORCH_RUNS = (
 )
 
 
+# The runs the default run keeps (tests/tiers.py): the Blitz's network and its
+# classifier, on compat in both modes and (the network) on PyTorch.
+SMOKE = {"blitz_nn.py", "blitz_cifar10.py"}
+
+
 def _printed(stdout: str) -> str:
     """A script's output with each printed zero's sign dropped: a sum of
     thousands of terms that cancels to a hair from 0 (the polynomial fit's
@@ -239,7 +244,7 @@ def _landmarks_printed(name: str, stdout: str) -> None:
         assert landmark in _printed(stdout), f"{name} did not print {landmark!r}"
 
 
-@pytest.mark.parametrize("name", sorted(LANDMARKS))
+@pytest.mark.parametrize("name", tiers.smoke(sorted(LANDMARKS), SMOKE))
 def test_the_script_runs_on_compat_and_prints_its_landmarks(name):
     proc = RUNS[name].result()
     assert proc.returncode == 0, proc.stderr[-4000:]
@@ -256,7 +261,7 @@ def _undrawn(stdout: str) -> list[str]:
 
 
 @pytest.mark.skipif(not HAVE_TORCH, reason="PyTorch is not installed")
-@pytest.mark.parametrize("name", ON_TORCH)
+@pytest.mark.parametrize("name", tiers.smoke(ON_TORCH, SMOKE))
 def test_the_script_prints_the_same_lines_on_pytorch(name):
     ours, theirs = RUNS[name].result(), TORCH_RUNS[name].result()
     assert theirs.returncode == 0, theirs.stderr[-3000:]
@@ -264,7 +269,7 @@ def test_the_script_prints_the_same_lines_on_pytorch(name):
     assert _undrawn(ours.stdout) == _undrawn(theirs.stdout)
 
 
-@pytest.mark.parametrize("name", LAZY)
+@pytest.mark.parametrize("name", tiers.smoke(LAZY, SMOKE))
 def test_the_script_prints_the_same_lines_in_lazy_mode(name):
     lazy, eager = LAZY_RUNS[name].result(), RUNS[name].result()
     assert lazy.returncode == 0, lazy.stderr[-4000:]
