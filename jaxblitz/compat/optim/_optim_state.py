@@ -40,18 +40,56 @@ from jaxblitz.compat.tensor._tensor_base import TensorBase, from_host
 _INTERNAL = ("beta1", "beta2")
 
 
-def _find(state: Any, found: dict[str, Any] | None = None) -> dict[str, Any]:
+def _find(state: Any) -> dict[str, Any]:
     """The Optax sub-states (the first of each class), by class name."""
-    found = {} if found is None else found
+    if not isinstance(state, tuple):
+        return {}
+    known = _LAYOUTS.get(type(state))
+    if known is not None and _alike(state, known[0]):  # as the last of its kind
+        return {name: _at(state, path) for name, path in known[1].items()}
+    containers: list = []
+    paths: dict[str, tuple[int, ...]] = {}
+    _locate(state, (), containers, paths)
+    _LAYOUTS[type(state)] = (containers, paths)
+    return {name: _at(state, path) for name, path in paths.items()}
+
+
+# a state's type -> the last such state's layout: each tuple _find walks into
+# (its path, its parts' types) and where each sub-state sat. A step reads every
+# parameter's state, all alike: walking each one costs more than the update's
+# recording.
+_LAYOUTS: dict[type, tuple[list, dict[str, tuple[int, ...]]]] = {}
+
+
+def _locate(state: Any, path: tuple, containers: list, paths: dict) -> None:
     if not isinstance(state, tuple):  # a leaf (asked nothing: lazily, a read)
-        return found
+        return
     name = type(state).__name__
     if name.startswith("Inject") or type(state) is tuple:  # the wrapper, chains
-        for part in state:
-            _find(part, found)
+        containers.append((path, tuple(map(type, state))))
+        for i, part in enumerate(state):
+            _locate(part, (*path, i), containers, paths)
     elif hasattr(state, "_fields"):
-        found.setdefault(name, state)
-    return found
+        paths.setdefault(name, path)
+
+
+def _at(state: Any, path: tuple[int, ...]) -> Any:
+    for i in path:
+        state = state[i]
+    return state
+
+
+def _alike(state: Any, containers: list) -> bool:
+    """Whether ``state``'s tuples that _find walks hold parts of the same types
+    as those of the state ``containers`` was made from (so the same sub-states
+    sit in the same places)."""
+    for path, types in containers:
+        node = _at(state, path)
+        if type(node) is not tuple and not type(node).__name__.startswith("Inject"):
+            return False
+        if tuple(map(type, node)) != types:
+            return False
+    return True
 
 
 def _replace(state: Any, values: dict[str, dict[str, Any]]) -> Any:
@@ -98,12 +136,13 @@ def started() -> Any:
     return _STARTED[0]
 
 
-def _started(opt: Any, state: Any) -> bool:
-    """Whether torch would keep state for this parameter yet."""
+def _started(opt: Any, found: dict[str, Any]) -> bool:
+    """Whether torch would keep state for this parameter yet (``found``: its
+    sub-states, :func:`_find`)."""
     if opt._started is None:
         return True
     cls, field = opt._started
-    flag = getattr(_find(state)[cls], field)
+    flag = getattr(found[cls], field)
     return (bool(_STARTED) and flag is _STARTED[0]) or bool(flag)
 
 
@@ -111,9 +150,9 @@ def _torch_arrays(opt: Any, group: dict[str, Any], state: Any) -> dict[str, Any]
     """``state``'s buffers as torch names them, as arrays (empty: torch keeps
     none yet)."""
     out: dict[str, Any] = {}
-    if not _started(opt, state):
-        return out
     found = _find(state)
+    if not _started(opt, found):
+        return out
     for key, cls, field in opt._buffers(group):
         if cls == "":
             out[key] = _step(state.count)
