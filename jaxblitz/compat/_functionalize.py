@@ -361,5 +361,5 @@ class Frame:
                         if hyper is not None:
                             state = _with_hyper(state, hyper)
                         opt._optax_states[p] = state
-                opt._state_view.stepped(group["params"])
+                opt._state_view.stepped(group["params"], group)
         creation.default_generator._key = key

@@ -103,21 +103,18 @@ class StateView(MutableMapping):
         self._made[p] = (raw, _marks(new))
         return new
 
-    def _refresh(self, p: Any, entry: dict, raw: Any) -> None:
+    def _refresh(self, p: Any, entry: dict, raw: Any, group: Any = _NONE) -> None:
         """Put ``raw``'s values into ``entry``: into the tensors there (in place,
         as torch's step writes its buffers) where shape and dtype allow."""
-        group = None if raw is _NONE else self._group(p)
-        new = {} if group is None else self._opt._torch_entry(group, p, raw)
-        for key, value in new.items():
+        if group is _NONE:
+            group = None if raw is _NONE else self._group(p)
+        new = {} if group is None else self._opt._torch_arrays(group, p, raw)
+        for key, array in new.items():
             old = entry.get(key)
-            if (
-                isinstance(old, TensorBase)
-                and old.shape == value.shape
-                and old.dtype == value.dtype
-            ):
-                old._set_data(value._value())
+            if isinstance(old, TensorBase) and _fits(old, array):
+                old._set_data(array)
             else:
-                entry[key] = value
+                entry[key] = TensorBase._wrap(array)
         self._made[p] = (raw, _marks(entry))
 
     def __getitem__(self, p: Any) -> dict:
@@ -154,10 +151,16 @@ class StateView(MutableMapping):
         self._made.pop(p, None)
         self._opt._optax_states.pop(p, None)  # torch: made afresh at the next step
 
-    def forget(self) -> None:
-        """Drop every dict handed out (``load_state_dict`` replaced the state)."""
-        self._dicts.clear()
-        self._made.clear()
+    def adopt(self, p: Any, entry: dict, raw: Any) -> None:
+        """Hand out ``entry`` as ``p``'s dict, showing the Optax state ``raw``
+        (``load_state_dict``: the loaded dict, made anew, its tensors kept)."""
+        self._dicts[p] = entry
+        self._made[p] = (_NONE if raw is None else raw, _marks(entry))
+
+    def detach(self) -> None:
+        """Stop following the optimizer (torch: a new ``state`` replaced this
+        one): the dicts handed out stay as they are, a plain mapping of them."""
+        self._opt = _Detached()
 
     def sync(self) -> None:
         """Load the dicts edited since they were made back into the Optax states
@@ -179,13 +182,34 @@ class StateView(MutableMapping):
                 raw = states[p] = self._opt._load_entry(group, p, entry)
             self._made[p] = (raw, _marks(entry))
 
-    def stepped(self, params: list) -> None:
-        """After a step stored new states for ``params``: refresh the dicts
-        handed out for them (torch's step updates them in place)."""
+    def stepped(self, params: list, group: Any = _NONE) -> None:
+        """After a step stored new states for ``params`` (of ``group``, where
+        given): refresh the dicts handed out for them (torch's step updates them
+        in place)."""
         if not self._dicts:
             return
         states = self._opt._optax_states
         for p in params:
             entry = self._dicts.get(p)
             if entry is not None:
-                self._refresh(p, entry, states.get(p, _NONE))
+                self._refresh(p, entry, states.get(p, _NONE), group)
+
+
+def _fits(old: TensorBase, array: Any) -> bool:
+    """Whether ``array`` can be written into ``old`` (its shape and dtype)."""
+    if old._view is None and old._as is None:
+        s = old._s
+        return s.shape == tuple(array.shape) and s.dtype == array.dtype
+    new = TensorBase._wrap(array)
+    return old.shape == new.shape and old.dtype == new.dtype
+
+
+class _Detached:
+    """What a detached :class:`StateView` reads instead of its optimizer: no
+    states, no parameters (so it shows and keeps its own dicts alone)."""
+
+    _state_at_init = False
+
+    def __init__(self) -> None:
+        self._optax_states: dict = {}
+        self.param_groups: list = []

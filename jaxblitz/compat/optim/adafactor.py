@@ -163,11 +163,11 @@ class Adafactor(Optimizer):
     def _buffers(self, group: dict[str, Any]) -> list[tuple[str, str, str]]:
         return [("step", "", "count")]  # the others are not the parameter's shape
 
-    def _torch_entry(self, group: dict[str, Any], p: TensorBase, state: Any) -> dict:
-        entry = super()._torch_entry(group, p, state)
+    def _torch_arrays(self, group: dict[str, Any], p: TensorBase, state: Any) -> dict:
+        entry = super()._torch_arrays(group, p, state)
         found = _optim_state._find(state)["TorchAdafactorState"]
         for key in _kept(p):
-            entry[key] = TensorBase._wrap(getattr(found, key))
+            entry[key] = getattr(found, key)
         return entry
 
     def _load_entry(self, group: dict[str, Any], p: TensorBase, value: dict) -> Any:

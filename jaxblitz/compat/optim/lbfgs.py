@@ -13,7 +13,6 @@ torch's holds: ``func_evals``, ``n_iter``, ``d``, ``t``, ``old_dirs``,
 from __future__ import annotations
 
 import collections
-import copy
 from collections.abc import Callable
 from typing import Any
 
@@ -340,7 +339,8 @@ class LBFGS(Optimizer):
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         _optim_state.load_state_dict(self, {**state_dict, "state": {}})
         self._params = self.param_groups[0]["params"]
-        saved = copy.deepcopy(state_dict["state"])
-        ids = state_dict["param_groups"][0]["params"]
-        by_id = dict(zip(ids, self._params, strict=True))
-        self.state.update({by_id[k]: v for k, v in saved.items() if k in by_id})
+        groups = state_dict["param_groups"]
+        by_id = dict(zip(groups[0]["params"], self._params, strict=True))
+        for k, v in state_dict["state"].items():  # torch's cast: tensors kept
+            if k in by_id:
+                self.state[by_id[k]] = _optim_state._cast(by_id[k], v, groups, k)

@@ -403,9 +403,11 @@ class Optimizer:
 
     @state.setter
     def state(self, value: Any) -> None:
-        # torch: `optimizer.state = defaultdict(dict)` resets it
+        # torch: `optimizer.state = defaultdict(dict)` resets it (the old
+        # mapping keeps its dicts, no longer the optimizer's)
         self._optax_states.clear()
-        self._state_view.forget()
+        self._state_view.detach()
+        self._state_view = StateView(self)
         for p, entry in dict(value).items():
             self._state_view[p] = entry
 
@@ -415,7 +417,18 @@ class Optimizer:
 
     def _torch_entry(self, group: dict[str, Any], p: Tensor, state: Any) -> dict:
         """``p``'s Optax ``state`` as torch's dict of it (empty: torch keeps none)."""
-        return _optim_state._torch_state(self, group, state)
+        arrays = self._torch_arrays(group, p, state)
+        return {key: Tensor._wrap(a) for key, a in arrays.items()}
+
+    def _torch_arrays(self, group: dict[str, Any], p: Tensor, state: Any) -> dict:
+        """:meth:`_torch_entry`'s buffers as arrays (what a step writes into the
+        tensors handed out)."""
+        return _optim_state._torch_arrays(self, group, state)
+
+    def _settle(self, group: dict[str, Any], new: Any, old: Any) -> Any:
+        """A state ``step()`` made from ``old``, with what the host knows of it
+        put in (SGD: whether torch keeps a buffer yet)."""
+        return new
 
     def _load_entry(self, group: dict[str, Any], p: Tensor, value: dict) -> Any:
         """``p``'s Optax state from torch's dict ``value`` (``load_state_dict``)."""
@@ -570,13 +583,14 @@ class Optimizer:
                     new_arrays, first, rest = _update_shared_jit(
                         arrays, grads, states[0], rest, hyper, tx=tx
                     )
+                    first = self._settle(group, first, states[0])
                     new_states = _restored(first, rest, states)
                 else:
                     new_arrays, new_states = _update_jit(
                         arrays, grads, states, hyper, tx=tx
                     )
                     new_states = [
-                        with_hyper(s, old.hyperparams)
+                        self._settle(group, with_hyper(s, old.hyperparams), old)
                         for s, old in zip(new_states, states, strict=True)
                     ]
             for p, a, s in zip(params, new_arrays, new_states, strict=True):
@@ -584,7 +598,7 @@ class Optimizer:
                 self._optax_states[p] = s
             plan.stored, plan.rest = (() if rest is None else tuple(new_states)), rest
             if view._dicts and "_traced_derived" not in self.__dict__:
-                view.stepped(params)  # not inside torch.compile's trace
+                view.stepped(params, group)  # not inside torch.compile's trace
         lazy.step_end()
         return loss
 

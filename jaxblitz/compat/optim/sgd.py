@@ -15,6 +15,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
+from jaxblitz.compat.optim import _optim_state
 from jaxblitz.compat.optim.optimizer import (
     Optimizer,
     _check,
@@ -161,3 +162,20 @@ class SGD(Optimizer):
         return [("momentum_buffer", "TorchMomentumState", "momentum_buffer")]
 
     _started = ("TorchMomentumState", "started")
+
+    def _settle(self, group: dict[str, Any], new: Any, old: Any) -> Any:
+        # Whether torch keeps a buffer yet is the program's `started` flag, a
+        # value lazily pending until the step's program runs; the host knows it
+        # now (the update was built for momentum != 0 or not), so `state` and
+        # `state_dict()` read it without running the step.
+        traced = self.__dict__.get("_traced_derived", {}).get(id(group))
+        on = (traced or self.derived(group))["momentum_on"]
+        if on is None:  # decided as the program runs: its flag
+            return new
+        cls, field = self._started
+        flag = (
+            _optim_state.started()
+            if on
+            else getattr(_optim_state._find(old)[cls], field)
+        )
+        return _optim_state._replace(new, {cls: {field: flag}})
