@@ -18,7 +18,7 @@ from jaxblitz.compat.autograd.grad_mode import no_grad
 from jaxblitz.compat.autograd.graph import apply, run
 from jaxblitz.compat.nn.module import Module, Parameter
 from jaxblitz.compat.tensor import Tensor, _dtype, creation
-from jaxblitz.compat.tensor._checks import check_range
+from jaxblitz.compat.tensor._checks import check_range, check_values, error
 
 # -- pure JAX functions --------------------------------------------------------------
 
@@ -72,6 +72,66 @@ def _bag_fn(weight, indices, offsets, per_sample_weights, *, mode, bags, padding
         counts = jax.ops.segment_sum(keep.astype(weight.dtype), bag, bags + 1)[:bags]
         out = out / jnp.maximum(counts, 1)[:, None]
     return out
+
+
+def _first_not_zero(offsets):
+    return offsets[:1] != 0, offsets[:1]
+
+
+def _last_past(offsets, *, length):
+    return offsets[-1:] > length, offsets[-1:]
+
+
+def _last_short(offsets, *, length):
+    return offsets[-1:] != length, offsets[-1:]
+
+
+def _check_offsets(input: Tensor, offsets: Tensor, last_is_end: bool) -> None:
+    """torch's checks of the offsets' values (the bags' count is their length:
+    nothing else depends on them), then compat's refusal of a last offset that
+    is not the indices' end where torch's kernels disagree on the last bag."""
+    if not offsets.numel():
+        return
+    common = (
+        "Int"
+        if input.dtype is _dtype.int32 and offsets.dtype is _dtype.int32
+        else "Long"
+    )
+    length = input.numel()
+    check_values(
+        [offsets],
+        _first_not_zero,
+        lambda value, _: RuntimeError(
+            "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has "
+            f"to start from position 0. However, got {value}\n"
+            f"[ torch.{common}Tensor{{}} ]"
+        ),
+        traced="embedding_bag (torch checks its offsets)",
+    )
+    check_values(
+        [offsets],
+        _last_past,
+        lambda value, _: RuntimeError(
+            f"offsets[-1] can not be greater than input's length {length} but got "
+            f"offsets[-1] of {value}"
+        ),
+        traced="embedding_bag (torch checks its offsets)",
+        length=length,
+    )
+    if last_is_end:
+        check_values(
+            [offsets],
+            _last_short,
+            error(
+                "embedding_bag: include_last_offset=True with a last offset other "
+                "than the number of indices is not supported by jaxblitz.compat "
+                "(torch's kernels take the last bag to the end of the indices here, "
+                "but for a plain sum)",
+                NotImplementedError,
+            ),
+            traced="embedding_bag (the last offset)",
+            length=length,
+        )
 
 
 # -- torch.nn.functional -------------------------------------------------------------
@@ -193,21 +253,10 @@ def embedding_bag(
             f"scalar types: Long, Int; but got {got} instead (while checking "
             "arguments for embedding_bag)"
         )
-    if offsets.numel() and int(offsets[0]) != 0:
-        raise RuntimeError(
-            "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has "
-            f"to start from position 0. However, got {int(offsets[0])}"
-        )
     if padding_idx is not None:
         padding_idx %= weight.shape[0]
     plain_sum = mode == "sum" and per_sample_weights is None and padding_idx is None
-    if include_last_offset and not plain_sum and int(offsets[-1]) != input.numel():
-        raise NotImplementedError(
-            "embedding_bag: include_last_offset=True with a last offset other than "
-            "the number of indices is not supported by jaxblitz.compat (torch's "
-            "kernels take the last bag to the end of the indices here, but for a "
-            "plain sum)"
-        )
+    _check_offsets(input, offsets, include_last_offset and not plain_sum)
     rows = weight.shape[0]
     check_range(
         input,

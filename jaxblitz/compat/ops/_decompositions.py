@@ -6,7 +6,7 @@ An op with several differentiable outputs (``slogdet``, ``qr``, ``svd``)
 records one node per output, each under torch's grad_fn name: the gradients
 add up as torch's single node's do. Errors that depend on the values (a
 singular matrix to invert, a matrix that is not positive-definite) are checked
-on the host once the value is known, with torch's messages.
+where the values are (lazily, at the next sync point), with torch's messages.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from jaxblitz.compat.ops._funnel import (
 )
 from jaxblitz.compat.ops._linalg import matmul
 from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.tensor._checks import check_values
 from jaxblitz.compat.tensor._tensor_base import TensorBase, wrap_dim
 from jaxblitz.compat.tensor.creation import zeros
 
@@ -102,66 +103,71 @@ def _matrices(what: str, input: Tensor, square: bool = True) -> None:
         )
 
 
-def _host(t: Tensor) -> np.ndarray | None:
-    """The values of ``t`` as NumPy, or None while traced (no value to check)."""
-    if isinstance(t._s.pending, jax.core.Tracer):
-        return None
-    return np.asarray(t._data)
-
-
-def _batch_prefix(bad: np.ndarray, shape: tuple) -> tuple[str, int]:
-    """torch's "(Batch element k): " for the first failing matrix, and its index."""
-    flat = np.flatnonzero(bad.reshape(-1))
-    first = int(flat[0]) if flat.size else 0
-    return ("" if len(shape) <= 2 else f"(Batch element {first}): "), first
-
-
 def _lu_diag_fn(x):
     lu, _, _ = lax.linalg.lu(x)
     return jnp.diagonal(lu, axis1=-2, axis2=-1)
 
 
+def _singular(d):
+    """Per matrix (``d``: its LU's diagonals), whether a pivot is zero, and the
+    first zero one's place (1-based)."""
+    zero = (d == 0).reshape(-1, d.shape[-1])
+    return zero.any(axis=-1), zero.argmax(axis=-1) + 1
+
+
+def _not_finite(L):
+    """Per matrix, whether its factor has an element that is not finite (LAPACK
+    left it unfinished: NaN)."""
+    n = L.shape[-1]
+    finite = ((L - L) == 0).reshape(-1, n * n)
+    return ~finite.all(axis=-1), finite.all(axis=-1)
+
+
+def _prefix(input: Tensor, first: int) -> str:
+    """torch's "(Batch element k): " for a batch's failing matrix."""
+    return "" if input.dim() <= 2 else f"(Batch element {first}): "
+
+
 def _check_invertible(what: str, input: Tensor, message: str | None = None) -> None:
+    """torch's error for a singular matrix; lazily, at the sync point."""
     if not input.numel():
         return
-    d = _host(_no_grad(_lu_diag_fn, input))
-    if d is None:
-        return
-    zero = d == 0
-    bad = zero.any(axis=-1)
-    if not bad.any():
-        return
-    prefix, first = _batch_prefix(bad, tuple(input.shape))
-    if message is not None:
-        raise LinAlgError(f"{what}: {prefix}{message}")
-    k = int(np.argmax(zero.reshape(-1, d.shape[-1])[first])) + 1
-    raise LinAlgError(
-        f"{what}: {prefix}The diagonal element {k} is zero, the inversion could not "
-        "be completed because the input matrix is singular."
-    )
+
+    def singular(k: int, first: int) -> LinAlgError:
+        if message is not None:
+            return LinAlgError(f"{what}: {_prefix(input, first)}{message}")
+        return LinAlgError(
+            f"{what}: {_prefix(input, first)}The diagonal element {k} is zero, the "
+            "inversion could not be completed because the input matrix is singular."
+        )
+
+    check_values([_no_grad(_lu_diag_fn, input)], _singular, singular)
 
 
 def _check_positive_definite(what: str, input: Tensor, L: Tensor) -> None:
-    values = _host(L)
-    if values is None or not values.size:
+    """torch's error for a matrix that is not positive-definite; lazily, at the
+    sync point, where the input's values are known to name the leading minor
+    that fails (found on the host, once failed)."""
+    if not L.numel():
         return
-    bad = ~np.isfinite(values).all(axis=(-2, -1))
-    if not bad.any():
-        return
-    prefix, first = _batch_prefix(bad, tuple(input.shape))
-    a = np.asarray(input._data).reshape(-1, *input.shape[-2:])[first]
-    order = a.shape[-1]
-    for k in range(1, a.shape[-1] + 1):
-        try:
-            np.linalg.cholesky(a[:k, :k])
-        except np.linalg.LinAlgError:
-            order = k
-            break
-    raise LinAlgError(
-        f"{what}: {prefix}The factorization could not be completed because the input "
-        f"is not positive-definite (the leading minor of order {order} is not "
-        "positive-definite)."
-    )
+    a = input._value()  # this call's input, whatever becomes of the tensor later
+
+    def not_positive_definite(_: Any, first: int) -> LinAlgError:
+        m = np.asarray(a).reshape(-1, *input.shape[-2:])[first]
+        order = m.shape[-1]
+        for k in range(1, m.shape[-1] + 1):
+            try:
+                np.linalg.cholesky(m[:k, :k])
+            except np.linalg.LinAlgError:
+                order = k
+                break
+        return LinAlgError(
+            f"{what}: {_prefix(input, first)}The factorization could not be completed "
+            "because the input is not positive-definite (the leading minor of order "
+            f"{order} is not positive-definite)."
+        )
+
+    check_values([L], _not_finite, not_positive_definite)
 
 
 # ---------------------------------------------------------------------------

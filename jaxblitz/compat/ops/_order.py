@@ -11,7 +11,6 @@ stable order (NaN counts as the largest value, as in torch's sort).
 
 from __future__ import annotations
 
-import builtins
 from typing import TYPE_CHECKING, Any
 
 import jax.numpy as jnp
@@ -26,6 +25,7 @@ from jaxblitz.compat.ops._funnel import (
     _not_implemented,
     _require_tensors,
 )
+from jaxblitz.compat.ops._histogram import histc_counts
 from jaxblitz.compat.ops._reduce import _dim, _order_fn, _ReturnType
 from jaxblitz.compat.tensor import _dtype
 from jaxblitz.compat.tensor._tensor_base import TensorBase, wrap_dim
@@ -296,21 +296,12 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0):
 @declare(method=True)
 def histc(input: Tensor, bins: int = 100, min: Any = 0, max: Any = 0) -> Tensor:  # noqa: A002
     """``torch.histc``: equal-width bins over ``[min, max]`` (the data's own range
-    when both are 0); values outside are left out."""
+    when the two are equal); values outside are left out."""
     _require_tensors("histc", input)
+    if bins <= 0:
+        raise RuntimeError(
+            f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0"
+        )
     if not input.dtype.is_floating_point:
         raise _not_implemented("histogram_cpu", input.dtype)
-    if bins <= 0:
-        raise RuntimeError("torch.histogram(): bins must be > 0, but got 0 for dim 0")
-    a = _numpy(input, "histc").astype(np.float64).reshape(-1)
-    lo, hi = builtins.float(min), builtins.float(max)
-    if lo == hi and a.size:
-        lo, hi = builtins.float(a.min()), builtins.float(a.max())
-    if lo == hi:
-        lo, hi = lo - 1, hi + 1
-    if lo > hi:
-        raise RuntimeError("max must be larger than min")
-    inside = a[(a >= lo) & (a <= hi)]
-    where = ((inside - lo) * bins / (hi - lo)).astype(np.int64)
-    counts = np.bincount(np.minimum(where, bins - 1), minlength=bins)
-    return tensor(counts.astype(input.dtype.np), dtype=input.dtype)
+    return histc_counts(input, bins, min, max)

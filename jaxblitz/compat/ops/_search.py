@@ -29,6 +29,7 @@ from jaxblitz.compat.ops._funnel import (
     _value,
 )
 from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.tensor._checks import check_range, error
 from jaxblitz.compat.tensor._tensor_base import TensorBase, _type_name
 
 if TYPE_CHECKING:
@@ -74,10 +75,6 @@ def _searchsorted_fn(seq, values, sorter=None, *, dt, right, out_dt):
     return bisect(at, start, end, values, right=right, steps=n.bit_length()).astype(
         out_dt
     )
-
-
-def _extent_fn(x):
-    return jnp.stack([jnp.min(x), jnp.max(x)])
 
 
 def _isin_fn(elements, test, *, dt, invert, by_sorting):
@@ -137,11 +134,14 @@ def _check_sorter(sorted_sequence: Tensor, sorter: Tensor) -> None:
             "torch.searchsorted(): sorter must be a tensor of long dtype but got "
             f"dtype {sorter.dtype.scalar_type}"
         )
-    if sorter.numel():  # torch reads the sorter's extremes (.item()) to check them
-        sorter._needs_value("searchsorted(sorter=...) (torch checks its range)")
-        low, high = np.asarray(run(_extent_fn, sorter._data)).tolist()
-        if low < 0 or high >= sorted_sequence.shape[-1]:
-            raise RuntimeError("torch.searchsorted(): sorter index out of range")
+    # torch reads the sorter's extremes to check them; lazily, at the sync point
+    check_range(
+        sorter,
+        0,
+        sorted_sequence.shape[-1],
+        error("torch.searchsorted(): sorter index out of range"),
+        traced="searchsorted(sorter=...) (torch checks its range)",
+    )
 
 
 def _check_shapes(sorted_sequence: Tensor, values: Any) -> None:

@@ -697,9 +697,10 @@ def logspace(
 _TORCH_POINTS = {np.dtype(np.float32): 8, np.dtype(np.float64): 4}
 
 
-def _fma(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
-    """``a * b + c`` in float64 rounded once (error-free product and sum)."""
-    a, b, c = (np.asarray(v, np.float64) for v in (a, b, c))
+def _fma(a: Any, b: Any, c: Any, xp: Any = np) -> Any:
+    """``a * b + c`` in float64 rounded once (error-free product and sum); ``xp``
+    the array module (NumPy, or ``jax.numpy`` inside a program)."""
+    a, b, c = (xp.asarray(v, xp.float64) for v in (a, b, c))
     p = a * b
     split = 134217729.0  # 2**27 + 1: Veltkamp's split into 26-bit halves
     a_hi = split * a - (split * a - a)
@@ -711,21 +712,25 @@ def _fma(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
     t = (p - (s - v)) + (c - v)
     with np.errstate(invalid="ignore"):  # inf - inf in the error terms
         out = s + (t + err)
-    return np.where(np.isfinite(s), out, s)
+    return xp.where(xp.isfinite(s), out, s)
 
 
-def torch_linspace(start: float, end: float, steps: int, dt: np.dtype) -> np.ndarray:
+def torch_linspace(start: Any, end: Any, steps: int, dt: np.dtype, xp: Any = np) -> Any:
     """torch's float32/float64 ``linspace`` points, bit for bit: the step in the
-    dtype, each half counted from its own end with one rounding."""
-    f = dt.type
-    first, last = f(start), f(end)
+    dtype, each half counted from its own end with one rounding. ``xp``: the
+    array module (``jax.numpy`` for ends known only inside a program)."""
+    first, last = (xp.asarray(v).astype(dt) for v in (start, end))
     if steps <= 1:
-        return np.full(steps, first, dt)
-    step = (last - first) / f(steps - 1)  # in the dtype, as torch's step_t
-    i = np.arange(steps)
+        return xp.full(steps, first, dt)
+    count = xp.asarray(steps - 1).astype(dt)
+    if xp is not np:  # XLA would multiply by the constant's reciprocal: 2 roundings
+        count = jax.lax.optimization_barrier(count)
+    step = (last - first) / count  # in the dtype, as torch's step_t
+    i = xp.arange(steps)
     low = i < steps // 2
-    k = np.where(low, i, steps - 1 - i)
-    return _fma(np.where(low, step, -step), k, np.where(low, first, last)).astype(dt)
+    k = xp.where(low, i, steps - 1 - i)
+    points = _fma(xp.where(low, step, -step), k, xp.where(low, first, last), xp)
+    return points.astype(dt)
 
 
 _GRAIN = 32768  # torch's internal::GRAIN_SIZE: shorter loops run on one thread
