@@ -359,3 +359,6 @@ __all__ = [name for name in dir() if not name.startswith("_")]
 # The torch.* names compat does not offer, refused by name with the reason (a
 # NotImplementedError that is also an AttributeError: hasattr answers False).
 __getattr__ = _not_offered.refuser(__name__, "torch")
+# torch's submodules that compat does not offer (torch.fx...): their imports raise
+# ModuleNotFoundError saying why.
+_not_offered.install_submodule_refuser()
