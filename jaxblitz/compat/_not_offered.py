@@ -30,7 +30,8 @@ _QUANTIZED = (
 )
 _SPARSE = "sparse tensors are not supported: use dense tensors"
 _DLPACK = "DLPack exchange is not implemented: use torch.from_numpy and Tensor.numpy()"
-_STREAMS = "JAX schedules GPU work itself: there are no streams, events or CUDA graphs"
+BUILD = "a fact of PyTorch's own build or process set-up, which compat does not have"
+STREAMS = "JAX schedules GPU work itself: there are no streams, events or CUDA graphs"
 
 REASONS: dict[str, dict[str, str]] = {
     "torch.nn": {
@@ -128,8 +129,7 @@ _TORCH_KINDS: dict[str, str] = {
     "randomised low-rank methods are not implemented: use torch.linalg.svd or "
     "torch.linalg.eigh": "lobpcg pca_lowrank svd_lowrank",
     _DLPACK: "from_dlpack to_dlpack",
-    "a fact of PyTorch's own build or process set-up, which compat does not "
-    "have": """classproperty compiled_with_cxx11_abi get_device_module
+    BUILD: """classproperty compiled_with_cxx11_abi get_device_module
         get_file_path init_num_threads prepare_multiprocessing_environment
         profiler_allow_cudagraph_cupti_lazy_reinit_cuda12 thread_safe_generator
         has_lapack has_mkl has_openmp has_spectral USE_GLOBAL_DEPS
@@ -148,7 +148,7 @@ _SUBMODULE_KINDS: dict[str, str] = {
         torch.nn.quantizable torch.nn.quantized torch.backends.quantized""",
     _SPARSE: "torch.sparse torch.cuda.sparse torch.optim.sparse_adam",
     _DLPACK: "torch.utils.dlpack",
-    _STREAMS: "torch.cuda.graphs torch.cuda.streams",
+    STREAMS: "torch.cuda.graphs torch.cuda.streams",
     "torch.fx's symbolic tracing and graph rewriting are not offered: "
     "jax.make_jaxpr shows the program JAX traces from a function": "torch.fx",
     "torch.export's ahead-of-time graphs are not offered: jax.export serialises a "
@@ -222,9 +222,19 @@ for _module, _reason in SUBMODULES.items():
     REASONS.setdefault(_package, {})[_name] = _reason
 
 
-def refuser(module: str, namespace: str) -> Callable[[str], Any]:
-    """A module ``__getattr__`` for compat's ``namespace`` (``torch.nn``...)."""
+def each(names: str, reason: str) -> dict[str, str]:
+    """``{name: reason}`` for each of the space-separated ``names``."""
+    return dict.fromkeys(names.split(), reason)
+
+
+def refuser(
+    module: str, namespace: str, refused: dict[str, str] | None = None
+) -> Callable[[str], Any]:
+    """A module ``__getattr__`` for compat's ``namespace`` (``torch.nn``...);
+    ``refused`` adds the namespace's refused names (name: reason) to
+    :data:`REASONS`."""
     reasons = REASONS.setdefault(namespace, {})
+    reasons.update(refused or {})
 
     def __getattr__(name: str) -> Any:  # noqa: N807 -- a module's __getattr__
         if name in reasons:
