@@ -296,4 +296,4 @@ class SubmoduleRefuser:
 def install_submodule_refuser() -> None:
     """Put :class:`SubmoduleRefuser` last on ``sys.meta_path`` (once)."""
     if SubmoduleRefuser not in sys.meta_path:
-        sys.meta_path.append(SubmoduleRefuser)  # type: ignore[arg-type]
+        sys.meta_path.append(SubmoduleRefuser)

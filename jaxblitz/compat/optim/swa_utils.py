@@ -40,7 +40,8 @@ __all__ = [
     "update_bn",
 ]
 
-ParamList = list[Tensor] | tuple[Tensor, ...]
+# Tensors; their in-place methods (lerp_...) are declared beside each op.
+ParamList = list[Any] | tuple[Any, ...]
 
 
 def _check_decay(decay: float) -> None:
