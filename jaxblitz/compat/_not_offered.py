@@ -219,10 +219,6 @@ SUBMODULES: dict[str, str] = {
     for reason, modules in _SUBMODULE_KINDS.items()
     for module in modules.split()
 }
-# Each one is refused as an attribute of its package too (torch.fx).
-for _module, _reason in SUBMODULES.items():
-    _package, _, _name = _module.rpartition(".")
-    REASONS.setdefault(_package, {})[_name] = _reason
 
 
 def each(names: str, reason: str) -> dict[str, str]:
@@ -233,17 +229,19 @@ def each(names: str, reason: str) -> dict[str, str]:
 def refuser(
     module: str, namespace: str, refused: dict[str, str] | None = None
 ) -> Callable[[str], Any]:
-    """A module ``__getattr__`` for compat's ``namespace`` (``torch.nn``...);
-    ``refused`` adds the namespace's refused names (name: reason) to
-    :data:`REASONS`."""
+    """A module ``__getattr__`` for compat's ``namespace`` (``torch.nn``...),
+    refusing its names in :data:`REASONS` and its submodules in
+    :data:`SUBMODULES`; ``refused`` adds the namespace's refused names (name:
+    reason) to :data:`REASONS`."""
     reasons = REASONS.setdefault(namespace, {})
     reasons.update(refused or {})
 
     def __getattr__(name: str) -> Any:  # noqa: N807 -- a module's __getattr__
-        if name in reasons:
+        # a refused name, or a refused submodule (torch.fx)
+        reason = reasons.get(name) or SUBMODULES.get(f"{namespace}.{name}")
+        if reason is not None:
             raise NotOffered(
-                f"{namespace}.{name} is not supported by jaxblitz.compat: "
-                f"{reasons[name]}"
+                f"{namespace}.{name} is not supported by jaxblitz.compat: {reason}"
             )
         raise AttributeError(f"module '{module}' has no attribute '{name}'")
 

@@ -121,7 +121,7 @@ def seed() -> None:
 def __getattr__(name: str) -> Any:
     # Streams, events, graphs, nvtx...: named, not silently absent; an
     # AttributeError too, so that hasattr answers False.
-    reason = _not_offered.REASONS["torch.cuda"].get(name)
+    reason = _not_offered.SUBMODULES.get(f"torch.cuda.{name}")
     if reason is not None:
         raise _not_offered.NotOffered(
             f"torch.cuda.{name} is not supported by jaxblitz.compat: {reason}"
