@@ -231,6 +231,8 @@ from jaxblitz.compat import (  # noqa: E402
     amp,
     autograd,
     backends,
+    compiler,
+    cpu,
     cuda,
     distributed,
     distributions,
@@ -240,14 +242,18 @@ from jaxblitz.compat import (  # noqa: E402
     jit,
     lazy,
     linalg,
+    mps,
+    multiprocessing,
     nn,
     onnx,
     optim,
     profiler,
+    random,
     signal,
     special,
     testing,
     utils,
+    xpu,
 )
 from jaxblitz.compat.amp import (  # noqa: E402 -- torch.autocast
     autocast,
@@ -359,3 +365,6 @@ __all__ = [name for name in dir() if not name.startswith("_")]
 # The torch.* names compat does not offer, refused by name with the reason (a
 # NotImplementedError that is also an AttributeError: hasattr answers False).
 __getattr__ = _not_offered.refuser(__name__, "torch")
+# torch's submodules that compat does not offer (torch.fx...): their imports raise
+# ModuleNotFoundError saying why.
+_not_offered.install_submodule_refuser()

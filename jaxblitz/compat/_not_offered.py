@@ -1,11 +1,16 @@
-"""The names of torch.nn, torch.nn.functional and torch.optim that compat does not
-offer, each refused by name with its reason: ``nn.SyncBatchNorm`` raises
+"""The names of torch, torch.nn, torch.nn.functional and torch.optim that compat
+does not offer, each refused by name with its reason: ``nn.SyncBatchNorm`` raises
 :class:`NotOffered` (a ``NotImplementedError``, and an ``AttributeError``, so
-``hasattr`` still answers False)."""
+``hasattr`` still answers False). torch's submodules that compat does not offer
+(``torch.fx``...) are refused the same way as attributes, and as imports by
+:class:`SubmoduleRefuser` (a ``ModuleNotFoundError`` saying why)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Sequence
+from importlib.machinery import ModuleSpec
+from types import ModuleType
 from typing import Any
 
 
@@ -19,6 +24,14 @@ _FRACTIONAL = (
 )
 _LOW_PRECISION = "float8 and grouped matrix products have no counterpart in compat"
 _FUSED_LOSS = "torch's fused linear + cross-entropy loss is not implemented"
+
+_QUANTIZED = (
+    "quantized tensors are not supported (compat's dtypes are float, int and bool)"
+)
+_SPARSE = "sparse tensors are not supported: use dense tensors"
+_DLPACK = "DLPack exchange is not implemented: use torch.from_numpy and Tensor.numpy()"
+BUILD = "a fact of PyTorch's own build or process set-up, which compat does not have"
+STREAMS = "JAX schedules GPU work itself: there are no streams, events or CUDA graphs"
 
 REASONS: dict[str, dict[str, str]] = {
     "torch.nn": {
@@ -50,8 +63,7 @@ REASONS: dict[str, dict[str, str]] = {
 
 # torch.* names by kind: why each kind is refused, and the names of that kind.
 _TORCH_KINDS: dict[str, str] = {
-    "quantized tensors are not supported (compat's dtypes are float, int and "
-    "bool)": """choose_qparams_optimized dequantize empty_quantized
+    _QUANTIZED: """choose_qparams_optimized dequantize empty_quantized
         fake_quantize_per_channel_affine fake_quantize_per_tensor_affine
         fused_moving_avg_obs_fake_quant int_repr q_per_channel_axis
         q_per_channel_scales q_per_channel_zero_points q_scale q_zero_point
@@ -62,7 +74,7 @@ _TORCH_KINDS: dict[str, str] = {
         qint8 qint32 quint8 quint2x4 quint4x2 per_channel_affine
         per_channel_affine_float_qparams per_channel_symmetric per_tensor_affine
         per_tensor_symmetric""",
-    "sparse tensors are not supported: use dense tensors": """dsmm hsmm hspmm
+    _SPARSE: """dsmm hsmm hspmm
         resize_as_sparse_ saddmm smm spmm sspaddmm sparse_bsc_tensor
         sparse_bsr_tensor sparse_compressed_tensor sparse_coo_tensor
         sparse_csc_tensor sparse_csr_tensor sparse_bsc sparse_bsr sparse_coo
@@ -116,10 +128,8 @@ _TORCH_KINDS: dict[str, str] = {
     "while (torch.compile traces them as JAX traces Python)": "cond while_loop",
     "randomised low-rank methods are not implemented: use torch.linalg.svd or "
     "torch.linalg.eigh": "lobpcg pca_lowrank svd_lowrank",
-    "DLPack exchange is not implemented: use torch.from_numpy and "
-    "Tensor.numpy()": "from_dlpack to_dlpack",
-    "a fact of PyTorch's own build or process set-up, which compat does not "
-    "have": """classproperty compiled_with_cxx11_abi get_device_module
+    _DLPACK: "from_dlpack to_dlpack",
+    BUILD: """classproperty compiled_with_cxx11_abi get_device_module
         get_file_path init_num_threads prepare_multiprocessing_environment
         profiler_allow_cudagraph_cupti_lazy_reinit_cuda12 thread_safe_generator
         has_lapack has_mkl has_openmp has_spectral USE_GLOBAL_DEPS
@@ -132,15 +142,106 @@ REASONS["torch"] = {
 }
 
 
-def refuser(module: str, namespace: str) -> Callable[[str], Any]:
-    """A module ``__getattr__`` for compat's ``namespace`` (``torch.nn``...)."""
-    reasons = REASONS[namespace]
+# torch's submodules by kind: why each kind is refused, and the modules of that kind.
+_SUBMODULE_KINDS: dict[str, str] = {
+    _QUANTIZED: """torch.ao torch.quantization torch.nn.intrinsic torch.nn.qat
+        torch.nn.quantizable torch.nn.quantized torch.backends.quantized""",
+    _SPARSE: "torch.sparse torch.cuda.sparse torch.optim.sparse_adam",
+    _DLPACK: "torch.utils.dlpack",
+    STREAMS: "torch.cuda.graphs torch.cuda.streams",
+    "torch.fx's symbolic tracing and graph rewriting are not offered: "
+    "jax.make_jaxpr shows the program JAX traces from a function": "torch.fx",
+    "torch.export's ahead-of-time graphs are not offered: jax.export serialises a "
+    "jitted JAX function": "torch.export torch.nativert",
+    "TorchDynamo and TorchInductor, torch.compile's tracer and code generator, are "
+    "not part of compat: its torch.compile is jax.jit of the step, compiled by XLA "
+    "(torch.compiler's reset, disable and is_compiling are offered)": """
+        torch._dynamo torch._inductor""",
+    "torch.package's pickled model archives are not offered: compat saves with "
+    "torch.save and safetensors, both pickle-free": "torch.package",
+    "TorchScript's and its mobile runtime's tools: compat has no TorchScript "
+    "compiler": """torch.futures torch.utils.jit torch.utils.bundled_inputs
+        torch.utils.mobile_optimizer torch.utils.model_dump
+        torch.utils.throughput_benchmark torch.nn.cpp""",
+    "C++ and CUDA extensions build against libtorch, which compat does not have: "
+    "write the op in JAX (jax.custom_vjp) and wrap it in torch.autograd.Function": """
+        torch.utils.cpp_extension torch.utils.hipify torch.utils.file_baton
+        torch.utils.cpp_backtrace torch.cuda.jiterator""",
+    "custom operators and dispatch go through PyTorch's dispatcher (ATen), which "
+    "compat does not have: a torch.autograd.Function over JAX code is compat's "
+    "custom op": """torch.library torch.overrides torch.utils.backend_registration
+        torch.utils.flop_counter torch.utils.module_tracker torch.utils.debug_log
+        torch.backends.python_native""",
+    "masked and nested (jagged) tensors are not supported: pad to one shape and "
+    "mask with torch.where": "torch.masked torch.nested",
+    "a switch of one of PyTorch's own kernel libraries: compat's kernels are XLA's "
+    "(torch.backends.cudnn and cuda's flags are offered)": """torch.backends.cpu
+        torch.backends.cusparselt torch.backends.kleidiai torch.backends.miopen
+        torch.backends.mkl torch.backends.mkldnn torch.backends.nnpack
+        torch.backends.openmp torch.backends.opt_einsum torch.backends.xnnpack
+        torch.backends.xeon torch.utils.mkldnn torch.cuda.tunable torch.nn.backends""",
+    "a device compat does not run on (its devices are JAX's CPU, GPU and TPU)": """
+        torch.mtia torch.cuda.green_contexts torch.cuda.gds""",
+    "multi-GPU collectives: jaxblitz.parallel shards a batch over devices with "
+    "JAX's own": "torch.cuda.comm torch.cuda.nccl",
+    "CUDA profiler ranges: jax.profiler.TraceAnnotation marks a range in JAX's "
+    "profiler": "torch.cuda.nvtx torch.cuda.profiler",
+    "a fact of PyTorch's own build or process set-up, which compat does not have "
+    "(compat is not a build of PyTorch and claims no torch version)": """
+        torch.version torch.torch_version torch.utils.collect_env torch.numa
+        torch.monitor torch.utils.viz torch.utils.show_pickle
+        torch.utils.serialization torch.utils.backcompat torch.utils.deterministic
+        torch.contrib""",
+    "torch's typing aliases and result types are not offered: annotate with "
+    "Python's own types; compat's ops return named tuples of their own": """
+        torch.types torch.return_types torch.nn.common_types""",
+    "typed storages are not offered: a tensor's bytes are its "
+    "Tensor.untyped_storage()": "torch.storage",
+    "torch's weak-reference containers keyed by tensor are internal helpers: use "
+    "Python's weakref": "torch.utils.weak",
+    "quasi-random sequences (SobolEngine) are not implemented": "torch.quasirandom",
+    "torch's benchmarking suite (Timer, Compare, Fuzzer, Callgrind) is not "
+    "implemented: time a step with timeit after torch.cuda.synchronize() (or "
+    "torch.cpu.synchronize())": "torch.utils.benchmark",
+    "the gradients of convolutions by hand are not implemented: torch.autograd.grad "
+    "of F.conv2d gives them": "torch.nn.grad",
+    "the legacy autograd profiler's internals: torch.profiler.profile is compat's "
+    "profiler": "torch.autograd.profiler_legacy torch.autograd.profiler_util",
+    "an implementation module of torch's: import its names from the package "
+    "(torch.einsum, torch.nn.Conv2d, torch.optim.AdamW, torch.autograd.gradcheck, "
+    "torch.cuda.memory_allocated, torch.cuda.manual_seed)": """torch.functional
+        torch.nn.modules torch.optim.adadelta torch.optim.adagrad torch.optim.adamax
+        torch.optim.adamw torch.optim.nadam torch.optim.radam torch.optim.rmsprop
+        torch.autograd.gradcheck torch.cuda.memory torch.cuda.random""",
+}
+SUBMODULES: dict[str, str] = {
+    module: reason
+    for reason, modules in _SUBMODULE_KINDS.items()
+    for module in modules.split()
+}
+
+
+def each(names: str, reason: str) -> dict[str, str]:
+    """``{name: reason}`` for each of the space-separated ``names``."""
+    return dict.fromkeys(names.split(), reason)
+
+
+def refuser(
+    module: str, namespace: str, refused: dict[str, str] | None = None
+) -> Callable[[str], Any]:
+    """A module ``__getattr__`` for compat's ``namespace`` (``torch.nn``...),
+    refusing its names in :data:`REASONS` and its submodules in
+    :data:`SUBMODULES`; ``refused`` adds the namespace's refused names (name:
+    reason) to :data:`REASONS`."""
+    reasons = REASONS.setdefault(namespace, {})
+    reasons.update(refused or {})
 
     def __getattr__(name: str) -> Any:  # noqa: N807 -- a module's __getattr__
-        if name in reasons:
+        # a refused name, or a refused submodule (torch.fx)
+        reason = reasons.get(name) or SUBMODULES.get(f"{namespace}.{name}")
+        if reason is not None:
             raise NotOffered(
-                f"{namespace}.{name} is not supported by jaxblitz.compat: "
-                f"{reasons[name]}"
+                f"{namespace}.{name} is not supported by jaxblitz.compat: {reason}"
             )
         raise AttributeError(f"module '{module}' has no attribute '{name}'")
 
@@ -159,3 +260,38 @@ def refused(qualname: str, reason: str) -> Callable[..., Any]:
     refuse.__name__ = refuse.__qualname__ = name
     refuse.__doc__ = f"``{qualname}``: refused (not supported by jaxblitz.compat)."
     return refuse
+
+
+class SubmoduleRefuser:
+    """An import finder for compat's name of each torch module in
+    :data:`SUBMODULES` (``jaxblitz.compat.fx``): the import raises
+    ``ModuleNotFoundError`` saying why, so that a script's ``except ImportError``
+    fallback still runs. It sits last on ``sys.meta_path``: a module compat
+    offers is found before it is asked."""
+
+    prefix = "jaxblitz.compat"
+
+    @classmethod
+    def find_spec(
+        cls, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
+    ) -> ModuleSpec | None:
+        if not fullname.startswith(cls.prefix + "."):
+            return None
+        torch_name = "torch" + fullname.removeprefix(cls.prefix)
+        reason = SUBMODULES.get(torch_name)
+        if reason is None:
+            return None
+        # name= is torch's module, not ours: Python's `from package import name`
+        # passes over a ModuleNotFoundError whose name is the submodule's own,
+        # and `from torch import fx` would lose the reason.
+        raise ModuleNotFoundError(
+            f"No module named '{fullname}': {torch_name} is not supported by "
+            f"jaxblitz.compat: {reason}",
+            name=torch_name,
+        )
+
+
+def install_submodule_refuser() -> None:
+    """Put :class:`SubmoduleRefuser` last on ``sys.meta_path`` (once)."""
+    if SubmoduleRefuser not in sys.meta_path:
+        sys.meta_path.append(SubmoduleRefuser)

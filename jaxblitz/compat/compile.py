@@ -116,6 +116,23 @@ def discover(fn: Any, args: tuple, kwargs: dict) -> tuple[list, list]:
     return modules, [o for o in found.values() if isinstance(o, Optimizer)]
 
 
+_TRACING: list[bool] = []  # one entry per step being traced, nested or not
+
+
+@contextlib.contextmanager
+def tracing() -> Any:
+    """Marks a step being traced (``torch.compiler.is_compiling()``)."""
+    _TRACING.append(True)
+    try:
+        yield
+    finally:
+        _TRACING.pop()
+
+
+def is_tracing() -> bool:
+    return bool(_TRACING)
+
+
 class _Entry:
     """One compiled program: a cache entry for one structure of the state."""
 
@@ -127,7 +144,7 @@ class _Entry:
 
     def _program(self, donated: tuple, kept: tuple):
         frame = self.frame
-        with frame.swapped(donated, kept, self.free) as (args, kwargs):
+        with frame.swapped(donated, kept, self.free) as (args, kwargs), tracing():
             result = self.fn(*args, **kwargs)
             state = frame.collect(self.free)
             leaves, treedef = jax.tree.flatten(result)
@@ -249,6 +266,8 @@ def compile(
     """
 
     def wrap(fn: Callable) -> Any:
-        return fn if disable else CompiledFunction(fn, eager_fallback)
+        # torch.compiler.disable'd: torch runs it eagerly, so it stays as it is
+        off = disable or getattr(fn, "_torchdynamo_disable", False)
+        return fn if off else CompiledFunction(fn, eager_fallback)
 
     return wrap if model is None else wrap(model)

@@ -14,13 +14,17 @@ from typing import Any
 import jax
 
 from jaxblitz.compat import _cuda_amp as amp
-from jaxblitz.compat import lazy
+from jaxblitz.compat import _not_offered, lazy
 from jaxblitz.compat.tensor._dtype import device, gpus, jax_device
 from jaxblitz.compat.tensor.creation import initial_seed, manual_seed
 
 # torch.cuda.amp: `import torch.cuda.amp` ports to `import jaxblitz.compat.cuda.amp`,
 # which finds the module here (this module is not a package).
 sys.modules[__name__ + ".amp"] = amp
+# An empty search path makes this module a package to the import system, so that
+# torch.cuda's submodules compat does not offer (torch.cuda.nvtx) are refused by
+# name (_not_offered.SubmoduleRefuser), not as children of a plain module.
+__path__: list[str] = []
 
 __all__ = [
     "amp",
@@ -115,8 +119,14 @@ def seed() -> None:
 
 
 def __getattr__(name: str) -> Any:
-    # Streams, events, graphs, nvtx...: named, not silently absent.
-    raise NotImplementedError(
+    # Streams, events, graphs, nvtx...: named, not silently absent; an
+    # AttributeError too, so that hasattr answers False.
+    reason = _not_offered.SUBMODULES.get(f"torch.cuda.{name}")
+    if reason is not None:
+        raise _not_offered.NotOffered(
+            f"torch.cuda.{name} is not supported by jaxblitz.compat: {reason}"
+        )
+    raise _not_offered.NotOffered(
         f"torch.cuda.{name} is not supported by jaxblitz.compat (JAX schedules GPU "
         "work itself: there are no streams, events or CUDA graphs)"
     )

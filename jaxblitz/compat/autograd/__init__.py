@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxblitz.compat import lazy
+from jaxblitz.compat import _not_offered, lazy
 from jaxblitz.compat._eager import _fused
 from jaxblitz.compat.autograd import forward_ad, function, functional, fused, graph
 from jaxblitz.compat.autograd import profiler as profiler  # torch.autograd.profiler
@@ -760,3 +760,7 @@ def _warn_undefined_check() -> None:
         '=False" to disable the feature',
         stacklevel=4,
     )
+
+
+# torch.autograd's submodules compat does not offer: refused by name, with the reason
+__getattr__ = _not_offered.refuser(__name__, "torch.autograd")

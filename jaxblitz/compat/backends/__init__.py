@@ -3,6 +3,10 @@
 (``backends.mps.is_available()``). The float32 precision flags decide each matmul's
 and convolution's ``jax.lax.Precision`` on a GPU or TPU: :mod:`._precision`."""
 
+from jaxblitz.compat import _not_offered
 from jaxblitz.compat.backends import cuda, cudnn, mha, mps
 
 __all__ = ["cuda", "cudnn", "mha", "mps"]
+
+# torch.backends's submodules compat does not offer: refused by name, with the reason
+__getattr__ = _not_offered.refuser(__name__, "torch.backends")

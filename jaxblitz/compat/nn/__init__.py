@@ -1,7 +1,7 @@
 """Blitz 3, "Neural Networks": ``torch.nn``."""
 
 from jaxblitz.compat import _not_offered
-from jaxblitz.compat.nn import functional, init, utils
+from jaxblitz.compat.nn import functional, init, parameter, utils
 from jaxblitz.compat.nn.activation import (
     CELU,
     ELU,
@@ -351,6 +351,7 @@ __all__ = [
     "ZeroPad3d",
     "functional",
     "init",
+    "parameter",
     "utils",
 ]
 
