@@ -6,7 +6,7 @@
 """
 
 from jaxblitz.compat import _not_offered
-from jaxblitz.compat.optim import lr_scheduler
+from jaxblitz.compat.optim import lr_scheduler, swa_utils
 from jaxblitz.compat.optim.adafactor import Adafactor
 from jaxblitz.compat.optim.adam import Adam, AdamW
 from jaxblitz.compat.optim.adam_variants import Adamax, NAdam, RAdam
@@ -33,6 +33,7 @@ __all__ = [
     "RMSprop",
     "Rprop",
     "lr_scheduler",
+    "swa_utils",
 ]
 
 # torch names compat does not offer: refused by name, with the reason

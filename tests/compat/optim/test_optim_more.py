@@ -266,3 +266,19 @@ LBFGS_ERRORS = {
 @pytest.mark.parametrize("case", LBFGS_ERRORS)
 def test_lbfgs_bad_arguments_raise_torchs_errors(case):
     check(lambda m: LBFGS_ERRORS[case](m, base._params(m)))
+
+
+def test_swa_utils_imports_and_refuses_each_name_when_used():
+    """A script's ``from torch.optim.swa_utils import AveragedModel, ...`` ports;
+    the first use stops it with the reason, not an unknown module."""
+    from jaxblitz.compat.optim.swa_utils import SWALR, AveragedModel, update_bn
+
+    model = ct.nn.Linear(2, 1)
+    for use in (
+        lambda: AveragedModel(model),
+        lambda: SWALR(ct.optim.SGD(model.parameters(), lr=0.1), swa_lr=0.05),
+        lambda: update_bn([], model),
+        lambda: ct.optim.swa_utils.get_ema_multi_avg_fn(0.999),
+    ):
+        with pytest.raises(NotImplementedError, match="torch.optim.swa_utils.*not"):
+            use()
