@@ -125,8 +125,7 @@ class Size(tuple):
     def __add__(self, other: Any) -> Size:
         if not isinstance(other, tuple):
             raise TypeError(
-                f"can only concatenate tuple (not {type(other).__name__}) to "
-                "torch.Size"
+                f"can only concatenate tuple (not {type(other).__name__}) to torch.Size"
             )
         return _sized(tuple.__add__(self, other))
 
