@@ -388,9 +388,9 @@ class _ConvTransposeNd(Module):
             return self.output_padding
         n = self._n
         lead = 2 if input.dim() == n + 2 else 1
+        if len(output_size) == lead + n:
+            output_size = output_size[lead:]  # torch's error shows it as sliced
         sizes = list(output_size)
-        if len(sizes) == lead + n:
-            sizes = sizes[lead:]
         if len(sizes) != n:
             raise ValueError(
                 f"ConvTranspose{n}D: for {input.dim()}D input, output_size must have "
@@ -406,8 +406,8 @@ class _ConvTransposeNd(Module):
         high = [lo + s - 1 for lo, s in zip(low, self.stride, strict=True)]
         if any(not lo <= m <= hi for m, lo, hi in zip(sizes, low, high, strict=True)):
             raise ValueError(
-                f"requested an output size of {sizes}, but valid sizes range "
-                f"from {low} to {high} (for an input of {input.shape[2:]})"
+                f"requested an output size of {output_size}, but valid sizes range "
+                f"from {low} to {high} (for an input of {input.size()[2:]})"
             )
         return tuple(m - lo for m, lo in zip(sizes, low, strict=True))
 

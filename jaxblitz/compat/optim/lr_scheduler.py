@@ -13,7 +13,8 @@ forms for ``step(epoch)``, the same ``state_dict()`` keys (the instance's
 ``lr`` (and SGD's ``momentum``, Adam's ``betas``) from the group at every
 ``step()``, so a new value takes effect at once. ``ReduceLROnPlateau`` and
 ``OneCycleLR`` and the composites are in
-:mod:`jaxblitz.compat.optim._lr_policies`, the per-epoch factors in
+:mod:`jaxblitz.compat.optim._lr_policies`, SGDR's warm restarts in
+:mod:`jaxblitz.compat.optim._lr_restarts`, the per-epoch factors in
 :mod:`jaxblitz.compat.optim._lr_factors`, the ``LRScheduler`` they subclass in
 :mod:`jaxblitz.compat.optim._lr_base`.
 """
@@ -43,6 +44,7 @@ from jaxblitz.compat.optim._lr_policies import (
     ReduceLROnPlateau,
     SequentialLR,
 )
+from jaxblitz.compat.optim._lr_restarts import CosineAnnealingWarmRestarts
 
 _LRScheduler = LRScheduler  # torch's old name
 
@@ -57,7 +59,6 @@ def _refused(name: str) -> type:
 
 
 CyclicLR = _refused("CyclicLR")
-CosineAnnealingWarmRestarts = _refused("CosineAnnealingWarmRestarts")
 
 __all__ = [
     "ChainedScheduler",

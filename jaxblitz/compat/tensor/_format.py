@@ -211,4 +211,6 @@ def tensor_repr(t, prefix: str = "tensor(") -> str:
             suffixes.append(f"grad_fn=<{type(node).__name__}>")
         elif t.requires_grad:
             suffixes.append("requires_grad=True")
-    return prefix + _add_suffixes(body, suffixes, indent)
+    # torch measures the first line with its prefix: a one-line body wraps
+    # its suffix at 80 columns counting "tensor("
+    return _add_suffixes(prefix + body, suffixes, indent)

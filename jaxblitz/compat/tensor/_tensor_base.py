@@ -22,6 +22,7 @@ from __future__ import annotations
 import copy
 import linecache
 import math
+import operator
 import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -114,6 +115,42 @@ class Size(tuple):
 
     def numel(self) -> int:
         return math.prod(self)
+
+    # torch's slices, sums and repeats of a Size are Sizes (x.shape[2:] prints
+    # as torch.Size([...])); an index is an int.
+    def __getitem__(self, index: Any) -> Any:
+        item = tuple.__getitem__(self, index)
+        return Size(item) if type(index) is slice else item
+
+    def __add__(self, other: Any) -> Size:
+        if not isinstance(other, tuple):
+            raise TypeError(
+                f"can only concatenate tuple (not {type(other).__name__}) to torch.Size"
+            )
+        return _sized(tuple.__add__(self, other))
+
+    def __radd__(self, other: Any) -> Size:
+        return _sized(tuple.__add__(other, self))
+
+    def __mul__(self, n: Any) -> Size:
+        return Size(tuple.__mul__(self, n))
+
+    __rmul__ = __mul__
+
+
+def _sized(items: tuple) -> Size:
+    """A Size of ``items`` (each an int or taken as one by ``__index__``, as
+    torch.Size() takes them), refused as torch.Size() refuses a float."""
+    out = []
+    for i, v in enumerate(items):
+        try:
+            out.append(operator.index(v))
+        except TypeError:
+            raise TypeError(
+                "torch.Size() takes an iterable of 'int' (item "
+                f"{i} is '{type(v).__name__}')"
+            ) from None
+    return Size(out)
 
 
 # JAX's concrete array type, learnt from the first one met: its ``shape`` and
@@ -689,10 +726,13 @@ class TensorBase:
         return tensor_repr(self)
 
     def __format__(self, spec: str) -> str:
+        # torch: a plain 0-d tensor formats as its Python number (f"{loss}" is
+        # 0.123456789..., not tensor(0.1235)); a Parameter or a subclass, or a
+        # tensor with dims, as an object does: repr, or a TypeError for a spec.
         self._needs_value(*_PRINTING)
-        if self.dim() == 0 and spec:
-            return self.item().__format__(spec)
-        return repr(self)
+        if self.dim() == 0 and type(self) is _tensor_class and not self.is_meta:
+            return self.detach().item().__format__(spec)
+        return object.__format__(self, spec)
 
     def __deepcopy__(self, memo: dict) -> Tensor:
         """``copy.deepcopy``: a leaf with its own copy of the storage (tensors

@@ -266,11 +266,17 @@ def _infer(data: Any) -> _dtype.dtype:
                 f"complex number {v!r}: jaxblitz.compat has no complex dtypes (torch "
                 "would make a complex64 tensor); use real tensors"
             )
-    if flat and builtins.all(isinstance(v, bool | np.bool_) for v in flat):
-        return _dtype.bool
-    if builtins.all(isinstance(v, int | np.integer | bool) for v in flat) and flat:
-        return _dtype.int64
-    return _dtype.get_default_dtype()
+    # torch folds its elements' dtypes with promote_types: a Python number
+    # counts as bool, int64 or the default float, a NumPy scalar (or a tensor's
+    # value) as its own dtype, so [np.float64(r), 2] is float64, not float32.
+    found = None
+    for v in flat:
+        if isinstance(v, np.generic | np.ndarray):
+            d = _dtype.to_dtype(v.dtype)
+        else:
+            d = _dtype.scalar_dtype(v)
+        found = d if found is None else _dtype.promote_types(found, d)
+    return _dtype.get_default_dtype() if found is None else found
 
 
 def _check_layout(name: str, layout: Any) -> None:

@@ -415,3 +415,22 @@ def test_conv_transpose3d_float32_matches_torch_bit_for_bit(case):
     np.testing.assert_array_equal(outs[ct], outs[pt])
     for got, want in zip(grads[ct], grads[pt], strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * abs(want).max())
+
+
+@pytest.mark.parametrize(
+    "size", [(7, 5), [7, 5], (1, 2, 7, 5), "size", "full size"], ids=repr
+)
+def test_conv_transpose_output_size_out_of_range_says_what_torch_says(size):
+    def fn(torch):
+        conv = torch.nn.ConvTranspose2d(3, 2, 3, stride=2, padding=1)
+        x = torch.zeros(1, 3, 3, 2)
+        wanted = {"size": torch.Size([7, 5]), "full size": torch.Size([1, 2, 7, 5])}
+        asked = wanted[size] if isinstance(size, str) else size
+        try:
+            conv(x, output_size=asked)
+        except ValueError as e:
+            return str(e)
+        return None
+
+    theirs = fn(pt)
+    assert theirs is not None and fn(ct) == theirs

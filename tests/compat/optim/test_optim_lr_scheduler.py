@@ -33,6 +33,10 @@ SCHEDULERS = {
         [L.ConstantLR(o, 0.5, 4), L.ExponentialLR(o, 0.9)]
     ),
     "one_cycle": lambda L, o: L.OneCycleLR(o, [1.0, 0.5], total_steps=30),
+    "warm_restarts": lambda L, o: L.CosineAnnealingWarmRestarts(o, T_0=4),
+    "warm_restarts_mult": lambda L, o: L.CosineAnnealingWarmRestarts(
+        o, T_0=3, T_mult=2, eta_min=0.001
+    ),
     "one_cycle_linear_three_phase": lambda L, o: L.OneCycleLR(
         o, 1.0, epochs=3, steps_per_epoch=10, anneal_strategy="linear", three_phase=True
     ),
@@ -100,6 +104,32 @@ def test_step_with_an_epoch_uses_torchs_closed_form():
         opt = _optimizer(m, "sgd")
         sched = m.optim.lr_scheduler.MultiStepLR(opt, [3, 6], gamma=0.5)
         return [(sched.step(e), sched.get_last_lr())[1] for e in (7, 2, 4)]
+
+    check(fn)
+
+
+@pytest.mark.parametrize("t_mult", [1, 2, 3])
+def test_warm_restarts_step_by_fractions_of_an_epoch_as_torch(t_mult):
+    """SGDR's per-batch call ``step(epoch + i / iters)``, then plain steps and a
+    jump (``step(26)``), with no warning (torch's own step warns of neither the
+    order nor the epoch argument)."""
+
+    def fn(m):
+        opt = _optimizer(m, "sgd")
+        L = m.optim.lr_scheduler
+        sched = L.CosineAnnealingWarmRestarts(opt, T_0=3, T_mult=t_mult, eta_min=0.01)
+        seen = []
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for epoch in range(8):
+                for i in range(4):
+                    opt.step()
+                    sched.step(epoch + i / 4)
+                    seen.append(sched.get_last_lr())
+            sched.step(26)
+            sched.step()
+            seen.append((sched.get_last_lr(), sched.T_cur, sched.T_i))
+        return seen, sched.state_dict(), [str(w.message) for w in caught]
 
     check(fn)
 
@@ -247,6 +277,13 @@ ERRORS = {
         o, [L.StepLR(o, 2), L.StepLR(o, 3)], [1, 2]
     ),
     "not_an_optimizer": lambda L, o: L.StepLR(object(), 2),
+    "restarts_t0": lambda L, o: L.CosineAnnealingWarmRestarts(o, T_0=0),
+    "restarts_t0_float": lambda L, o: L.CosineAnnealingWarmRestarts(o, T_0=2.0),
+    "restarts_t_mult": lambda L, o: L.CosineAnnealingWarmRestarts(o, 2, T_mult=0),
+    "restarts_eta_min": lambda L, o: L.CosineAnnealingWarmRestarts(o, 2, eta_min="0"),
+    "restarts_negative_epoch": lambda L, o: L.CosineAnnealingWarmRestarts(o, 2).step(
+        -1
+    ),
 }
 
 

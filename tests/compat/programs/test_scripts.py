@@ -200,6 +200,23 @@ LANDMARKS = {
                            "cube first [0.75, 12.0, 27.0] second [3.0, -12.0, 18.0]",
                            "second backward refused: element 0 of tensors does not "
                            "require grad and does not have a grad_fn"],
+    "resnet_cifar.py": ["(shortcut): Sequential(", "load result <All keys matched",
+                        "best epoch", "reloaded predicts alike True",
+                        "train mode: dropout varies True", "eval mode: repeatable True",
+                        "steplr [0.1, 0.05, 0.05, 0.025, 0.025, 0.0125]",
+                        "input size torch.Size([3, 12, 12]) torch.Size([12, 12])"],
+    "rnn_sentiment.py": ["lstm output (4, 7, 20) [3, 5, 7, 6] padding zero True",
+                         "lstm pad row and grad 0.0 0.0", "gru epoch 4",
+                         "gru adam step 16 steps per epoch 4"],
+    "reinforce_policy.py": ["Episode 60\tLast reward:",
+                            "learned to walk right True returns ['torch.float64']",
+                            "log_prob matches True", "frequencies close True",
+                            "reseeded sample repeats True"],
+    "conv_autoencoder.py": ["output torch.Size([1, 12, 12]) torch.Size([12, 12]) True",
+                            "epoch [5/5], train BCE",
+                            "grad while evaluating False None",
+                            "mse formats as a number True", "bce pair agree True",
+                            "seeded init repeats True"],
 }  # fmt: skip
 ON_TORCH = ["blitz_tensors.py", "blitz_nn.py", "blitz_data_parallel.py",
             "basics_tensors.py", "basics_autograd_model.py",
@@ -208,16 +225,20 @@ ON_TORCH = ["blitz_tensors.py", "blitz_nn.py", "blitz_data_parallel.py",
             "text_classification.py", "char_rnn.py", "transformer_lm.py",
             "samplers_data.py", "word_embeddings.py", "lstm_tagger.py",
             "fgsm_attack.py", "spatial_transformer.py", "seq2seq_attention.py",
-            "double_backward.py"]  # fmt: skip
+            "double_backward.py", "resnet_cifar.py", "rnn_sentiment.py",
+            "reinforce_policy.py", "conv_autoencoder.py"]  # fmt: skip
 
 # Run again in lazy mode (one program per sync point), which must print what
 # eager mode prints: a Blitz training loop, recurrent and attention models, a
 # custom autograd Function, samplers and workers, input gradients, sampling
-# grids, a decoder fed its own greedy choices, and double backward.
+# grids, a decoder fed its own greedy choices, double backward, a residual
+# network with BatchNorm and checkpoints, a policy gradient over a NumPy
+# environment and a denoising autoencoder.
 LAZY = ["blitz_cifar10.py", "blitz_nn.py", "char_rnn.py", "examples_polynomial.py",
         "text_classification.py", "transformer_lm.py", "samplers_data.py",
         "lstm_tagger.py", "fgsm_attack.py", "spatial_transformer.py",
-        "seq2seq_attention.py", "double_backward.py"]  # fmt: skip
+        "seq2seq_attention.py", "double_backward.py", "resnet_cifar.py",
+        "rnn_sentiment.py", "reinforce_policy.py", "conv_autoencoder.py"]  # fmt: skip
 
 RUNS = {name: _compat_run(SCRIPTS / name) for name in sorted(LANDMARKS)}
 LAZY_RUNS = {name: _compat_run(SCRIPTS / name, lazy=True) for name in LAZY}
