@@ -343,6 +343,12 @@ def adaptive_max_pool1d(
 pi, e, inf, nan = _math.pi, _math.e, _math.inf, _math.nan
 newaxis = None
 
+# torch.__version__: the torch API version compat implements, comparing as a
+# version (torch.version says what compat claims and why)
+from jaxblitz.compat import torch_version, version  # noqa: E402
+
+__version__ = torch_version.__version__
+
 
 def set_anomaly_enabled(enabled: bool, check_nan: bool = True) -> None:
     """``torch.set_anomaly_enabled``: anomaly detection on or off from now on

@@ -187,8 +187,7 @@ _SUBMODULE_KINDS: dict[str, str] = {
     "CUDA profiler ranges: jax.profiler.TraceAnnotation marks a range in JAX's "
     "profiler": "torch.cuda.nvtx torch.cuda.profiler",
     "a fact of PyTorch's own build or process set-up, which compat does not have "
-    "(compat is not a build of PyTorch and claims no torch version)": """
-        torch.version torch.torch_version torch.utils.collect_env torch.numa
+    "(torch.version says what compat claims)": """torch.utils.collect_env torch.numa
         torch.monitor torch.utils.viz torch.utils.show_pickle
         torch.utils.serialization torch.utils.backcompat torch.utils.deterministic
         torch.contrib""",

@@ -141,6 +141,8 @@ _OFFERED = (
     "torch.utils.hooks",
     "torch.optim.swa_utils",
     "torch.nn.parameter",
+    "torch.version",
+    "torch.torch_version",
 )
 
 
