@@ -131,7 +131,7 @@ from jaxblitz.compat.nn.max_pooling import (
     MaxUnpool2d,
     MaxUnpool3d,
 )
-from jaxblitz.compat.nn.module import Module, Parameter
+from jaxblitz.compat.nn.module import Buffer, Module, Parameter
 from jaxblitz.compat.nn.normalization import (
     BatchNorm1d,
     BatchNorm2d,
@@ -205,6 +205,7 @@ __all__ = [
     "BatchNorm2d",
     "BatchNorm3d",
     "Bilinear",
+    "Buffer",
     "CELU",
     "CTCLoss",
     "ChannelShuffle",

@@ -38,6 +38,35 @@ class Parameter(Tensor):
         return "Parameter containing:\n" + super().__repr__()
 
 
+class _BufferMeta(type):
+    # torch: isinstance(t, Buffer) holds for the tensor Buffer(...) marked, which
+    # is a plain Tensor (Buffer.__new__ returns it).
+    def __instancecheck__(cls, instance: Any) -> bool:
+        if (
+            cls is Buffer
+            and isinstance(instance, Tensor)
+            and getattr(instance, "_is_buffer", False)
+        ):
+            return True
+        return super().__instancecheck__(instance)
+
+
+class Buffer(Tensor, metaclass=_BufferMeta):
+    """``nn.Buffer(data, persistent=True)``: marks a tensor as a buffer, so that
+    assigning it to a module attribute registers it (``persistent=False`` keeps it
+    out of ``state_dict``). Returns ``data`` detached, a plain Tensor, as torch's
+    does; ``isinstance(t, nn.Buffer)`` is true of it."""
+
+    persistent: bool
+
+    def __new__(cls, data: Tensor | None = None, *, persistent: bool = True) -> Any:
+        data = empty(0) if data is None else data
+        t: Any = data.detach().requires_grad_(data.requires_grad)
+        t.persistent = persistent
+        t._is_buffer = True
+        return t
+
+
 class Module:
     """``nn.Module``: subclass, assign layers in ``__init__``, write ``forward``."""
 
@@ -55,6 +84,10 @@ class Module:
         # torch's nn.Module.__setattr__: a registered name keeps its kind.
         d = self.__dict__
         if "_parameters" not in d:
+            if isinstance(value, Buffer):  # torch's words for a buffer
+                raise AttributeError(
+                    "cannot assign buffer before Module.__init__() call"
+                )
             raise AttributeError(
                 "cannot assign module attributes before Module.__init__() call"
             )
@@ -88,13 +121,17 @@ class Module:
                     "(torch.nn.Module or None expected)"
                 )
             modules[name] = value
-        elif name in buffers:
+        elif isinstance(value, Buffer) or name in buffers:
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(
                     f"cannot assign '{_typename(value)}' as buffer '{name}' "
                     "(torch.nn.Buffer, torch.Tensor or None expected)"
                 )
-            self.register_buffer(name, value, name not in d["_non_persistent"])
+            if isinstance(value, Buffer):  # the Buffer's own persistence
+                persistent = value.persistent
+            else:
+                persistent = name not in d["_non_persistent"]
+            self.register_buffer(name, value, persistent)
         else:
             object.__setattr__(self, name, value)
 
