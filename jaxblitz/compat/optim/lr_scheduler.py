@@ -13,7 +13,8 @@ forms for ``step(epoch)``, the same ``state_dict()`` keys (the instance's
 ``lr`` (and SGD's ``momentum``, Adam's ``betas``) from the group at every
 ``step()``, so a new value takes effect at once. ``ReduceLROnPlateau`` and
 ``OneCycleLR`` and the composites are in
-:mod:`jaxblitz.compat.optim._lr_policies`, SGDR's warm restarts in
+:mod:`jaxblitz.compat.optim._lr_policies`, ``CyclicLR`` in
+:mod:`jaxblitz.compat.optim._lr_cyclic`, SGDR's warm restarts in
 :mod:`jaxblitz.compat.optim._lr_restarts`, the per-epoch factors in
 :mod:`jaxblitz.compat.optim._lr_factors`, the ``LRScheduler`` they subclass in
 :mod:`jaxblitz.compat.optim._lr_base`.
@@ -21,12 +22,11 @@ forms for ``step(epoch)``, the same ``state_dict()`` keys (the instance's
 
 from __future__ import annotations
 
-from typing import Any
-
 from jaxblitz.compat.optim._lr_base import (  # noqa: F401 (torch's)
     EPOCH_DEPRECATION_WARNING,
     LRScheduler,
 )
+from jaxblitz.compat.optim._lr_cyclic import CyclicLR
 from jaxblitz.compat.optim._lr_factors import (
     ConstantLR,
     CosineAnnealingLR,
@@ -48,17 +48,6 @@ from jaxblitz.compat.optim._lr_restarts import CosineAnnealingWarmRestarts
 
 _LRScheduler = LRScheduler  # torch's old name
 
-
-def _refused(name: str) -> type:
-    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-        raise NotImplementedError(
-            f"torch.optim.lr_scheduler.{name} is not supported by jaxblitz.compat"
-        )
-
-    return type(name, (LRScheduler,), {"__init__": __init__})
-
-
-CyclicLR = _refused("CyclicLR")
 
 __all__ = [
     "ChainedScheduler",

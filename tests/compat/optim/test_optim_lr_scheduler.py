@@ -290,8 +290,3 @@ ERRORS = {
 @pytest.mark.parametrize("case", ERRORS)
 def test_bad_arguments_raise_torchs_errors(case):
     check(lambda m: ERRORS[case](m.optim.lr_scheduler, _optimizer(m, "sgd")))
-
-
-def test_cyclic_lr_is_refused_by_name():
-    with pytest.raises(NotImplementedError, match="CyclicLR"):
-        ct.optim.lr_scheduler.CyclicLR(_optimizer(ct, "sgd"), 0.01, 0.1)
