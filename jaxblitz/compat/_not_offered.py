@@ -199,9 +199,6 @@ _SUBMODULE_KINDS: dict[str, str] = {
     "torch's weak-reference containers keyed by tensor are internal helpers: use "
     "Python's weakref": "torch.utils.weak",
     "quasi-random sequences (SobolEngine) are not implemented": "torch.quasirandom",
-    "torch's benchmarking suite (Timer, Compare, Fuzzer, Callgrind) is not "
-    "implemented: time a step with timeit after torch.cuda.synchronize() (or "
-    "torch.cpu.synchronize())": "torch.utils.benchmark",
     "the gradients of convolutions by hand are not implemented: torch.autograd.grad "
     "of F.conv2d gives them": "torch.nn.grad",
     "the legacy autograd profiler's internals: torch.profiler.profile is compat's "
