@@ -27,7 +27,6 @@ from collections.abc import Iterable
 from itertools import chain
 from typing import Any
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -124,15 +123,15 @@ def _step(count: Any) -> Any:
     return _LAST_STEP[1]
 
 
-_STARTED: list = []  # the flag started() hands out, made at first use
+# The flag started() hands out: a host value, not a device array, since every
+# parameter's state holds this one object and a program that donates its inputs
+# (torch.compile's) would give its one buffer away.
+_STARTED: list = [np.bool_(True)]
 
 
 def started() -> Any:
     """A started flag a step set on the host (``SGD._settle``), known true
     without a read of its value (lazily, a sync)."""
-    if not _STARTED:
-        with jax.ensure_compile_time_eval():  # a value even inside a trace
-            _STARTED.append(jnp.asarray(True))
     return _STARTED[0]
 
 

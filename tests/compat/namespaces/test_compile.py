@@ -344,3 +344,41 @@ def test_arrays_handed_out_between_steps_survive_the_next_step():
     np.testing.assert_array_equal(np.asarray(params["fc1"]["weight"]), before)
     np.testing.assert_array_equal(kept.numpy(), before)
     assert not np.array_equal(np.asarray(net.fc1.weight._data), before)  # it moved
+
+
+def test_a_step_compiled_after_eager_and_lazy_steps_traces_again_on_eval():
+    """SGD's momentum states, stepped eagerly then lazily, share one started
+    flag: the compiled step donates what it updates, and tracing again (after
+    ``net.eval()``) must find every state whole."""
+    from jaxblitz.compat import lazy
+
+    torch.manual_seed(0)
+    net, criterion = Net(), nn.CrossEntropyLoss()
+    optimizer = optim.SGD(net.parameters(), lr=0.001, momentum=0.9)
+    rng = np.random.default_rng(0)
+    images = torch.tensor(rng.standard_normal((4, 3, 32, 32), dtype=np.float32))
+    labels = torch.tensor(rng.integers(0, 10, 4))
+
+    def step(inputs, targets):
+        optimizer.zero_grad()
+        loss = criterion(net(inputs), targets)
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    was = lazy.is_lazy()
+    try:
+        for on in (False, True):
+            lazy.set_lazy(on)
+            for _ in range(2):
+                step(images, labels).item()
+    finally:
+        lazy.set_lazy(was)
+    compiled = torch.compile(step)
+    for _ in range(2):
+        compiled(images, labels)
+    net.eval()
+    compiled(images, labels)
+    net.train()
+    assert compiled.compilations == 2
+    assert np.isfinite(compiled(images, labels).item())
