@@ -22,6 +22,7 @@ from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.ops import _funnel
 from jaxblitz.compat.ops._arrange import _implicit_dim, _softmax
 from jaxblitz.compat.ops._funnel import _tensor
+from jaxblitz.compat.ops._scalars import number
 from jaxblitz.compat.ops._unary import _check_fits
 from jaxblitz.compat.tensor import Tensor, _dtype
 from jaxblitz.compat.tensor._tensor_base import wrap_dim
@@ -199,6 +200,8 @@ def hardtanh(
     input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False
 ) -> Tensor:
     _tensor("hardtanh_" if inplace else "hardtanh", input)
+    min_val = number(min_val, "hardtanh", "min_val", 2)
+    max_val = number(max_val, "hardtanh", "max_val", 3)
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
     if input.dtype.is_floating_point:
@@ -268,6 +271,8 @@ def _threshold(
     input: Tensor, threshold: float, value: float, inplace: bool = False
 ) -> Tensor:
     _tensor("threshold_" if inplace else "threshold", input)
+    threshold = number(threshold, "threshold", "threshold", 2)
+    value = number(value, "threshold", "value", 3)
     dt = input.dtype
     if dt.scalar_type == "Bool":
         raise NotImplementedError("\"threshold_cpu\" not implemented for 'Bool'")

@@ -36,6 +36,7 @@ from jaxblitz.compat.ops._funnel import (
     _unary_fn,
     _value,
 )
+from jaxblitz.compat.ops._scalars import kind, scalar_arg
 from jaxblitz.compat.tensor import _dtype
 from jaxblitz.compat.tensor._tensor_base import TensorBase
 
@@ -47,7 +48,8 @@ if TYPE_CHECKING:
 # ---------------------------------------------------------------------------
 
 
-def _check_alpha(dt: _dtype.dtype, alpha: Any) -> None:
+def _check_alpha(dt: _dtype.dtype, alpha: Any, what: str) -> None:
+    alpha = kind(scalar_arg(alpha, what, "alpha"))
     if isinstance(alpha, bool) and dt is not _dtype.bool:
         raise RuntimeError("Boolean alpha only supported for Boolean results.")
     if not dt.is_floating_point and not isinstance(alpha, numbers.Integral):
@@ -62,7 +64,7 @@ def add(input: Any, other: Any, *, alpha: Any = 1, out: Tensor | None = None):
     """``torch.add(input, other, alpha=1, out=None)``: ``input + alpha * other``."""
     input, other = _value(input), _value(other)
     dt = _promote(input, other)
-    _check_alpha(dt, alpha)
+    _check_alpha(dt, alpha, "add")
     scale, alpha = _alpha_operand(alpha)
     result = _elementwise(
         "AddBackward0", _add_fn, input, other, *scale, dt=dt, alpha=alpha
@@ -91,7 +93,7 @@ def sub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     input, other = _value(input), _value(other)
     _check_sub(input, other)
     dt = _promote(input, other)
-    _check_alpha(dt, alpha)
+    _check_alpha(dt, alpha, "sub")
     scale, alpha = _alpha_operand(alpha)
     return _elementwise(
         "SubBackward0", _sub_fn, input, other, *scale, dt=dt, alpha=alpha
@@ -105,7 +107,7 @@ def rsub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     input, other = _value(input), _value(other)
     _check_sub(input, other)
     dt = _promote(input, other)
-    _check_alpha(dt, alpha)
+    _check_alpha(dt, alpha, "rsub")
     scale, alpha = _alpha_operand(alpha)
     return _elementwise(
         "RsubBackward1", _sub_fn, other, input, *scale, dt=dt, alpha=alpha

@@ -68,6 +68,8 @@ def _times_alpha(y, scale, alpha, dt):
 
 def _alpha_operand(alpha) -> tuple[tuple, Any]:
     """(extra operands, static alpha) for :func:`_add_fn` and :func:`_sub_fn`."""
+    if isinstance(alpha, TensorBase):  # a pending step size stays in the program
+        return (alpha,), None
     if isinstance(alpha, bool) or alpha == 1:
         return (), alpha
     return (alpha,), None
@@ -259,11 +261,14 @@ def _lerp_fn(x, end, weight, *, dt):
     )
 
 
-def _addcmul_fn(x, t1, t2, *, value, dt):
+def _addcmul_fn(x, t1, t2, scale=None, *, value, dt):
+    # scale: a tensor ``value`` as an operand (compat.ops._scalars)
+    value = value if scale is None else scale
     return _cast(x, dt) + _cast(value, dt) * _cast(t1, dt) * _cast(t2, dt)
 
 
-def _addcdiv_fn(x, t1, t2, *, value, dt):
+def _addcdiv_fn(x, t1, t2, scale=None, *, value, dt):
+    value = value if scale is None else scale
     return _cast(x, dt) + _cast(value, dt) * _cast(t1, dt) / _cast(t2, dt)
 
 

@@ -22,6 +22,7 @@ from jaxblitz.compat.ops._funnel import (
     _promote,
     _to_out,
 )
+from jaxblitz.compat.ops._scalars import number
 from jaxblitz.compat.tensor import _dtype
 from jaxblitz.compat.tensor._dtype import _CPP
 
@@ -138,11 +139,18 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:
     return matmul(input, mat2)
 
 
+def _numbers(what: str, beta: Any, alpha: Any) -> tuple[Any, Any]:
+    # the kernels branch on beta == 0 (torch ignores input's nan then): a tensor
+    # beta or alpha is read as the number it holds, as torch's parser reads it
+    return number(beta, what, "beta"), number(alpha, what, "alpha")
+
+
 @declare(method=True, inplace=True)
 def addmm(
     input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1
 ) -> Tensor:
     """``beta * input + alpha * (mat1 @ mat2)``; beta=0 ignores input's values."""
+    beta, alpha = _numbers("addmm", beta, alpha)
     if mat1.dim() != 2 or mat2.dim() != 2:
         raise RuntimeError(
             "mat1 must be a matrix" if mat1.dim() != 2 else "mat2 must be a matrix"
@@ -209,6 +217,7 @@ def addmv(
     input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any = 1
 ) -> Tensor:
     """``beta * input + alpha * (mat @ vec)``; beta=0 ignores input's values."""
+    beta, alpha = _numbers("addmv", beta, alpha)
     input, mat, vec = _as_tensor(input), _as_tensor(mat), _as_tensor(vec)
     if not (mat.dim() == 2 and vec.dim() == 1 and input.dim() <= 1):
         raise RuntimeError(
@@ -258,6 +267,7 @@ def baddbmm(
     input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1
 ) -> Tensor:
     """``beta * input + alpha * (batch1 @ batch2)``, batch by batch."""
+    beta, alpha = _numbers("baddbmm", beta, alpha)
     input, batch1, batch2 = map(_as_tensor, (input, batch1, batch2))
     if not input.dtype is batch1.dtype is batch2.dtype:
         raise RuntimeError(
@@ -305,6 +315,7 @@ def addbmm(
     input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1
 ) -> Tensor:
     """``beta * input + alpha * sum(batch1 @ batch2)`` over the batches."""
+    beta, alpha = _numbers("addbmm", beta, alpha)
     input, batch1, batch2 = map(_as_tensor, (input, batch1, batch2))
     _batches(batch1, batch2)
     if input.dtype is not batch2.dtype:
@@ -344,6 +355,7 @@ def addr(
     input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any = 1
 ) -> Tensor:
     """``beta * input + alpha * outer(vec1, vec2)``, promoting as torch."""
+    beta, alpha = _numbers("addr", beta, alpha)
     input, vec1, vec2 = map(_as_tensor, (input, vec1, vec2))
     for name, v in (("vec1", vec1), ("vec2", vec2)):
         if v.dim() != 1:

@@ -36,6 +36,7 @@ from jaxblitz.compat.ops._funnel import (
     _value,
     _where_fn,
 )
+from jaxblitz.compat.ops._scalars import scalar_arg
 from jaxblitz.compat.tensor import _dtype
 from jaxblitz.compat.tensor._dtype import _CPP
 from jaxblitz.compat.tensor._tensor_base import TensorBase
@@ -348,8 +349,14 @@ def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1):
     dt = _promote(input, tensor1, tensor2)
     if dt is _dtype.bool:
         raise _not_implemented("addcmul_cpu_out", dt)
+    value = scalar_arg(value, "addcmul", "value")
+    scale, value = ((value,), None) if isinstance(value, TensorBase) else ((), value)
     return _elementwise(
-        "AddcmulBackward0", _addcmul_fn, input, tensor1, tensor2, dt=dt, value=value
+        "AddcmulBackward0",
+        _addcmul_fn,
+        *(input, tensor1, tensor2, *scale),
+        dt=dt,
+        value=value,
     )
 
 
@@ -370,8 +377,14 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1):
             "tensor1 / tensor2), for all dtypes."
         )
     dt = _promote(input, tensor1, tensor2)
+    value = scalar_arg(value, "addcdiv", "value")
+    scale, value = ((value,), None) if isinstance(value, TensorBase) else ((), value)
     return _elementwise(
-        "AddcdivBackward0", _addcdiv_fn, input, tensor1, tensor2, dt=dt, value=value
+        "AddcdivBackward0",
+        _addcdiv_fn,
+        *(input, tensor1, tensor2, *scale),
+        dt=dt,
+        value=value,
     )
 
 
