@@ -22,7 +22,7 @@ from functools import partial
 from typing import Any
 
 from jaxblitz.compat.optim._lr_base import LRScheduler, _set
-from jaxblitz.compat.optim._lr_policies import _per_group
+from jaxblitz.compat.optim._lr_policies import _per_group, _uses_beta1
 from jaxblitz.compat.optim.optimizer import Optimizer
 
 
@@ -69,15 +69,7 @@ class CyclicLR(LRScheduler):
         self._init_scale_fn()
         self.cycle_momentum = cycle_momentum
         if cycle_momentum:
-            if (
-                "momentum" not in optimizer.defaults
-                and "betas" not in optimizer.defaults
-            ):
-                raise ValueError(
-                    "optimizer must support momentum or beta1 with `cycle_momentum` "
-                    "option enabled"
-                )
-            self.use_beta1 = "betas" in optimizer.defaults
+            self.use_beta1 = _uses_beta1(optimizer)
             self.base_momentums = _per_group("base_momentum", optimizer, base_momentum)
             self.max_momentums = _per_group("max_momentum", optimizer, max_momentum)
             if last_epoch == -1:

@@ -255,6 +255,17 @@ class ReduceLROnPlateau(LRScheduler):
         self._init_is_better(self.mode, self.threshold, self.threshold_mode)
 
 
+def _uses_beta1(optimizer: Any) -> bool:
+    """Whether a scheduler cycling momentum cycles Adam's ``betas[0]`` (else
+    SGD's ``momentum``); torch's error for an optimizer with neither."""
+    if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+        raise ValueError(
+            "optimizer must support momentum or beta1 with `cycle_momentum` "
+            "option enabled"
+        )
+    return "betas" in optimizer.defaults
+
+
 def _per_group(name: str, optimizer: Optimizer, value: Any) -> list[Any]:
     """One value per param group (torch: ``_format_param``)."""
     if isinstance(value, list | tuple):
@@ -357,15 +368,7 @@ class OneCycleLR(LRScheduler):
                 group["min_lr"] = group["initial_lr"] / final_div_factor
         self.cycle_momentum = cycle_momentum
         if cycle_momentum:
-            if (
-                "momentum" not in optimizer.defaults
-                and "betas" not in optimizer.defaults
-            ):
-                raise ValueError(
-                    "optimizer must support momentum or beta1 with `cycle_momentum` "
-                    "option enabled"
-                )
-            self.use_beta1 = "betas" in optimizer.defaults
+            self.use_beta1 = _uses_beta1(optimizer)
             highs = _per_group("max_momentum", optimizer, max_momentum)
             lows = _per_group("base_momentum", optimizer, base_momentum)
             if last_epoch == -1:
