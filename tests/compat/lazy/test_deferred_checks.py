@@ -21,16 +21,6 @@ pt = pytest.importorskip("torch")
 X = np.random.default_rng(0).standard_normal((20, 5)).astype(np.float32)
 
 
-@pytest.fixture
-def lazily():
-    was = lazy.is_lazy()
-    lazy.set_lazy(True)
-    try:
-        yield
-    finally:
-        lazy.set_lazy(was)
-
-
 def _cases(t, bad: bool):
     """(name, op) pairs on library ``t`` (torch or compat), each taking an index,
     a target or a divisor computed from ``base`` (pending, lazily); ``bad``:

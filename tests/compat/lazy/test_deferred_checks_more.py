@@ -19,26 +19,6 @@ from jaxblitz.compat import lazy
 pt = pytest.importorskip("torch")
 
 
-@pytest.fixture
-def lazily():
-    was = lazy.is_lazy()
-    lazy.set_lazy(True)
-    try:
-        yield
-    finally:
-        lazy.set_lazy(was)
-
-
-@pytest.fixture
-def eagerly():
-    was = lazy.is_lazy()
-    lazy.set_lazy(False)
-    try:
-        yield
-    finally:
-        lazy.set_lazy(was)
-
-
 def _cases(t, bad: bool):
     """(name, op) pairs on library ``t`` (torch or compat), each taking values
     computed from ``base`` (pending, lazily); ``bad``: values torch refuses."""
