@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import jax
-
+from jaxblitz.compat import _wait
 from jaxblitz.compat.tensor._dtype import accelerator_devices, accelerator_type, device
 
 __all__ = [
@@ -70,8 +69,7 @@ set_device_idx = set_device_index
 
 
 def synchronize(device: Any = None) -> None:
-    _require()
-    jax.effects_barrier()
+    _wait.synchronize(_require()[0].platform)
 
 
 def empty_cache() -> None:

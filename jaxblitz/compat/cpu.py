@@ -5,9 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import jax
-
-from jaxblitz.compat import _not_offered, lazy
+from jaxblitz.compat import _not_offered, _wait
 
 __all__ = [
     "current_device",
@@ -43,8 +41,7 @@ def set_device(device: Any) -> None:
 def synchronize(device: Any = None) -> None:
     """Run compat's pending work (lazy mode) and wait for it: JAX dispatches
     asynchronously, where torch's CPU ops have finished on return."""
-    lazy.sync()
-    jax.effects_barrier()
+    _wait.synchronize("cpu")
 
 
 __getattr__ = _not_offered.refuser(

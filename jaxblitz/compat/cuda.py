@@ -14,7 +14,7 @@ from typing import Any
 import jax
 
 from jaxblitz.compat import _cuda_amp as amp
-from jaxblitz.compat import _not_offered, lazy
+from jaxblitz.compat import _not_offered, _wait
 from jaxblitz.compat.tensor._dtype import device, gpus, jax_device
 from jaxblitz.compat.tensor.creation import initial_seed, manual_seed
 
@@ -83,9 +83,7 @@ def get_device_properties(device: Any = None) -> Any:
 def synchronize(device: Any = None) -> None:
     """Run compat's pending work (lazy mode) and wait for the GPU's queue (JAX
     dispatches asynchronously)."""
-    _gpu(device)
-    lazy.sync()
-    jax.effects_barrier()
+    _wait.synchronize(_gpu(device).platform)
 
 
 def _stat(name: str, device: Any) -> int:
