@@ -32,6 +32,7 @@ from jaxblitz.compat.ops._scatter import ScatterMixin
 from jaxblitz.compat.ops.inplace import InplaceMixin
 from jaxblitz.compat.ops.shape_ops import ShapeMixin
 from jaxblitz.compat.tensor import _dtype, _layout, _tensor_base, creation
+from jaxblitz.compat.tensor._sparse import SparseMixin
 from jaxblitz.compat.tensor._tensor_base import Size, _as_int, _type_name, sizes
 from jaxblitz.compat.tensor.creation import CreationMixin
 
@@ -39,7 +40,13 @@ __all__ = ["Size", "Tensor"]
 
 
 class Tensor(
-    InplaceMixin, MathMixin, ShapeMixin, ScatterMixin, RandomMixin, CreationMixin
+    InplaceMixin,
+    MathMixin,
+    ShapeMixin,
+    ScatterMixin,
+    RandomMixin,
+    CreationMixin,
+    SparseMixin,
 ):
     """``torch.Tensor``. Build with ``torch.tensor``/``zeros``/...; see module doc."""
 

@@ -217,6 +217,35 @@ LANDMARKS = {
                             "grad while evaluating False None",
                             "mse formats as a number True", "bce pair agree True",
                             "seeded init repeats True"],
+    "time_sequence_prediction.py": [
+        "input torch.float64 (5, 29) test (3, 29)",
+        "step returned its first loss True Tensor True",
+        "prediction (3, 39) float64 future head",
+        "lbfgs state ['H_diag', 'al', 'd', 'func_evals', 'n_iter', 'old_dirs'] "
+        "n_iter 40 func_evals 40", "closure calls 40 loss went down True"],
+    "word_language_model.py": [
+        "batchified (16, 4) True", "LSTM tied True params 10 4590",
+        "| LSTM lr annealed to 5.0", "| GRU end of training | test loss",
+        "refused: When using the tied flag, nhid must be equal to emsize",
+        "transformer decoder Linear mask [[0.0, -inf, -inf], [0.0, 0.0, -inf], "
+        "[0.0, 0.0, 0.0]]", "| Transformer end of epoch   2 | valid loss",
+        "generated ['saw', 'on', 'on', 'on', 'on', 'on'] sample in vocab True",
+        "transformer generated [8, 3, 3, 3, 3] torch.int64"],
+    "siamese_network.py": [
+        "pair (1, 12, 12) torch.float32 1.0 torch.float32 groups [4, 4, 4]",
+        "Conv2d(1, 8, kernel_size=(7, 7), stride=(2, 2), padding=(3, 3), "
+        "bias=False) 6 AdaptiveAvgPool2d", "Test set: Average loss:",
+        "lr 0.343", "pred torch.int64 (10,)", "bn tracked 30",
+        "with logits agrees True pos_weight raises it True"],
+    "super_resolution.py": [
+        "(pixel_shuffle): PixelShuffle(upscale_factor=3)",
+        "conv1 orthogonal, scale 2.0 True", "conv4 orthogonal, scale 1.0 True",
+        "===> Avg. PSNR:", "psnr rose True",
+        "super-resolved (12, 12) uint8 True out scaled with its array True"],
+    "gcn.py": ["classes ['Neural_Networks', 'Rule_Learning', 'Theory'] edges 38",
+               "adjacency symmetric-normalised, diagonal [0.3333, 0.5, 0.5]",
+               "Epoch 0040 loss_train:", "Test set results: loss",
+               "mask agrees with indices True 8"],
 }  # fmt: skip
 ON_TORCH = ["blitz_tensors.py", "blitz_nn.py", "blitz_data_parallel.py",
             "basics_tensors.py", "basics_autograd_model.py",
@@ -226,19 +255,25 @@ ON_TORCH = ["blitz_tensors.py", "blitz_nn.py", "blitz_data_parallel.py",
             "samplers_data.py", "word_embeddings.py", "lstm_tagger.py",
             "fgsm_attack.py", "spatial_transformer.py", "seq2seq_attention.py",
             "double_backward.py", "resnet_cifar.py", "rnn_sentiment.py",
-            "reinforce_policy.py", "conv_autoencoder.py"]  # fmt: skip
+            "reinforce_policy.py", "conv_autoencoder.py",
+            "time_sequence_prediction.py", "word_language_model.py",
+            "siamese_network.py", "super_resolution.py", "gcn.py"]  # fmt: skip
 
 # Run again in lazy mode (one program per sync point), which must print what
 # eager mode prints: a Blitz training loop, recurrent and attention models, a
 # custom autograd Function, samplers and workers, input gradients, sampling
 # grids, a decoder fed its own greedy choices, double backward, a residual
 # network with BatchNorm and checkpoints, a policy gradient over a NumPy
-# environment and a denoising autoencoder.
+# environment, a denoising autoencoder, and pytorch/examples' LSTM cells under
+# LBFGS, word language models, a siamese pair network, a sub-pixel
+# super-resolution network and a graph convolution network.
 LAZY = ["blitz_cifar10.py", "blitz_nn.py", "char_rnn.py", "examples_polynomial.py",
         "text_classification.py", "transformer_lm.py", "samplers_data.py",
         "lstm_tagger.py", "fgsm_attack.py", "spatial_transformer.py",
         "seq2seq_attention.py", "double_backward.py", "resnet_cifar.py",
-        "rnn_sentiment.py", "reinforce_policy.py", "conv_autoencoder.py"]  # fmt: skip
+        "rnn_sentiment.py", "reinforce_policy.py", "conv_autoencoder.py",
+        "time_sequence_prediction.py", "word_language_model.py",
+        "siamese_network.py", "super_resolution.py", "gcn.py"]  # fmt: skip
 
 RUNS = {name: _compat_run(SCRIPTS / name) for name in sorted(LANDMARKS)}
 LAZY_RUNS = {name: _compat_run(SCRIPTS / name, lazy=True) for name in LAZY}
