@@ -752,7 +752,11 @@ def apart_zeros(arrays: list) -> tuple:
     recorded calls (a whole backward pass: :mod:`jaxblitz.compat.autograd.fused`)
     on ``arrays``: the zeros to pass it as arguments where a program on them
     keeps products apart (:func:`_exact`; the first committed array decides, as
-    in :meth:`jit._record`), else ()."""
+    in :meth:`jit._record`), else () (on a GPU or TPU, or inside a trace)."""
+    if any(isinstance(a, jax.core.Tracer) for a in arrays):
+        # inside a trace (torch.compile's one program, free to fuse): no guard,
+        # and no device zeros captured as the trace's constants
+        return ()
     place = None
     for a in arrays:
         kind = type(a)

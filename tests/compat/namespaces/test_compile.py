@@ -382,3 +382,22 @@ def test_a_step_compiled_after_eager_and_lazy_steps_traces_again_on_eval():
     net.train()
     assert compiled.compilations == 2
     assert np.isfinite(compiled(images, labels).item())
+
+
+def test_a_step_compiled_lazily_after_a_failed_compile_runs_in_each_mode():
+    """A compiled step captures no device array of compat's as a constant of its
+    program (lazy mode's same-bits zeros, which a whole backward pass asked for
+    inside the trace): JAX passes such constants as hidden arguments, and a
+    program compiled again for ``eval()`` after a failed compile was then
+    handed the wrong count of them (an INVALID_ARGUMENT error from XLA)."""
+    from jaxblitz.compat import lazy
+
+    was = lazy.is_lazy()
+    lazy.set_lazy(True)
+    try:
+        test_untraceable_steps_raise_an_error_naming_the_cause(
+            _bad_branch, "data-dependent Python control flow", "if loss > 1:"
+        )
+        test_a_step_compiled_after_eager_and_lazy_steps_traces_again_on_eval()
+    finally:
+        lazy.set_lazy(was)
