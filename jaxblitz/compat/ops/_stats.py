@@ -182,6 +182,10 @@ def _quantile_fn(x, q, *, axis, keepdims, interpolation, ignore_nan, scalar):
     return out[0] if scalar else out
 
 
+def _negative(w):
+    return w < 0, w
+
+
 def _cov_fn(x, fw, aw, *, correction):
     x = x if x.ndim == 2 else x.reshape(1, -1)
     n = x.shape[1]
@@ -457,8 +461,8 @@ def cov(
                 f"cov(): expected {name} to have the same numel as there are "
                 f"observations in the input but got {w.numel()} != {observations}"
             )
-        if not isinstance(w._s.pending, jax.core.Tracer) and bool((w < 0).any()):
-            raise RuntimeError(f"cov(): {name} cannot be negative")
+        # lazily: at the next sync point; inside a trace, left out
+        check_values([w], _negative, error(f"cov(): {name} cannot be negative"))
     if not input.dtype.is_floating_point:
         input = input.to(_dtype.get_default_dtype())
     return apply(
