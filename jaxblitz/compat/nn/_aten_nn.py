@@ -15,16 +15,17 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
+import jax
+import jax.numpy as jnp
 
 from jaxblitz.compat.autograd.grad_mode import is_grad_enabled
-from jaxblitz.compat.autograd.graph import apply
+from jaxblitz.compat.autograd.graph import apply, run
 from jaxblitz.compat.nn import functional as F
 from jaxblitz.compat.nn.dropout import _dropout
 from jaxblitz.compat.ops._declare import declare
 from jaxblitz.compat.ops._funnel import _require_tensors
 from jaxblitz.compat.tensor import Tensor, _dtype
-from jaxblitz.compat.tensor.creation import ones_like, rand, tensor
+from jaxblitz.compat.tensor.creation import ones_like, rand
 
 # -- dropout -------------------------------------------------------------------------
 
@@ -109,37 +110,40 @@ def embedding(
 _BAG_MODES = {0: "sum", 1: "mean", 2: "max"}
 
 
-def _bag_extras(
-    indices: np.ndarray,
-    offsets: np.ndarray,
-    weight: np.ndarray,
-    mode: int,
-    include_last_offset: bool,
-    padding_idx: int | None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _bag_extras_fn(indices, offsets, weight, *, mode, include_last_offset, padding_idx):
     """ATen's other three results: ``offset2bag`` (each index's bag; empty for a
-    sum without padding), ``bag_size`` (indices counted per bag but for a sum)
-    and ``max_indices`` (the rows a max took, else ``bag_size`` again)."""
+    sum without padding), ``bag_size`` (indices counted per bag; for a sum,
+    zeros, one per offset) and ``max_indices`` (the rows a max took; else
+    ``bag_size`` again)."""
     starts = offsets[:-1] if include_last_offset else offsets
-    bags = len(starts)
-    owner = np.searchsorted(starts, np.arange(len(indices)), side="right") - 1
-    counted = indices != padding_idx if padding_idx is not None else True
-    counted = np.broadcast_to(counted, indices.shape)
-    size = np.bincount(owner[counted], minlength=bags)[:bags].astype(np.int64)
-    offset2bag = owner.astype(np.int64)
-    if mode == 0:
-        if padding_idx is None:
-            offset2bag = np.zeros(0, np.int64)
-        zeros = np.zeros(bags, np.int64)
-        return offset2bag, zeros, zeros
+    bags, n = starts.shape[0], indices.shape[0]
+    owner = jnp.searchsorted(starts, jnp.arange(n, dtype=starts.dtype), side="right")
+    owner = owner.astype(jnp.int64) - 1
+    counted = jnp.ones(n, bool) if padding_idx is None else indices != padding_idx
+    size = jax.ops.segment_sum(counted.astype(jnp.int64), owner, num_segments=bags)
+    if mode == 0:  # ATen's: one per offset, the last included
+        zeros = jnp.zeros(offsets.shape[0], jnp.int64)
+        return owner[: 0 if padding_idx is None else n], zeros, zeros
     if mode == 1:
-        return offset2bag, size, size
-    rows = np.zeros((bags, weight.shape[1]), np.int64)
-    for b in range(bags):
-        members = indices[(owner == b) & counted]
-        if members.size:
-            rows[b] = members[np.argmax(weight[members], axis=0)]
-    return offset2bag, size, rows
+        return owner, size, size
+    if not n:
+        return owner, size, jnp.zeros((bags, weight.shape[1]), jnp.int64)
+    # ATen's max: a bag's first row, replaced by each greater one (a NaN first
+    # stays; a NaN later never replaces): the first greatest that is no NaN
+    values = weight[indices]  # (n, D)
+    place = jnp.arange(n)
+    first = jax.ops.segment_min(jnp.where(counted, place, n), owner, num_segments=bags)
+    nan = jnp.isnan(values)
+    best = jax.ops.segment_max(
+        jnp.where(counted[:, None] & ~nan, values, -jnp.inf), owner, num_segments=bags
+    )
+    taken = counted[:, None] & (values == best[owner])
+    position = jnp.where(taken, place[:, None], n)
+    greatest = jax.ops.segment_min(position, owner, num_segments=bags)  # (bags, D)
+    nan_first = nan[jnp.minimum(first, n - 1)] & (first < n)[:, None]
+    chosen = jnp.where(nan_first, first[:, None], greatest)
+    rows = jnp.where(chosen < n, indices[jnp.minimum(chosen, n - 1)], 0)
+    return owner, size, rows.astype(jnp.int64)
 
 
 @declare
@@ -181,16 +185,16 @@ def embedding_bag(
         include_last_offset=include_last_offset,
         padding_idx=padding_idx,
     )
-    extras = _bag_extras(
-        np.asarray(indices.tolist(), np.int64).reshape(-1),
-        np.asarray(offsets.tolist(), np.int64).reshape(-1),
-        np.asarray(weight.detach().tolist()) if mode == 2 else np.zeros((0, 0)),
-        mode,
-        include_last_offset,
-        padding_idx,
+    extras = run(
+        _bag_extras_fn,
+        indices._value(),
+        offsets._value(),
+        weight._value(),
+        mode=mode,
+        include_last_offset=include_last_offset,
+        padding_idx=padding_idx,
     )
-    where = _dtype.tensor_device(weight)
-    return (out, *(tensor(e, dtype=_dtype.int64, device=where) for e in extras))
+    return (out, *(Tensor._wrap(e) for e in extras))
 
 
 # -- padding and convolution ---------------------------------------------------------

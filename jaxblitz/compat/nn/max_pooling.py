@@ -46,6 +46,7 @@ from jaxblitz.compat.nn.pooling import (
 )
 from jaxblitz.compat.ops._funnel import _tensor
 from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.tensor._checks import check_values
 
 # -- max pooling ---------------------------------------------------------------------
 
@@ -377,6 +378,16 @@ def _unpool_output_size(
     return [int(m) for m in sizes]
 
 
+def _invalid_index(indices: Any, *, size: int) -> tuple:
+    """The indices outside an output volume of ``size`` elements, last first:
+    PyTorch's CPU kernel stores each invalid index it meets and reports the one
+    stored last (on one thread, the last in memory order; with more threads,
+    whichever thread stores last: a race). compat reports the last, as one
+    thread does."""
+    flat = indices.reshape(-1)[::-1]
+    return (flat < 0) | (flat >= size), flat
+
+
 def _max_unpool(
     n: int, input: Tensor, indices: Tensor, size: list[int], stride: tuple
 ) -> Tensor:
@@ -417,19 +428,16 @@ def _max_unpool(
         raise NotImplementedError(
             f"\"max_unpool{n}d\" not implemented for '{input.dtype.scalar_type}'"
         )
-    if indices.numel():
-        found = indices.numpy().reshape(-1)
-        bad = (found < 0) | (found >= math.prod(size))
-        if bad.any():
-            # PyTorch's CPU kernel stores each invalid index it meets and reports
-            # the one stored last: on one thread, the last in memory order (with
-            # more threads, whichever thread stores last: a race). compat always
-            # reports the last, as one thread does.
-            last = found.size - 1 - int(bad[::-1].argmax())
-            raise RuntimeError(
-                f"Found an invalid max index: {found[last]} (output volumes "
-                f"are of size {'x'.join(str(m) for m in size)})"
+    if indices.numel():  # lazily: at the next sync point
+        volume = "x".join(str(m) for m in size)
+
+        def invalid(value: int, _: int) -> RuntimeError:
+            return RuntimeError(
+                f"Found an invalid max index: {value} (output volumes are of size "
+                f"{volume})"
             )
+
+        check_values([indices], _invalid_index, invalid, size=math.prod(size))
     grad_fn = f"MaxUnpool{n}DBackward0"
     return apply(grad_fn, _unpool_fn, input, indices, size=tuple(size))
 

@@ -397,11 +397,11 @@ def _adaptive_max(n: int, input: Tensor, output_size: Any, indices: bool) -> Any
     out = _adaptive_args(f"adaptive_max_pool{n}d", n, input, output_size)
     spans = [_spans(o, m) for o, m in zip(out, input.shape[-n:], strict=True)]
     windows = tuple(itertools.product(*spans))
-    index = run(_adaptive_argmax_fn, input._data, windows=windows, n=n)
+    index = run(_adaptive_argmax_fn, input._value(), windows=windows, n=n)
     values = apply(f"AdaptiveMaxPool{n}DBackward0", _gather_fn, input, index, out=out)
     if not indices:
         return values
-    return values, Tensor._wrap(index.reshape(*index.shape[:-1], *out))
+    return values, Tensor._wrap(index).reshape(*index.shape[:-1], *out)
 
 
 def _adaptive_1d(name: str, input: Tensor, output_size: Any) -> int:

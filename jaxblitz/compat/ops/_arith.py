@@ -392,14 +392,44 @@ def allclose(a: Tensor, b: Tensor, rtol=1e-05, atol=1e-08, equal_nan=False) -> b
     )
 
 
+def _isclose_fn(a, b, *, rtol, atol, equal_nan, default):
+    """ATen's isclose: equal, or both finite within ``atol + |rtol * b|``;
+    integers and bools compared as the default float dtype, each step rounded
+    to the dtype it runs in, a half's scalar steps computed in float32 (ATen's
+    opmath)."""
+    close = a == b
+    if not jnp.issubdtype(a.dtype, jnp.floating):
+        if rtol == 0 and atol == 0:
+            return close
+        a, b = a.astype(default), b.astype(default)
+    elif equal_nan:
+        close = close | (jnp.isnan(a) & jnp.isnan(b))
+    if rtol == 0 and atol == 0:
+        return close
+    dt = a.dtype
+    wide = jnp.promote_types(dt, jnp.float32)
+    scaled = (b.astype(wide) * np.asarray(rtol, wide)).astype(dt)
+    allowed = (np.asarray(atol, wide) + jnp.abs(scaled).astype(wide)).astype(dt)
+    actual = jnp.abs(a - b)
+    return close | (jnp.isfinite(actual) & (actual <= allowed))
+
+
 @declare(method=True)
 def isclose(a: Tensor, b: Tensor, rtol=1e-05, atol=1e-08, equal_nan=False) -> Tensor:
     _require_tensors("isclose", a, b)
+    if a.dtype is not b.dtype:
+        raise RuntimeError(f"{a.dtype.scalar_type} did not match {b.dtype.scalar_type}")
     for name, tol in (("rtol", rtol), ("atol", atol)):
         if tol < 0:
             raise RuntimeError(
-                f"{name} must be greater than or equal to zero, but got {tol}"
+                f"{name} must be greater than or equal to zero, but got {tol:g}"
             )
-    return TensorBase._wrap(
-        jnp.asarray(np.isclose(np.asarray(a), np.asarray(b), rtol, atol, equal_nan))
+    return _no_grad(
+        _isclose_fn,
+        a,
+        b,
+        rtol=float(rtol),
+        atol=float(atol),
+        equal_nan=builtins.bool(equal_nan),
+        default=_dtype.get_default_dtype().np,
     )

@@ -12,6 +12,7 @@ op, as torch checks their bounds on CPU.
 from __future__ import annotations
 
 import builtins
+import math
 from typing import TYPE_CHECKING, Any
 
 import jax.numpy as jnp
@@ -43,6 +44,7 @@ from jaxblitz.compat.ops.shape_ops import (
     select,
 )
 from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.tensor._checks import check_values, error
 from jaxblitz.compat.tensor._tensor_base import TensorBase, wrap_dim
 from jaxblitz.compat.tensor.creation import arange, full, tensor
 
@@ -291,6 +293,13 @@ def index_put(
     )
 
 
+def _too_many_ones(mask, *, repeats, available):
+    """Whether the mask, broadcast (each element ``repeats`` times), has more
+    ones than the source has elements."""
+    ones = mask.astype("int64").sum() * repeats
+    return ones > available, ones
+
+
 @declare
 def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     """``torch.masked_scatter``: ``source``'s elements, in order, where ``mask``."""
@@ -307,10 +316,15 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
             f"{input.dtype.scalar_type} and {source.dtype.scalar_type}"
         )
     shape = tuple(broadcast_shapes(tuple(input.shape), tuple(mask.shape)))
-    mask._needs_value("masked_scatter (torch counts the mask)")
-    ones = builtins.int(np.broadcast_to(np.asarray(mask._data), shape).sum())
-    if source.numel() < ones:
-        raise RuntimeError("Number of elements of source < number of ones in mask")
+    # the count decides no shape: lazily, checked at the next sync point
+    check_values(
+        [mask],
+        _too_many_ones,
+        error("Number of elements of source < number of ones in mask"),
+        traced="masked_scatter (torch counts the mask)",
+        repeats=math.prod(shape) // max(mask.numel(), 1),
+        available=source.numel(),
+    )
     return apply(
         "MaskedScatterBackward0", _masked_scatter_fn, input, mask, source, shape=shape
     )

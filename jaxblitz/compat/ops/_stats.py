@@ -24,6 +24,7 @@ from jaxblitz.compat.ops._order import _median_all_fn, _pick_fn, _return_type
 from jaxblitz.compat.ops._reduce import _dim, _order_fn, nansum, sort
 from jaxblitz.compat.ops._unary import clamp
 from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.tensor._checks import check_values, error, outside_unit
 from jaxblitz.compat.tensor._tensor_base import TensorBase, wrap_dim
 from jaxblitz.compat.tensor.creation import tensor
 
@@ -181,6 +182,10 @@ def _quantile_fn(x, q, *, axis, keepdims, interpolation, ignore_nan, scalar):
     return out[0] if scalar else out
 
 
+def _negative(w):
+    return w < 0, w
+
+
 def _cov_fn(x, fw, aw, *, correction):
     x = x if x.ndim == 2 else x.reshape(1, -1)
     n = x.shape[1]
@@ -311,40 +316,46 @@ def _quantile(name: str, ignore_nan: bool):
             raise NotImplementedError(
                 f"{name}: out is not supported by jaxblitz.compat"
             )
-        if input.dtype not in (_dtype.float32, _dtype.float64):
-            raise RuntimeError(
-                f"{name}() input tensor must be either float or double dtype"
-            )
-        if not input.numel():
-            raise RuntimeError(f"{name}() input tensor must be non-empty")
         scalar = not isinstance(q, TensorBase)
-        if isinstance(q, TensorBase):
-            if q.dim() > 1:
-                raise RuntimeError(f"{name}() q must be a scalar or 1D tensor")
-            if q.dtype is not input.dtype:
+        if scalar:  # ATen's Scalar overload checks q before all else
+            q = float(q)
+            if not 0 <= q <= 1:
                 raise RuntimeError(
-                    f"{name}() q tensor must be same dtype as the input tensor"
+                    f"quantile() q must be in the range [0, 1] but got {q:g}"
                 )
-            scalar = not q.dim()
-            values = q.reshape(-1).tolist()
-        else:
-            values = [float(q)]
-        for v in values:
-            if not 0 <= v <= 1:
-                raise RuntimeError(
-                    f"{name}() q must be in the range [0, 1] but got {v}"
-                )
+        # ATen's words are quantile()'s for nanquantile too
         if interpolation not in _INTERPOLATIONS:
             raise RuntimeError(
-                f"{name}() interpolation must be one of linear, lower, higher, "
+                "quantile() interpolation must be one of linear, lower, higher, "
                 f"midpoint or nearest, but got {interpolation}"
             )
-        qs = q.reshape(-1) if isinstance(q, TensorBase) else tensor(values)
+        if not input.numel():
+            raise RuntimeError("quantile() input tensor must be non-empty")
+        if not scalar and q.dim() > 1:
+            raise RuntimeError("quantile() q must be a scalar or 1D tensor")
+        if input.dtype not in (_dtype.float32, _dtype.float64):
+            raise RuntimeError(
+                "quantile() input tensor must be either float or double dtype"
+            )
+        if not scalar and q.dtype is not input.dtype:
+            raise RuntimeError(
+                "quantile() q tensor must be same dtype as the input tensor"
+            )
         axis = (
             None if dim is None else (wrap_dim(dim, input.dim()) if input.dim() else 0)
         )
         if axis is not None and not input.dim():
             axis = None
+        if scalar:
+            qs = tensor([q], dtype=input.dtype)
+        else:  # checked where the values are: lazily, at the next sync point
+            scalar = not q.dim()
+            qs = q.reshape(-1)
+            check_values(
+                [qs],
+                outside_unit,
+                error("quantile() q values must be in the range [0, 1]"),
+            )
         return apply(
             "SqueezeBackward4",
             _quantile_fn,
@@ -450,8 +461,8 @@ def cov(
                 f"cov(): expected {name} to have the same numel as there are "
                 f"observations in the input but got {w.numel()} != {observations}"
             )
-        if not isinstance(w._s.pending, jax.core.Tracer) and bool((w < 0).any()):
-            raise RuntimeError(f"cov(): {name} cannot be negative")
+        # lazily: at the next sync point; inside a trace, left out
+        check_values([w], _negative, error(f"cov(): {name} cannot be negative"))
     if not input.dtype.is_floating_point:
         input = input.to(_dtype.get_default_dtype())
     return apply(
