@@ -111,13 +111,16 @@ def pinv(
 
 
 def _eigh_fn(x, *, uplo, which):
-    # torch reads one triangle only and differentiates as if the matrix were the
-    # symmetric one that triangle gives (A's gradient is V (...) V^H). JAX's
-    # eigh averages x with its transpose under autodiff, so the symmetric
-    # matrix is made here, its gradient passed to x unchanged.
+    # torch reads one triangle only, and its gradient is the symmetric one
+    # (V (...) V^H with the skew part of V^H gV). JAX's eigh averages x with its
+    # transpose under autodiff and leaves the gradient unsymmetrised; so the
+    # symmetric matrix the triangle gives is made here, and the gradient passes
+    # to x through (x + x^T) / 2, which symmetrises it.
     tri = jnp.tril(x) if uplo == "L" else jnp.triu(x)
-    full = tri + jnp.swapaxes(tri, -1, -2) - tri * jnp.eye(x.shape[-1], dtype=x.dtype)
-    full = x + lax.stop_gradient(full - x)
+    eye = jnp.eye(x.shape[-1], dtype=x.dtype)
+    full = tri + jnp.swapaxes(tri, -1, -2) - tri * eye
+    sym = (x + jnp.swapaxes(x, -1, -2)) / 2
+    full = sym + lax.stop_gradient(full - sym)
     return jnp.linalg.eigh(full, UPLO=uplo, symmetrize_input=False)[which]
 
 
