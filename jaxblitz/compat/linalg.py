@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
 
 from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.ops._decompositions import (
@@ -53,6 +54,8 @@ __all__ = [
     "cholesky",
     "cross",
     "det",
+    "eigh",
+    "eigvalsh",
     "inv",
     "lstsq",
     "matrix_exp",
@@ -69,6 +72,7 @@ __all__ = [
     "vector_norm",
 ]
 
+_LinalgEigh = _return_type("linalg_eigh", ("eigenvalues", "eigenvectors"))
 _Lstsq = _return_type(
     "linalg_lstsq", ("solution", "residuals", "rank", "singular_values")
 )
@@ -104,6 +108,45 @@ def pinv(
             else 0.0
         )
     return _pinv(A, float(rtol), hermitian)
+
+
+def _eigh_fn(x, *, uplo, which):
+    # torch reads one triangle only, and its gradient is the symmetric one
+    # (V (...) V^H with the skew part of V^H gV). JAX's eigh averages x with its
+    # transpose under autodiff and leaves the gradient unsymmetrised; so the
+    # symmetric matrix the triangle gives is made here, and the gradient passes
+    # to x through (x + x^T) / 2, which symmetrises it.
+    tri = jnp.tril(x) if uplo == "L" else jnp.triu(x)
+    eye = jnp.eye(x.shape[-1], dtype=x.dtype)
+    full = tri + jnp.swapaxes(tri, -1, -2) - tri * eye
+    sym = (x + jnp.swapaxes(x, -1, -2)) / 2
+    full = sym + lax.stop_gradient(full - sym)
+    return jnp.linalg.eigh(full, UPLO=uplo, symmetrize_input=False)[which]
+
+
+def _eigh(A: Tensor, UPLO: str, which: tuple[int, ...]) -> list[Tensor]:  # noqa: N803
+    if UPLO not in ("L", "U"):
+        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+    _matrices("linalg.eigh", A)
+    if not A.dtype.is_floating_point or A.dtype.itemsize < 4:
+        raise NotImplementedError(
+            f"\"linalg_eigh_cpu\" not implemented for '{A.dtype.scalar_type}'"
+        )
+    return [
+        apply("LinalgEighBackward0", _eigh_fn, A, uplo=UPLO, which=i) for i in which
+    ]
+
+
+def eigh(A: Tensor, UPLO: str = "L"):  # noqa: N803 -- torch's name
+    """The eigenvalues (ascending) and eigenvectors of the symmetric matrix
+    whose lower (``UPLO="L"``) or upper triangle ``A`` holds; an eigenvector's
+    sign may differ from PyTorch's (LAPACK's) choice."""
+    return _LinalgEigh(*_eigh(A, UPLO, (0, 1)))
+
+
+def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:  # noqa: N803 -- torch's name
+    """The eigenvalues (ascending) of the symmetric matrix ``A``'s triangle gives."""
+    return _eigh(A, UPLO, (0,))[0]
 
 
 def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:

@@ -79,8 +79,10 @@ _MEASURED = (torch.float32, torch.float64)
 # ``output_process_fn_grad`` (``sample_inputs_svd`` in torch's
 # ``opinfo/definitions/linalg.py``: ``U.abs()``, ``S``, ``(S, Vh.abs())`` or
 # ``(U @ Vh, S)`` of the first min(m, n) vectors), values and gradients both;
-# so does this comparison.
-GAUGE = {"svd", "linalg.svd"}
+# so does this comparison. An eigenvector's sign likewise (``linalg.eigh``:
+# ``sample_inputs_linalg_eigh`` compares the eigenvalues and ``abs`` of the
+# eigenvectors).
+GAUGE = {"svd", "linalg.svd", "linalg.eigh"}
 # Ops whose values are undefined (uninitialised memory): shapes and dtypes only.
 UNDEFINED_VALUES = {
     "empty",

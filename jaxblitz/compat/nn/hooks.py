@@ -25,14 +25,19 @@ from jaxblitz.compat.autograd.grad_mode import is_grad_enabled
 from jaxblitz.compat.autograd.graph import Node
 from jaxblitz.compat.tensor._tensor_base import TensorBase
 
-_HOOK_DICTS = (
-    "_forward_pre_hooks",
-    "_forward_pre_hooks_with_kwargs",
-    "_forward_hooks",
-    "_forward_hooks_with_kwargs",
-    "_forward_hooks_always_called",
-    "_backward_hooks",
-    "_backward_pre_hooks",
+# Made on first use (a module with none is called straight), but there to read
+# from the start, as torch's are (the pruning tutorial prints
+# module._forward_pre_hooks).
+HOOK_DICTS = frozenset(
+    (
+        "_forward_pre_hooks",
+        "_forward_pre_hooks_with_kwargs",
+        "_forward_hooks",
+        "_forward_hooks_with_kwargs",
+        "_forward_hooks_always_called",
+        "_backward_hooks",
+        "_backward_pre_hooks",
+    )
 )
 
 

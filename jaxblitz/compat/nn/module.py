@@ -147,6 +147,8 @@ class Module:
         found = d.get("_modules", _NONE)
         if name in found:
             return found[name]
+        if name in _hooks.HOOK_DICTS:
+            return _hooks.hook_dict(self, name)
         raise AttributeError(
             f"'{type(self).__name__}' object has no attribute '{name}'"
         )

@@ -375,13 +375,12 @@ def test_a_torch_name_compat_does_not_offer_is_refused_with_its_reason(namespace
         module.Nope  # noqa: B018
 
 
-# -- torch.func, forward-mode AD, torch.autograd.functional, pruning -----------
+# -- torch.func, forward-mode AD, torch.autograd.functional ------------------
 
 REFUSED_MODULES = {
     "torch.func": "jaxblitz.compat.func",
     "torch.autograd.forward_ad": "jaxblitz.compat.autograd.forward_ad",
     "torch.autograd.functional": "jaxblitz.compat.autograd.functional",
-    "torch.nn.utils.prune": "jaxblitz.compat.nn.utils.prune",
     "torch.nn.utils.stateless": "jaxblitz.compat.nn.utils.stateless",
 }
 
@@ -438,34 +437,8 @@ def test_a_refused_module_imports_with_torchs_public_functions(theirs):
             lambda: ct.autograd.functional.jacobian(lambda x: x, ct.ones(2)),
             "torch.autograd.functional.jacobian",
         ),
-        (
-            lambda: ct.nn.utils.prune.l1_unstructured(ct.nn.Linear(2, 2), "weight", 1),
-            "torch.nn.utils.prune.l1_unstructured",
-        ),
-        (
-            lambda: ct.nn.utils.prune.L1Unstructured.apply(
-                ct.nn.Linear(2, 2), "weight", 1
-            ),
-            r"torch.nn.utils.prune \(L1Unstructured.apply\)",
-        ),
     ],
 )
-def test_a_function_transform_or_pruning_is_refused_by_name_when_used(call, named):
+def test_a_function_transform_is_refused_by_name_when_used(call, named):
     with pytest.raises(NotImplementedError, match=f"^{named} is not supported by"):
         call()
-
-
-def test_a_scripts_own_pruning_method_is_defined_then_refused_when_applied():
-    """The pruning tutorial subclasses BasePruningMethod; defining it works,
-    applying it says what is not supported."""
-
-    class FooBarPruningMethod(ct.nn.utils.prune.BasePruningMethod):
-        PRUNING_TYPE = "unstructured"
-
-        def compute_mask(self, t, default_mask):
-            mask = default_mask.clone()
-            mask.view(-1)[::2] = 0
-            return mask
-
-    with pytest.raises(NotImplementedError, match="FooBarPruningMethod.apply"):
-        FooBarPruningMethod.apply(ct.nn.Linear(2, 2), "bias")

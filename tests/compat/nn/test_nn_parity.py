@@ -700,6 +700,22 @@ def test_module_attribute_assignment(case):
 # -- Module hooks ---------------------------------------------------------------------
 
 
+def test_a_module_with_no_hooks_has_empty_hook_dicts_to_read():
+    """The pruning tutorial reads ``module._forward_pre_hooks`` before and after
+    a hook is registered."""
+
+    def fn(m):
+        lin = m.nn.Linear(2, 2)
+        before = [dict(lin._forward_pre_hooks), dict(lin._forward_hooks),
+                  dict(lin._backward_hooks)]  # fmt: skip
+        with m.no_grad():
+            lin.bias.fill_(0.5)
+        lin._forward_pre_hooks[7] = lambda mod, args: (args[0] * 0,)
+        return before, lin(m.ones(1, 2)), list(lin._forward_pre_hooks)
+
+    check(fn)
+
+
 def test_forward_hooks_and_pre_hooks():
     def fn(m):
         log = []

@@ -150,3 +150,46 @@ def test_gradients_through_decompositions():
     ]
     for fn in cases:
         _close(grad(torch, fn), grad(compat, fn), atol=1e-6)
+
+
+@pytest.mark.parametrize("uplo", ["L", "U"])
+def test_eigh_reads_one_triangle_and_differentiates_as_torch(uplo):
+    a = np.array([[2.0, 1.0, -0.5], [5.0, 3.0, 0.25], [1.5, -2.0, 1.0]], np.float32)
+    results = []
+    for lib in (torch, compat):
+        A = lib.tensor(a, requires_grad=True)
+        values, vectors = lib.linalg.eigh(A, UPLO=uplo)
+        # the eigenvectors' signs are LAPACK's choice: their abs, as torch's
+        # OpInfo compares them
+        (values.sum() * 2 + vectors.abs().mul(lib.arange(3.0)).sum()).backward()
+        vals = lib.linalg.eigvalsh(A, UPLO=uplo)
+        results.append((values, vals, vectors @ vectors.mT, A.grad, values.grad_fn))
+    (t_vals, t_h, t_vv, t_grad, t_fn), (c_vals, c_h, c_vv, c_grad, c_fn) = results
+    for t, c in ((t_vals, c_vals), (t_h, c_h), (t_vv, c_vv), (t_grad, c_grad)):
+        _close(t, c)
+    assert type(c_fn).__name__ == type(t_fn).__name__ == "LinalgEighBackward0"
+    assert repr(compat.linalg.eigh(compat.eye(2))).startswith(
+        "torch.return_types.linalg_eigh(\neigenvalues=tensor([1., 1.])"
+    )
+
+
+def test_eigvalsh_of_a_batch_in_double_keeps_its_dtype():
+    a = np.random.default_rng(2).standard_normal((2, 4, 4))
+    t, c = _both(a)
+    _close(torch.linalg.eigvalsh(t), compat.linalg.eigvalsh(c), atol=1e-10)
+    assert compat.linalg.eigvalsh(c).dtype == compat.float64
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lib: lib.linalg.eigh(lib.eye(2), UPLO="X"),
+        lambda lib: lib.linalg.eigvalsh(lib.ones(2, 3)),
+        lambda lib: lib.linalg.eigvalsh(lib.ones(3)),
+        lambda lib: lib.linalg.eigvalsh(lib.ones(2, 2, dtype=lib.long)),
+        lambda lib: lib.linalg.eigvalsh(lib.ones(2, 2, dtype=lib.float16)),
+    ],
+    ids=["uplo", "not square", "vector", "long", "half"],
+)
+def test_eigh_errors_are_torchs(call):
+    _raises_like(lambda: call(torch), lambda: call(compat))

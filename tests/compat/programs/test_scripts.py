@@ -246,6 +246,34 @@ LANDMARKS = {
                "adjacency symmetric-normalised, diagonal [0.3333, 0.5, 0.5]",
                "Epoch 0040 loss_train:", "Test set results: loss",
                "mask agrees with indices True 8"],
+    "char_rnn_generation.py": [
+        "# categories: 3 ['English', 'Italian', 'Russian'] letters 59",
+        "(o2o): Linear(in_features=91, out_features=59, bias=True)",
+        "tensors (1, 3) (6, 1, 59) [1, 1, 14, 19] torch.int64",
+        "output (1, 59) loss went down True", "sample Russian R"],
+    "pruning_tutorial.py": [
+        "params ['bias', 'weight_orig']", "pre hooks ['RandomUnstructured']",
+        "mask zeros 45 torch.float32", "history ['RandomUnstructured', 'LnStructured']",
+        "after remove ['bias_orig', 'weight'] ['bias_mask']",
+        "Global sparsity: 20.00%", "is pruned True False",
+        "grad zero where masked True",
+        "tensor([0., 1., 0., 1., 0., 1., 0., 1., 0., 1.])"],
+    "parametrizations_tutorial.py": [
+        "class ParametrizedLinear Linear",
+        "state_dict ['bias', 'parametrizations.weight.original']",
+        "Here, it is computed just the first time layer.weight is called",
+        "cayley orthogonal True", "expm spd True True", "still orthogonal True",
+        "assigned True", "RuntimeError parametrization NotKnownToBeInvertible "
+        "does not implement right_inverse."],
+    "hooks_checkpoint.py": [
+        "output: Tensor torch.Size([2, 8, 2, 2])", "pre hook on Linear (2, 16)",
+        "grad_input:  <class 'tuple'> 1 [(2, 4, 4, 4)]", "halved upstream True",
+        "hooks removed 0 0", "tensor hook grad [20.0, 40.0, 60.0]",
+        "checkpoint same output True same grads True", "no_grad checkpoint False"],
+    "bilstm_crf.py": [
+        "transitions row START [-10000.0, -10000.0] column STOP",
+        "path [0, 2, 0, 2, 0, 2, 0, 2, 0, 2, 0]", "before: nll",
+        "epoch 15 nll", "transitions grad (5, 5)"],
 }  # fmt: skip
 ON_TORCH = ["blitz_tensors.py", "blitz_nn.py", "blitz_data_parallel.py",
             "basics_tensors.py", "basics_autograd_model.py",
@@ -257,28 +285,48 @@ ON_TORCH = ["blitz_tensors.py", "blitz_nn.py", "blitz_data_parallel.py",
             "double_backward.py", "resnet_cifar.py", "rnn_sentiment.py",
             "reinforce_policy.py", "conv_autoencoder.py",
             "time_sequence_prediction.py", "word_language_model.py",
-            "siamese_network.py", "super_resolution.py", "gcn.py"]  # fmt: skip
+            "siamese_network.py", "super_resolution.py", "gcn.py",
+            "char_rnn_generation.py",
+            "pruning_tutorial.py", "parametrizations_tutorial.py",
+            "hooks_checkpoint.py", "bilstm_crf.py"]  # fmt: skip
 
 # Run again in lazy mode (one program per sync point), which must print what
 # eager mode prints: a Blitz training loop, recurrent and attention models, a
 # custom autograd Function, samplers and workers, input gradients, sampling
 # grids, a decoder fed its own greedy choices, double backward, a residual
 # network with BatchNorm and checkpoints, a policy gradient over a NumPy
-# environment, a denoising autoencoder, and pytorch/examples' LSTM cells under
+# environment, a denoising autoencoder, pytorch/examples' LSTM cells under
 # LBFGS, word language models, a siamese pair network, a sub-pixel
-# super-resolution network and a graph convolution network.
+# super-resolution network and a graph convolution network, pruning and
+# parametrizations (tensors recomputed by hooks), module hooks with
+# activation checkpointing and a CRF decoded with .item() at each step.
 LAZY = ["blitz_cifar10.py", "blitz_nn.py", "char_rnn.py", "examples_polynomial.py",
         "text_classification.py", "transformer_lm.py", "samplers_data.py",
         "lstm_tagger.py", "fgsm_attack.py", "spatial_transformer.py",
         "seq2seq_attention.py", "double_backward.py", "resnet_cifar.py",
         "rnn_sentiment.py", "reinforce_policy.py", "conv_autoencoder.py",
         "time_sequence_prediction.py", "word_language_model.py",
-        "siamese_network.py", "super_resolution.py", "gcn.py"]  # fmt: skip
+        "siamese_network.py", "super_resolution.py", "gcn.py",
+        "char_rnn_generation.py", "pruning_tutorial.py", "parametrizations_tutorial.py",
+        "hooks_checkpoint.py", "bilstm_crf.py"]  # fmt: skip
+
+# Scripts that use what compat refuses by name: on compat each prints what
+# comes before that use, then stops with the reason; PyTorch runs it through.
+REFUSED = {
+    "amp_recipe_cpu.py": (
+        "default precision loss",
+        "NotImplementedError: torch.autocast(device_type='cpu', "
+        "dtype=torch.bfloat16) is not supported by jaxblitz.compat",
+    ),
+}
 
 RUNS = {name: _compat_run(SCRIPTS / name) for name in sorted(LANDMARKS)}
 LAZY_RUNS = {name: _compat_run(SCRIPTS / name, lazy=True) for name in LAZY}
+REFUSED_RUNS = {name: _compat_run(SCRIPTS / name) for name in REFUSED}
 TORCH_RUNS = (
-    {name: _torch_run(SCRIPTS / name) for name in ON_TORCH} if HAVE_TORCH else {}
+    {name: _torch_run(SCRIPTS / name) for name in [*ON_TORCH, *REFUSED]}
+    if HAVE_TORCH
+    else {}
 )
 
 
@@ -331,6 +379,18 @@ def test_the_script_prints_the_same_lines_in_lazy_mode(name):
     assert lazy.returncode == 0, lazy.stderr[-4000:]
     _landmarks_printed(name, lazy.stdout)
     assert _undrawn(lazy.stdout) == _undrawn(eager.stdout)
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_a_script_stops_where_it_uses_what_compat_refuses_saying_why(name):
+    printed, reason = REFUSED[name]
+    proc = REFUSED_RUNS[name].result()
+    assert proc.returncode == 1, proc.stderr[-4000:]
+    assert printed in proc.stdout
+    assert reason in proc.stderr.splitlines()[-1]
+    if HAVE_TORCH:
+        theirs = TORCH_RUNS[name].result()
+        assert theirs.returncode == 0, theirs.stderr[-3000:]
 
 
 UPSTREAM = os.environ.get("JAXBLITZ_PYTORCH_SCRIPTS")
