@@ -50,6 +50,19 @@ REASONS: dict[str, dict[str, str]] = {
         "fractional_max_pool3d": _FRACTIONAL,
         "fractional_max_pool3d_with_indices": _FRACTIONAL,
         "grouped_mm": _LOW_PRECISION,
+        "boolean_dispatch": "TorchScript's helper for an op whose result depends on "
+        "a flag (max_pool2d's return_indices): compat has no TorchScript compiler; "
+        "call the op with the flag, or its _with_indices form",
+        **dict.fromkeys(
+            (
+                "handle_torch_function",
+                "has_torch_function",
+                "has_torch_function_unary",
+                "has_torch_function_variadic",
+            ),
+            "a helper of torch's __torch_function__ override protocol "
+            "(torch.overrides), which compat's tensors do not dispatch through",
+        ),
         "linear_cross_entropy": _FUSED_LOSS,
         "scaled_grouped_mm": _LOW_PRECISION,
         "scaled_mm": _LOW_PRECISION,

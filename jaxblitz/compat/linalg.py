@@ -10,6 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from jaxblitz.compat import _not_offered
 from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.ops._decompositions import (
     LinAlgError,
@@ -26,7 +27,6 @@ from jaxblitz.compat.ops._decompositions import (
     _qr,
     _return_type,
     _slogdet,
-    _solve_fn,
     _svd,
     det,
     matrix_exp,
@@ -41,6 +41,30 @@ from jaxblitz.compat.ops._funnel import (
     _norm_fn,
     _require_tensors,
 )
+from jaxblitz.compat.ops._householder import householder_product as _orgqr
+from jaxblitz.compat.ops._linalg import matmul
+from jaxblitz.compat.ops._linalg_composite import (
+    cond,
+    diagonal,
+    matrix_rank,
+    multi_dot,
+    tensorinv,
+    tensorsolve,
+    vander,
+)
+from jaxblitz.compat.ops._linalg_ex import (
+    _solve_fn,
+    cholesky_ex,
+    inv_ex,
+    lu,
+    lu_factor,
+    lu_factor_ex,
+    lu_solve,
+    no_out,
+    solve_checks,
+    solve_ex,
+    solve_triangular,
+)
 from jaxblitz.compat.ops._reduce import _dim
 from jaxblitz.compat.tensor import _dtype
 from jaxblitz.compat.tensor._tensor_base import wrap_dim
@@ -52,25 +76,59 @@ if TYPE_CHECKING:
 __all__ = [
     "LinAlgError",
     "cholesky",
+    "cholesky_ex",
+    "cond",
     "cross",
     "det",
+    "diagonal",
     "eigh",
     "eigvalsh",
+    "householder_product",
     "inv",
+    "inv_ex",
     "lstsq",
+    "lu",
+    "lu_factor",
+    "lu_factor_ex",
+    "lu_solve",
+    "matmul",
     "matrix_exp",
     "matrix_norm",
     "matrix_power",
+    "matrix_rank",
+    "multi_dot",
     "norm",
     "pinv",
     "qr",
     "slogdet",
     "solve",
+    "solve_ex",
+    "solve_triangular",
     "svd",
     "svdvals",
+    "tensorinv",
+    "tensorsolve",
+    "vander",
     "vecdot",
     "vector_norm",
 ]
+
+_COMPLEX = "compat has no complex dtypes (its tensors are real), and {} complex"
+_LDL = (
+    "the LDL^T (Bunch-Kaufman) factorization is not implemented: "
+    "torch.linalg.cholesky, torch.linalg.lu_factor or torch.linalg.solve"
+)
+__getattr__ = _not_offered.refuser(
+    __name__,
+    "torch.linalg",
+    {
+        "eig": _COMPLEX.format("a general matrix's eigenvalues and eigenvectors are")
+        + ": torch.linalg.eigh for a symmetric one",
+        "eigvals": _COMPLEX.format("a general matrix's eigenvalues are")
+        + ": torch.linalg.eigvalsh for a symmetric one",
+        **_not_offered.each("ldl_factor ldl_factor_ex ldl_solve", _LDL),
+    },
+)
 
 _LinalgEigh = _return_type("linalg_eigh", ("eigenvalues", "eigenvectors"))
 _Lstsq = _return_type(
@@ -153,28 +211,23 @@ def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
     return _cross("linalg.cross", input, other, dim)
 
 
-def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
-    if not left:
-        raise NotImplementedError(
-            "linalg.solve: left=False is not supported by jaxblitz.compat"
-        )
-    _matrices("linalg.solve", A)
-    _floating("linalg.solve", A)
-    if A.dtype is not B.dtype:
-        raise RuntimeError(
-            "linalg.solve: Expected A and B to have the same dtype, but found A of "
-            f"type {A.dtype.scalar_type} and B of type {B.dtype.scalar_type} instead"
-        )
-    # torch: B is a batch of vectors when it has one dimension less than A
-    vector = B.dim() == 1 or (
-        B.dim() == A.dim() - 1 and tuple(B.shape) == tuple(A.shape[:-1])
-    )
+def solve(A: Tensor, B: Tensor, *, left: bool = True, out: Any = None) -> Tensor:
+    no_out("linalg.solve", out)
+    vector = solve_checks(A, B, left)
     _check_invertible(
         "torch.linalg.solve",
         A,
         "The solver failed because the input matrix is singular.",
     )
-    return apply("LinalgSolveExBackward0", _solve_fn, A, B, vector=vector)
+    return apply(
+        "LinalgSolveExBackward0", _solve_fn, A, B, vector=vector, left=bool(left)
+    )
+
+
+def householder_product(A: Tensor, tau: Tensor, *, out: Any = None) -> Tensor:
+    """``torch.linalg.householder_product``: ``torch.orgqr``."""
+    no_out("linalg.householder_product", out)
+    return _orgqr(A, tau, "torch.linalg.householder_product")
 
 
 _DRIVERS = ("gels", "gelsy", "gelsd", "gelss")

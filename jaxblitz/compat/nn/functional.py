@@ -208,5 +208,11 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
 sigmoid, tanh = ops.sigmoid, ops.tanh
 
 
+def assert_int_or_pair(arg: Any, arg_name: str, message: str) -> None:
+    """torch's argument check of its own pooling functions, kept public."""
+    if not (isinstance(arg, int) or len(arg) == 2):
+        raise AssertionError(message.format(arg_name))
+
+
 # torch names compat does not offer: refused by name, with the reason
 __getattr__ = _not_offered.refuser(__name__, "torch.nn.functional")

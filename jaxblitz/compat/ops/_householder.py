@@ -114,6 +114,11 @@ def _householder_checks(what: str, input: Tensor, tau: Tensor) -> None:
 def orgqr(input: Tensor, input2: Tensor) -> Tensor:
     """``torch.orgqr(a, tau)``: the first ``n`` columns of ``Q`` from
     ``geqrf``'s reflectors (``torch.linalg.householder_product``)."""
+    return householder_product(input, input2, "torch.orgqr")
+
+
+def householder_product(input: Tensor, input2: Tensor, called: str) -> Tensor:
+    """``orgqr`` as ``called`` (the name its refusal gives)."""
     what = "torch.linalg.householder_product"
     _householder_checks(what, input, input2)
     if input.shape[-2] < input.shape[-1]:
@@ -130,7 +135,7 @@ def orgqr(input: Tensor, input2: Tensor) -> Tensor:
         and (input.requires_grad or input2.requires_grad)
     ):  # torch's backward then gives no gradient at all, where a VJP gives zeros
         raise NotImplementedError(
-            "torch.orgqr with no reflectors (an empty tau) on tensors that require "
+            f"{called} with no reflectors (an empty tau) on tensors that require "
             "grad is not supported by jaxblitz.compat (torch's gradients there are "
             "None); compute it under torch.no_grad()"
         )

@@ -114,6 +114,8 @@ def _pivots_fn(x):
 def _info_fn(x):
     """LAPACK getrf's info: the 1-based index of the first zero pivot, else 0."""
     d = jnp.diagonal(lax.linalg.lu(x)[0], axis1=-2, axis2=-1)
+    if not d.shape[-1]:  # no pivots: nothing failed (argmax has nothing to take)
+        return jnp.zeros(d.shape[:-1], jnp.int32)
     zero = d == 0
     return jnp.where(zero.any(-1), jnp.argmax(zero, -1) + 1, 0).astype(jnp.int32)
 

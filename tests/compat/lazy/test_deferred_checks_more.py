@@ -1,7 +1,8 @@
 """More ops whose result's shape does not depend on the values, and which read
 no values at the op: histogram and histc without a range (the edges come from
 the values inside the program), searchsorted's sorter, embedding_bag's offsets,
-and linear algebra's "not positive-definite" and "singular" errors. Lazily the
+and linear algebra's "not positive-definite" and "singular" errors (the ``_ex``
+functions' ``check_errors`` among them). Lazily the
 check is recorded with the work and raises torch's error at the next sync
 point, naming the user's line; eagerly it raises at the op."""
 
@@ -74,6 +75,26 @@ def _cases(t, bad: bool):
         ("linalg.inv batch", lambda b: t.linalg.inv(batch(b, zero))),
         ("linalg.solve", lambda b: t.linalg.solve(diagonal(b, zero), b.float())),
         ("matrix_power -1", lambda b: t.linalg.matrix_power(diagonal(b, zero), -1)),
+        (
+            "linalg.inv_ex check_errors",
+            lambda b: t.linalg.inv_ex(batch(b, zero), check_errors=True),
+        ),
+        (
+            "linalg.cholesky_ex check_errors",
+            lambda b: t.linalg.cholesky_ex(batch(b, negative), check_errors=True),
+        ),
+        (
+            "linalg.solve_ex check_errors",
+            lambda b: t.linalg.solve_ex(
+                diagonal(b, zero), b.float(), check_errors=True
+            ),
+        ),
+        ("linalg.lu_factor", lambda b: t.linalg.lu_factor(batch(b, zero))),
+        (
+            "linalg.lu_factor_ex check_errors",
+            lambda b: t.linalg.lu_factor_ex(diagonal(b, zero), check_errors=True),
+        ),
+        ("linalg.tensorinv", lambda b: t.linalg.tensorinv(diagonal(b, zero), ind=1)),
     ]
 
 

@@ -1,0 +1,82 @@
+"""Every public function of torch.linalg, torch.special, torch.fft and
+torch.nn.functional is offered by compat's namesake or refused by name: a
+script that calls one compat lacks stops with a NotImplementedError naming it
+and why (complex results, TorchScript's or __torch_function__'s helpers...),
+never a bare AttributeError; a new torch release's function fails here until
+it is decided."""
+
+import importlib
+import inspect
+
+import pytest
+
+from jaxblitz.compat._not_offered import REASONS, NotOffered
+
+pt = pytest.importorskip("torch")
+
+NAMESPACES = ("linalg", "special", "fft", "nn.functional")
+
+
+def _functions(module) -> list[str]:
+    """The public functions: no classes, nor the typing names it imports."""
+    found = []
+    for name in dir(module):
+        value = getattr(module, name)
+        if name.startswith("_") or not callable(value) or inspect.isclass(value):
+            continue
+        if getattr(value, "__module__", None) != "typing":
+            found.append(name)
+    return sorted(found)
+
+
+def _both(namespace: str):
+    ours = importlib.import_module(f"jaxblitz.compat.{namespace}")
+    return ours, importlib.import_module(f"torch.{namespace}")
+
+
+@pytest.mark.parametrize("namespace", NAMESPACES)
+def test_every_function_is_offered_or_refused_by_name(namespace):
+    ours, theirs = _both(namespace)
+    unexplained = []
+    for name in _functions(theirs):
+        try:
+            getattr(ours, name)
+        except NotOffered as e:
+            what = f"torch.{namespace}.{name} is not supported by jaxblitz.compat: "
+            assert what in str(e)
+        except AttributeError:
+            unexplained.append(name)
+    assert not unexplained, f"absent with no reason given: {unexplained}"
+
+
+@pytest.mark.parametrize("namespace", NAMESPACES)
+def test_a_refused_name_is_one_torch_has_and_compat_does_not_offer(namespace):
+    ours, theirs = _both(namespace)
+    refused = REASONS.get(f"torch.{namespace}", {})
+    assert not [name for name in refused if name in vars(ours)]
+    assert not [name for name in refused if not hasattr(theirs, name)]
+    assert not [name for name in refused if hasattr(ours, name)]  # hasattr: False
+
+
+def test_linalg_refuses_the_complex_results_and_ldl_saying_why():
+    from jaxblitz.compat import linalg
+
+    with pytest.raises(NotImplementedError, match="compat has no complex dtypes"):
+        linalg.eig  # noqa: B018 -- reading the name is the test
+    with pytest.raises(NotImplementedError, match="torch.linalg.eigvalsh"):
+        linalg.eigvals  # noqa: B018
+    with pytest.raises(NotImplementedError, match="LDL"):
+        linalg.ldl_factor_ex  # noqa: B018
+    with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"):
+        linalg.no_such_name  # noqa: B018 -- a name torch lacks too: the plain error
+
+
+def test_assert_int_or_pair_checks_as_torchs_does():
+    from jaxblitz.compat.nn import functional as F
+
+    for arg in (3, (1, 2), [4, 5]):
+        assert F.assert_int_or_pair(arg, "kernel_size", "{} bad") is None
+        assert pt.nn.functional.assert_int_or_pair(arg, "kernel_size", "{} bad") is None
+    for module in (F, pt.nn.functional):
+        with pytest.raises(AssertionError, match="^kernel_size must be a pair$"):
+            module.assert_int_or_pair((1, 2, 3), "kernel_size", "{} must be a pair")
