@@ -49,11 +49,11 @@ def _bad_weights(p: Any, *, categories: int, replacement_kernel: bool) -> tuple:
     xp = np if isinstance(p, np.ndarray) else jnp
     p = p.astype("float64").reshape(-1, categories)
     negative = ~(p >= 0)  # NaN among them, as torch's check reads it
-    bad = negative | ~((p - p) == 0)  # or infinite
+    bad = negative | ~(abs(p) < np.inf)  # or infinite
     empty = ~(p.sum(axis=1) > 0)
     if not replacement_kernel:  # all entries checked first, then every sum
-        marks = xp.stack([bad, empty[:, None] & (p == p)])
-        return marks, xp.stack([bad * 0, (p == p) * 3])
+        marks = xp.stack([bad, empty[:, None] & (bad | True)])
+        return marks, xp.stack([bad * 0, bad * 0 + 3])
     # torch's with-replacement kernel: row by row, each entry, then the sum
     empty_row = empty & ~bad.any(axis=1)
     marks = bad | empty_row[:, None]
