@@ -1,5 +1,5 @@
 """Sampling in lazy mode: ``torch.multinomial``, ``torch.poisson``,
-``torch.binomial`` and ``distributions.Categorical`` draw inside the recorded
+``torch.binomial``, ``torch.normal`` with tensor parameters and ``distributions.Categorical`` draw inside the recorded
 program (compat's stream, from its generator's next key: the same values in
 both modes for the same seed, not torch's values), so a loop that samples from
 computed parameters -- REINFORCE's policy -- runs no work early. torch's
@@ -45,6 +45,8 @@ def _samplers(t):
         ("multinomial 1-d", lambda w: t.multinomial(w[0] * 2, 1)),
         ("multinomial replacement", lambda w: t.multinomial(w + 0.1, 7, True)),
         ("poisson", lambda w: t.poisson(w * 4)),
+        ("normal", lambda w: t.normal(w, w * 0.5)),
+        ("normal number mean", lambda w: t.normal(1.0, w)),
         ("binomial", lambda w: t.binomial((w * 10).floor(), w)),
         ("Categorical.sample", lambda w: cat(w).sample((5,))),
         ("Categorical.log_prob", lambda w: cat(w).log_prob(cat(w).sample())),
@@ -122,6 +124,7 @@ BAD = [
         lambda t, w: t.multinomial(w * t.tensor([[1.0], [0.0]]), 3, True),
     ),
     ("negative rate", lambda t, w: t.poisson(w - 0.5)),
+    ("negative std", lambda t, w: t.normal(w, w - 0.5)),
     (
         "Categorical probs",
         lambda t, w: t.distributions.Categorical(probs=w - 0.5),
