@@ -113,6 +113,12 @@ def test_zero_weights_come_last_in_both_modes(mode):
     assert torch.multinomial(w, 4).numpy()[0, 2:].tolist() == [0, 2]
 
 
+def _clip(t, w):
+    p = t.zeros(2, 4, requires_grad=True)
+    p.grad = w / (w - w.max())  # an infinite gradient
+    return t.nn.utils.clip_grad_norm_(p, 1.0, error_if_nonfinite=True)
+
+
 BAD = [
     ("negative weight", lambda t, w: t.multinomial(w - 0.5, 2)),
     ("zero row", lambda t, w: t.multinomial(w * t.tensor([[1.0], [0.0]]), 2)),
@@ -125,6 +131,7 @@ BAD = [
     ),
     ("negative rate", lambda t, w: t.poisson(w - 0.5)),
     ("negative std", lambda t, w: t.normal(w, w - 0.5)),
+    ("clip_grad_norm_ non-finite", _clip),
     (
         "Categorical probs",
         lambda t, w: t.distributions.Categorical(probs=w - 0.5),
