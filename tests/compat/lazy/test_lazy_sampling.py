@@ -1,11 +1,13 @@
 """Sampling in lazy mode: ``torch.multinomial``, ``torch.poisson``,
-``torch.binomial``, ``torch.normal`` with tensor parameters and ``distributions.Categorical`` draw inside the recorded
-program (compat's stream, from its generator's next key: the same values in
-both modes for the same seed, not torch's values), so a loop that samples from
-computed parameters -- REINFORCE's policy -- runs no work early. torch's
-argument errors stay at the op; its value errors (a negative weight, a row
-summing to zero, a negative rate) are raised at the next sync lazily, with
-torch's message and the user's line, and at the op eagerly."""
+``torch.binomial``, ``torch.normal`` with tensor parameters and
+``distributions.Categorical`` draw inside the recorded program (compat's stream,
+from its generator's next key: the same values in both modes for the same seed,
+not torch's values), so a loop that samples from computed parameters --
+REINFORCE's policy -- runs no work early. torch's argument errors stay at the
+op; its value errors (a negative weight, a row summing to zero, a negative rate
+or std, a non-finite gradient norm) are raised at the next sync lazily, with
+torch's message and the user's line, and at the op eagerly. A boolean-mask
+write of one value, whose shape does not depend on the mask, is recorded too."""
 
 from __future__ import annotations
 
@@ -227,3 +229,33 @@ def test_a_reinforce_loop_syncs_once_a_step_where_it_reads_its_reward():
     eager: list[float] = []
     _reinforce(torch, 6, lambda r: eager.append(r.item()))
     assert rewards == eager
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        lambda t, y: y.__setitem__(y > 0, 0.5),
+        lambda t, y: y.__setitem__(t.tensor([True, False, True, False]), -1.0),
+        lambda t, y: y.__setitem__(y < -2, t.tensor(7.0)),
+        lambda t, y: y.__setitem__(y < 0, float("nan")),
+    ],
+    ids=["computed mask", "row mask", "0-d tensor", "nan"],
+)
+def test_a_boolean_mask_write_of_one_value_reads_no_mask(mode, write):
+    """Its shape does not depend on the mask: recorded as a where, the values
+    and gradient torch's."""
+    out = []
+    for t in (pt, torch):
+        x = t.tensor(np.arange(12.0, dtype=np.float32).reshape(4, 3) - 5)
+        x.requires_grad_()
+        y = x * 1
+        lazy.sync()
+        lazy.metrics(reset=True)
+        write(t, y)
+        if t is torch:
+            assert lazy.metrics().get("syncs", 0) == 0
+        assert y.grad_fn.name() == "IndexPutBackward0"
+        y.sum().backward()
+        out.append((y.detach().numpy(), x.grad.numpy()))
+    np.testing.assert_array_equal(out[1][0], out[0][0])
+    np.testing.assert_array_equal(out[1][1], out[0][1])
