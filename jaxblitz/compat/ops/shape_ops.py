@@ -28,6 +28,7 @@ from jaxblitz.compat.autograd.graph import (
     apply,
     node_class,
     record_view,
+    run,
 )
 from jaxblitz.compat.ops._declare import declare, saves
 from jaxblitz.compat.tensor import _dtype, _info, _layout
@@ -957,7 +958,8 @@ def _in_format(self: Tensor, order: tuple[int, ...]) -> Tensor:
     """A copy of ``self`` laid out in a channels-last ``order`` (innermost first)."""
     out = apply("CloneBackward0", _identity_fn, self)
     outer_first = tuple(reversed(order))
-    out._s.array = jnp.transpose(out._s.array, outer_first)
+    # the storage's transpose, recorded where it is pending (no value read)
+    out._s.array = run(_permute_fn, out._s.pending, axes=outer_first)
     out._view = Layout(tuple(self.shape), _info.strides_in(order, tuple(self.shape)), 0)
     return out
 
@@ -972,7 +974,7 @@ def clone(self: Tensor, *, memory_format: Any = None) -> Tensor:
     if keep and layout is not None and not self.is_contiguous():
         perm = _layout.dense_order(layout)
         if perm is not None:  # torch keeps a dense layout's strides
-            out._s.array = jnp.transpose(out._s.array, perm)
+            out._s.array = run(_permute_fn, out._s.pending, axes=tuple(perm))
             out._view = Layout(layout.shape, layout.stride, 0)
     return out
 

@@ -259,3 +259,26 @@ def test_a_boolean_mask_write_of_one_value_reads_no_mask(mode, write):
         out.append((y.detach().numpy(), x.grad.numpy()))
     np.testing.assert_array_equal(out[1][0], out[0][0])
     np.testing.assert_array_equal(out[1][1], out[0][1])
+
+
+def test_a_transformer_encoder_layer_forward_reads_no_value():
+    """Its attention reshapes a permuted tensor: a copy in torch's dense layout,
+    recorded (the same values as eagerly)."""
+    out = []
+    # lazily first: eager mode's background warm-up of the eager run's
+    # programs may read values a later lazy run has pending
+    for lazily in (True, False):
+        was = lazy.is_lazy()
+        lazy.set_lazy(lazily)
+        try:
+            torch.manual_seed(0)
+            layer = torch.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0)
+            x = torch.tensor(W[:, :4].repeat(2, axis=1)).reshape(2, 2, 8) * 1
+            lazy.sync()
+            lazy.metrics(reset=True)
+            y = layer(x)
+            assert not lazily or lazy.metrics().get("syncs", 0) == 0
+            out.append(y.detach().numpy())
+        finally:
+            lazy.set_lazy(was)
+    np.testing.assert_array_equal(out[1], out[0])
