@@ -24,6 +24,7 @@ from jaxblitz.compat.ops._order import _median_all_fn, _pick_fn, _return_type
 from jaxblitz.compat.ops._reduce import _dim, _order_fn, nansum, sort
 from jaxblitz.compat.ops._unary import clamp
 from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.tensor._checks import check_values, error
 from jaxblitz.compat.tensor._tensor_base import TensorBase, wrap_dim
 from jaxblitz.compat.tensor.creation import tensor
 
@@ -412,6 +413,10 @@ def msort(input: Tensor) -> Tensor:
     return sort(input, 0)[0]
 
 
+def _below_zero(w: Any) -> tuple:
+    return w < 0, w
+
+
 @declare(method=True)
 def cov(
     input: Tensor,
@@ -450,8 +455,8 @@ def cov(
                 f"cov(): expected {name} to have the same numel as there are "
                 f"observations in the input but got {w.numel()} != {observations}"
             )
-        if not isinstance(w._s.pending, jax.core.Tracer) and bool((w < 0).any()):
-            raise RuntimeError(f"cov(): {name} cannot be negative")
+        # where the weights are pending, checked at the next sync
+        check_values([w], _below_zero, error(f"cov(): {name} cannot be negative"))
     if not input.dtype.is_floating_point:
         input = input.to(_dtype.get_default_dtype())
     return apply(

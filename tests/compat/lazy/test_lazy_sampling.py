@@ -134,6 +134,11 @@ BAD = [
     ("negative rate", lambda t, w: t.poisson(w - 0.5)),
     ("negative std", lambda t, w: t.normal(w, w - 0.5)),
     ("clip_grad_norm_ non-finite", _clip),
+    ("cov aweights", lambda t, w: t.cov(w, aweights=w[0] - 0.5)),
+    (
+        "cov fweights",
+        lambda t, w: t.cov(w, fweights=(w[0] * 4).long() - 2),
+    ),
     (
         "Categorical probs",
         lambda t, w: t.distributions.Categorical(probs=w - 0.5),
