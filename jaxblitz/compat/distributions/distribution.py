@@ -4,10 +4,12 @@ under ``no_grad``, and torch's repr."""
 
 from __future__ import annotations
 
+import functools
 import warnings
 from collections.abc import Callable
 from typing import Any
 
+from jaxblitz.compat import lazy
 from jaxblitz.compat.autograd.grad_mode import no_grad
 from jaxblitz.compat.distributions import constraints
 from jaxblitz.compat.distributions.utils import _format, lazy_property
@@ -30,12 +32,34 @@ def _check_all(valid: Tensor, message: Callable[[], str]) -> None:
     check_values([valid], _invalid, lambda *_: ValueError(message()))
 
 
+def _at_once_where_known(init: Callable) -> Callable:
+    """``init`` run with :func:`lazy.at_once_where_known`: parameters made from
+    known values (normalised, broadcast) are known, and so their checks raise
+    at the op as torch's do; pending ones are recorded and checked at the sync."""
+
+    @functools.wraps(init)
+    def made(self: Any, *args: Any, **kwargs: Any) -> None:
+        with lazy.at_once_where_known():
+            init(self, *args, **kwargs)
+
+    made._at_once = True  # type: ignore[attr-defined]
+    return made
+
+
 class Distribution:
     """The abstract base class of probability distributions."""
 
     has_rsample = False
     has_enumerate_support = False
     _validate_args = __debug__
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """torch checks a distribution's parameters as it is made: each
+        constructor runs with :func:`_at_once_where_known`."""
+        super().__init_subclass__(**kwargs)
+        # a class's own __init__, or one from a mixin (LocScale) before the base
+        if not getattr(cls.__init__, "_at_once", False):
+            cls.__init__ = _at_once_where_known(cls.__init__)  # type: ignore[method-assign]
 
     @staticmethod
     def set_default_validate_args(value: bool) -> None:
@@ -198,8 +222,10 @@ class Distribution:
         if support is None:
             raise AssertionError("support is unexpectedly None")
         made = self._later_repr()
+        with lazy.at_once_where_known():  # a known value is checked here
+            valid = support.check(value)
         _check_all(
-            support.check(value),
+            valid,
             lambda: (
                 "Expected value argument "
                 f"({type(value).__name__} of shape {tuple(value.shape)}) "

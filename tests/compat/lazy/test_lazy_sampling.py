@@ -187,6 +187,37 @@ def test_eagerly_a_wrong_value_raises_torchs_error_at_the_op(name):
     assert str(raised.value) == str(expected.value)
 
 
+KNOWN_BAD = [
+    (
+        "Uniform.log_prob outside the support",
+        lambda D, t: D.Uniform(t([0.0, -1.0]), t([1.0, 3.0])).log_prob(t([0.5, 3.5])),
+    ),
+    ("Normal broadcast scale", lambda D, t: D.Normal(t(0.0), t([1.0, -1.0]))),
+    ("Categorical normalised probs", lambda D, t: D.Categorical(t([-0.5, 1.0]))),
+    ("Bernoulli.log_prob", lambda D, t: D.Bernoulli(t([0.5])).log_prob(t([0.5]))),
+    (
+        "Gamma.log_prob",
+        lambda D, t: D.Gamma(t([1.0]), t([2.0])).log_prob(t([-1.0])),
+    ),
+]
+
+
+@pytest.mark.parametrize("name", [name for name, _ in KNOWN_BAD])
+def test_a_distribution_checks_known_values_at_the_op_lazily(lazily, name):
+    """Parameters and values known when the distribution is made or scored are
+    checked there, as torch checks them, with nothing pending run early."""
+    make = dict(KNOWN_BAD)[name]
+    with pytest.raises(ValueError) as expected:
+        make(pt.distributions, pt.tensor)
+    lazy.sync()
+    lazy.metrics(reset=True)
+    with pytest.raises(ValueError) as raised:
+        make(torch.distributions, torch.tensor)
+    assert str(raised.value) == str(expected.value)
+    assert lazy.metrics().get("syncs", 0) == 0
+    lazy.sync()  # and nothing is left to raise later
+
+
 def test_an_argument_error_is_raised_at_the_op_lazily():
     was = lazy.is_lazy()
     lazy.set_lazy(True)
