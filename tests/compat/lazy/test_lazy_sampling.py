@@ -143,6 +143,7 @@ BAD = [
         "Categorical probs",
         lambda t, w: t.distributions.Categorical(probs=w - 0.5),
     ),
+    ("Geometric zero probs", lambda t, w: t.distributions.Geometric(w * 0)),
 ]
 BAD_NAMES = [name for name, _ in BAD]
 
@@ -199,6 +200,7 @@ KNOWN_BAD = [
         "Gamma.log_prob",
         lambda D, t: D.Gamma(t([1.0]), t([2.0])).log_prob(t([-1.0])),
     ),
+    ("Geometric zero probs", lambda D, t: D.Geometric(t([0.5, 0.0]))),
 ]
 
 
