@@ -4,17 +4,46 @@ under ``no_grad``, and torch's repr."""
 
 from __future__ import annotations
 
+import functools
 import warnings
+from collections.abc import Callable
 from typing import Any
 
+from jaxblitz.compat import lazy
 from jaxblitz.compat.autograd.grad_mode import no_grad
 from jaxblitz.compat.distributions import constraints
 from jaxblitz.compat.distributions.utils import _format, lazy_property
 from jaxblitz.compat.ops._unary import exp
 from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.tensor._checks import check_values
 from jaxblitz.compat.tensor._tensor_base import Size
 
 __all__ = ["Distribution"]
+
+
+def _invalid(valid: Any) -> tuple:
+    return ~valid.astype(bool), valid
+
+
+def _check_all(valid: Tensor, message: Callable[[], str]) -> None:
+    """torch's ``if not valid.all(): raise ValueError(message)``, where the
+    values are (:mod:`compat.tensor._checks`): a pending check raises at the next
+    sync, so that building a distribution in a loop runs no work early."""
+    check_values([valid], _invalid, lambda *_: ValueError(message()))
+
+
+def _at_once_where_known(init: Callable) -> Callable:
+    """``init`` run with :func:`lazy.at_once_where_known`: parameters made from
+    known values (normalised, broadcast) are known, and so their checks raise
+    at the op as torch's do; pending ones are recorded and checked at the sync."""
+
+    @functools.wraps(init)
+    def made(self: Any, *args: Any, **kwargs: Any) -> None:
+        with lazy.at_once_where_known():
+            init(self, *args, **kwargs)
+
+    made._at_once = True  # type: ignore[attr-defined]
+    return made
 
 
 class Distribution:
@@ -23,6 +52,14 @@ class Distribution:
     has_rsample = False
     has_enumerate_support = False
     _validate_args = __debug__
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """torch checks a distribution's parameters as it is made: each
+        constructor runs with :func:`_at_once_where_known`."""
+        super().__init_subclass__(**kwargs)
+        # a class's own __init__, or one from a mixin (LocScale) before the base
+        if not getattr(cls.__init__, "_at_once", False):
+            cls.__init__ = _at_once_where_known(cls.__init__)  # type: ignore[method-assign]
 
     @staticmethod
     def set_default_validate_args(value: bool) -> None:
@@ -55,6 +92,7 @@ class Distribution:
                     + "validation.",
                     stacklevel=2,
                 )
+            made = self._later_repr()
             for param, constraint in arg_constraints.items():
                 if constraints.is_dependent(constraint):
                     continue  # skip constraints that cannot be checked
@@ -63,15 +101,16 @@ class Distribution:
                 ):
                     continue  # skip checking lazily-constructed args
                 value = getattr(self, param)
-                valid = constraint.check(value)
-                if not bool(valid.all()):
-                    raise ValueError(
+                _check_all(
+                    constraint.check(value),
+                    lambda param=param, value=value, constraint=constraint: (
                         f"Expected parameter {param} "
                         f"({type(value).__name__} of shape {tuple(value.shape)}) "
-                        f"of distribution {repr(self)} "
+                        f"of distribution {made()} "
                         f"to satisfy the constraint {repr(constraint)}, "
                         f"but found invalid values:\n{value}"
-                    )
+                    ),
+                )
         super().__init__()
 
     def expand(self, batch_shape: tuple[int, ...], _instance: Any = None) -> Any:
@@ -182,15 +221,19 @@ class Distribution:
             return
         if support is None:
             raise AssertionError("support is unexpectedly None")
-        valid = support.check(value)
-        if not bool(valid.all()):
-            raise ValueError(
+        made = self._later_repr()
+        with lazy.at_once_where_known():  # a known value is checked here
+            valid = support.check(value)
+        _check_all(
+            valid,
+            lambda: (
                 "Expected value argument "
                 f"({type(value).__name__} of shape {tuple(value.shape)}) "
                 f"to be within the support ({repr(support)}) "
-                f"of the distribution {repr(self)}, "
+                f"of the distribution {made()}, "
                 f"but found invalid values:\n{value}"
-            )
+            ),
+        )
 
     def _get_checked_instance(self, cls: type, _instance: Any = None) -> Any:
         if _instance is None and type(self).__init__ != cls.__init__:
@@ -202,11 +245,20 @@ class Distribution:
         return self.__new__(type(self)) if _instance is None else _instance
 
     def __repr__(self) -> str:
-        param_names = [k for k in self.arg_constraints if k in self.__dict__]
+        return self._repr([k for k in self.arg_constraints if k in self.__dict__])
+
+    def _repr(self, param_names: list[str]) -> str:
         args_string = ", ".join(
             [f"{p}: {_format_param(self.__dict__[p])}" for p in param_names]
         )
         return self.__class__.__name__ + "(" + args_string + ")"
+
+    def _later_repr(self) -> Callable[[], str]:
+        """torch's repr as it is now, made when called: a late error's message
+        names the parameters set when its check was recorded, and reading their
+        values then runs no pending work early."""
+        names = [k for k in self.arg_constraints if k in self.__dict__]
+        return lambda: self._repr(names)
 
 
 def _format_param(value: Tensor) -> str:

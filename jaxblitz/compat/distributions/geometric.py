@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from jaxblitz.compat.autograd.grad_mode import no_grad
 from jaxblitz.compat.distributions import constraints
-from jaxblitz.compat.distributions.distribution import Distribution
+from jaxblitz.compat.distributions.distribution import Distribution, _check_all
 from jaxblitz.compat.distributions.utils import (
     _finfo,
     _Number,
@@ -54,15 +54,16 @@ class Geometric(Distribution):
             batch_shape = probs_or_logits.size()
         super().__init__(batch_shape, validate_args=validate_args)
         if self._validate_args and probs is not None:
-            value = self.probs
-            valid = value > 0
-            if not valid.all():
-                invalid_value = value.data[~valid]
-                raise ValueError(
+            # torch's extra check beyond unit_interval (pending probs: at the sync)
+            value, made = self.probs, self._later_repr()
+            _check_all(
+                value > 0,
+                lambda: (
                     f"Expected parameter probs ({type(value).__name__} of shape "
-                    f"{tuple(value.shape)}) of distribution {repr(self)} to be "
-                    f"positive but found invalid values:\n{invalid_value}"
-                )
+                    f"{tuple(value.shape)}) of distribution {made()} to be "
+                    f"positive but found invalid values:\n{value.data[~(value > 0)]}"
+                ),
+            )
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(Geometric, _instance)

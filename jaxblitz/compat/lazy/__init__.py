@@ -39,6 +39,7 @@ once, errors at the line that made them) is the reference in the tests.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import sys
@@ -58,6 +59,7 @@ from jaxblitz.compat.tensor import _dtype
 
 __all__ = [
     "LazyArray",
+    "at_once_where_known",
     "check",
     "is_lazy",
     "jit",
@@ -113,6 +115,37 @@ def is_lazy() -> bool:
     """Whether compat records its work (True) or runs each call at once."""
     mode = _enabled[0]
     return _decide() if mode is None else mode
+
+
+# Threads inside at_once_where_known (its count: 0, the common case, is checked
+# first; the thread's own depth is in _state.at_once)
+_AT_ONCE = [0]
+
+
+@contextlib.contextmanager
+def at_once_where_known() -> Any:
+    """Inside, while lazy, a call whose inputs are all known runs at once (as
+    eager mode runs it) and one with a pending input is recorded: torch's checks
+    of values that compat makes with its ops (a distribution's parameters in
+    their support) then raise at the op where the values are known, and at the
+    next sync where they are pending, with no pending work run early."""
+    depth = getattr(_state, "at_once", 0)
+    _state.at_once = depth + 1
+    with _lock:
+        _AT_ONCE[0] += 1
+    try:
+        yield
+    finally:
+        _state.at_once = depth
+        with _lock:
+            _AT_ONCE[0] -= 1
+
+
+def _known(args: tuple, kwargs: dict) -> bool:
+    """Whether this thread runs known calls at once and no input is pending."""
+    if not getattr(_state, "at_once", 0):
+        return False
+    return not any(pending(v) for v in jax.tree.leaves((args, kwargs)))
 
 
 def _decide() -> bool:
@@ -403,6 +436,8 @@ class jit:  # noqa: N801 -- used as jax.jit is
                 if not any(type(v) is LazyArray for v in leaves):
                     raise
                 return self.eager(*args, **kwargs)
+        if _AT_ONCE[0] and _known(args, kwargs):
+            return self.eager(*args, **kwargs)
         return self.record(args, kwargs)
 
     def eager(self, *args: Any, **kwargs: Any) -> Any:

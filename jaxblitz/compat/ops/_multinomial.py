@@ -1,71 +1,82 @@
 """Blitz 1, "Tensors" (random sampling): ``torch.multinomial``.
 
 Indices drawn from the categories of each row of ``input`` (weights, not
-necessarily normalised), in PyTorch's shapes, dtype and errors. The numbers come
-from compat's generator on the host (a NumPy generator seeded by its next key,
-:mod:`._host_random`): ``torch.manual_seed`` repeats them, PyTorch's own values
-are not reproduced. Without replacement (and for one sample) it is PyTorch's
-method: the ``num_samples`` largest ``p / Exponential(1)``, ties (zero weights)
-in index order; with replacement, the inverse of each row's cumulative
-distribution at uniform draws, in float64.
+necessarily normalised), in PyTorch's shapes, dtype and errors. The noise is
+drawn from compat's generator's next key (``torch.manual_seed`` repeats it;
+PyTorch's own values are not reproduced) and the indices are computed from it
+and the weights in one JAX function, so that lazy mode keeps the draw in its
+program and both modes give the same indices. Without replacement (and for one
+sample) it is PyTorch's method: the ``num_samples`` largest ``p /
+Exponential(1)``, ties (zero weights) in index order; with replacement, the
+inverse of each row's cumulative distribution at uniform draws, in float64.
+torch's checks of the weights' values run where the values are
+(:mod:`compat.tensor._checks`): at the op eagerly, at the next sync lazily.
 """
 
 from __future__ import annotations
 
 import operator
+from functools import partial
+from typing import Any
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 
+from jaxblitz.compat.autograd.graph import run
 from jaxblitz.compat.ops._declare import declare
-from jaxblitz.compat.tensor import Tensor, _dtype, _host_random, creation
+from jaxblitz.compat.tensor import Tensor, _dtype, creation
+from jaxblitz.compat.tensor._checks import check_values
+from jaxblitz.compat.tensor._dtype import x64
+from jaxblitz.compat.tensor._tensor_base import TensorBase
 
 __all__ = ["multinomial"]
 
 _MAX_CATEGORIES = 1 << 24  # torch: FLOAT32_MAX_CONSECUTIVE_INT
 
+_INVALID = "invalid multinomial distribution "
+_MESSAGES = {
+    0: "probability tensor contains either `inf`, `nan` or element < 0",
+    1: _INVALID + "(encountering probability entry < 0)",
+    2: _INVALID + "(encountering probability entry = infinity or NaN)",
+    3: _INVALID + "(sum of probabilities <= 0)",
+}
 
-def _check_rows(p: np.ndarray, replacement_kernel: bool) -> None:
-    """torch's checks of the weights (``p`` is (rows, categories), float64)."""
-    if not replacement_kernel:  # the exponential path checks all at once
-        if not bool(np.all(p >= 0)) or not bool(np.all(np.isfinite(p))):
-            raise RuntimeError(
-                "probability tensor contains either `inf`, `nan` or element < 0"
-            )
-        if bool(np.any(p.sum(axis=1) == 0)):
-            raise RuntimeError(
-                "invalid multinomial distribution (sum of probabilities <= 0)"
-            )
-        return
+
+def _bad_weights(p: Any, *, categories: int, replacement_kernel: bool) -> tuple:
+    """torch's checks of the weights, as marks and message codes
+    (:data:`_MESSAGES`) for :func:`check_values` (NumPy's arrays or JAX's)."""
+    xp = np if isinstance(p, np.ndarray) else jnp
+    p = p.astype("float64").reshape(-1, categories)
+    negative = ~(p >= 0)  # NaN among them, as torch's check reads it
+    bad = negative | ~(abs(p) < np.inf)  # or infinite
+    empty = ~(p.sum(axis=1) > 0)
+    if not replacement_kernel:  # all entries checked first, then every sum
+        marks = xp.stack([bad, empty[:, None] & (bad | True)])
+        return marks, xp.stack([bad * 0, bad * 0 + 3])
     # torch's with-replacement kernel: row by row, each entry, then the sum
-    bad = ~(p >= 0) | ~np.isfinite(p)
-    bad_row = bad.any(axis=1) | ~(p.sum(axis=1) > 0)
-    if not bad_row.any():
-        return
-    row = p[int(np.argmax(bad_row))]
-    if bad[int(np.argmax(bad_row))].any():
-        first = row[int(np.argmax(~(row >= 0) | ~np.isfinite(row)))]
-        what = "< 0" if not first >= 0 else "= infinity or NaN"
-        raise RuntimeError(
-            f"invalid multinomial distribution (encountering probability entry {what})"
-        )
-    raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    empty_row = empty & ~bad.any(axis=1)
+    marks = bad | empty_row[:, None]
+    return marks, 3 - 2 * negative - (bad & ~negative)
 
 
-def _draw(p: np.ndarray, n: int, replacement: bool, rng: np.random.Generator):
-    """(rows, n) category indices for the rows of ``p``."""
-    rows, categories = p.shape
-    if not replacement or n == 1:
-        scores = p / rng.standard_exponential((rows, categories))
-        return np.argsort(-scores, axis=1, kind="stable")[:, :n]
-    cdf = np.cumsum(p, axis=1)
-    cdf /= cdf[:, -1:]
-    u = rng.random((rows, n))
-    picked = np.stack(
-        [np.searchsorted(c, v, side="right") for c, v in zip(cdf, u, strict=True)]
-    )
+def _message(code: Any, _: int) -> RuntimeError:
+    return RuntimeError(_MESSAGES[int(code)])
+
+
+def _draw_fn(p, noise, *, n, shape, replacement):
+    """(rows, n) category indices for the rows of ``p``, from ``noise``:
+    exponentials (rows, categories) or, with replacement, uniforms (rows, n)."""
+    p = p.astype(jnp.float64).reshape(noise.shape[0], -1)
+    if not replacement:
+        order = jnp.argsort(-(p / noise), axis=1, stable=True)
+        return order[:, :n].astype(jnp.int64).reshape(shape)
+    cdf = jnp.cumsum(p, axis=1)
+    cdf = cdf / cdf[:, -1:]
+    picked = jax.vmap(partial(jnp.searchsorted, side="right"))(cdf, noise)
     # a rounding above the last cumulative value: the last category with weight
-    last = categories - 1 - np.argmax(p[:, ::-1] > 0, axis=1)
-    return np.minimum(picked, last[:, None])
+    last = p.shape[1] - 1 - jnp.argmax(p[:, ::-1] > 0, axis=1)
+    return jnp.minimum(picked, last[:, None]).astype(jnp.int64).reshape(shape)
 
 
 @declare
@@ -106,17 +117,42 @@ def multinomial(
         )
     if categories > _MAX_CATEGORIES:
         raise RuntimeError("number of categories cannot exceed 2^24")
-    input._needs_value("multinomial (its draws depend on the values)")
     rows = 1 if input.dim() == 1 else input.shape[0]
-    p = np.asarray(input.detach()._data, dtype=np.float64).reshape(rows, categories)
-    shape = (num_samples,) if input.dim() == 1 else (p.shape[0], num_samples)
-    if p.shape[0] == 0:
-        picked = np.zeros(shape, np.int64)
-    else:
-        _check_rows(p, replacement and num_samples > 1)
-        rng = _host_random.generator(creation._key(generator))
-        picked = _draw(p, num_samples, replacement, rng).reshape(shape)
-    result = creation.tensor(picked.astype(np.int64), device=input.device)
+    shape = (num_samples,) if input.dim() == 1 else (rows, num_samples)
+    if rows == 0:
+        return _to_out(creation.zeros(shape, dtype=_dtype.int64), out, shape)
+    if categories == 0:  # every row's sum is 0, whatever the values
+        raise RuntimeError(_MESSAGES[3])
+    replacement = replacement and num_samples > 1
+    check_values(
+        [input],
+        _bad_weights,
+        _message,
+        categories=categories,
+        replacement_kernel=replacement,
+    )
+    key = creation._key(generator)
+    with x64(True):
+        if replacement:
+            noise = creation.draw(
+                jax.random.uniform, key, (rows, num_samples), jnp.float64
+            )
+        else:
+            noise = creation.draw(
+                jax.random.exponential, key, (rows, categories), jnp.float64
+            )
+        picked = run(
+            _draw_fn,
+            input.detach()._value(),
+            noise,
+            n=num_samples,
+            shape=shape,
+            replacement=replacement,
+        )
+    return _to_out(TensorBase._wrap(picked), out, shape)
+
+
+def _to_out(result: Tensor, out: Tensor | None, shape: tuple) -> Tensor:
     if out is None:
         return result
     if tuple(out.shape) != shape:

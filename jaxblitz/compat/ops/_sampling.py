@@ -2,10 +2,12 @@
 ``torch.binomial``, drawn per element from the rates (counts and probabilities)
 given, in PyTorch's shapes, dtypes and errors.
 
-As :mod:`._multinomial`, the numbers come from compat's generator on the host (a
-NumPy generator seeded by its next key): ``torch.manual_seed`` repeats them,
-PyTorch's own values are not reproduced. Parameters at or past a domain's edge
-give torch's answers (no trials or a probability at or under 0: 0; a
+As :mod:`._multinomial`, the numbers are drawn with ``jax.random`` from compat's
+generator's next key, in one JAX function of the parameters (lazy mode keeps it
+in its program; both modes draw the same): ``torch.manual_seed`` repeats them,
+PyTorch's own values are not reproduced. Checks of the parameters' values run
+where the values are (:mod:`compat.tensor._checks`). Parameters at or past a
+domain's edge give torch's answers (no trials or a probability at or under 0: 0; a
 probability at or over 1: the count; NaN: NaN); where torch's answer is only
 its sampler's arithmetic (an infinite rate, a fractional count) compat refuses
 with ``NotImplementedError`` rather than make up other values.
@@ -16,12 +18,15 @@ from __future__ import annotations
 import warnings
 from typing import TYPE_CHECKING, Any
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 
-from jaxblitz.compat.autograd.graph import apply
+from jaxblitz.compat.autograd.graph import apply, run
 from jaxblitz.compat.ops._declare import declare
 from jaxblitz.compat.ops._funnel import _require_tensors, _without_derivative
-from jaxblitz.compat.tensor import _host_random, creation
+from jaxblitz.compat.tensor import creation
+from jaxblitz.compat.tensor._checks import check_values
 from jaxblitz.compat.tensor._tensor_base import TensorBase, _type_name
 
 if TYPE_CHECKING:
@@ -37,12 +42,65 @@ def _no_slope_fn(count, prob, samples):
     return _without_derivative("binomial", lambda c, p, s: s, count, prob, samples)
 
 
-def _host(t: Tensor) -> np.ndarray:
-    return np.asarray(t.detach().numpy(), np.float64)
+def _typed_key(key: Any) -> jax.Array:
+    if jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key):
+        return key
+    return jax.random.wrap_key_data(key, impl="threefry2x32")
 
 
-def _rng(generator: Any) -> np.random.Generator:
-    return _host_random.generator(creation._key(generator))
+_NEGATIVE_RATE = "invalid Poisson rate, expected rate to be non-negative"
+_INFINITE_RATE = (
+    "poisson: an infinite rate has no finite sample (torch returns its "
+    "sampler's overflow); jaxblitz.compat refuses it"
+)
+_FRACTIONAL = (
+    "binomial: a fractional count has no distribution (torch returns its "
+    "sampler's arithmetic); jaxblitz.compat refuses it"
+)
+
+
+def _bad_rates(rates: Any) -> tuple:
+    """Negative (or NaN) rates, then infinite ones: torch's error, then
+    compat's refusal (codes 0 and 1, all of the first checked first)."""
+    xp = np if isinstance(rates, np.ndarray) else jnp
+    negative = ~(rates >= 0)
+    infinite = ~negative & ~(abs(rates) < np.inf)
+    return xp.stack([negative, infinite]), xp.stack([negative * 0, negative * 0 + 1])
+
+
+def _rate_error(code: Any, _: int) -> Exception:
+    if int(code) == 0:
+        return RuntimeError(_NEGATIVE_RATE)
+    return NotImplementedError(_INFINITE_RATE)
+
+
+def _poisson_fn(rates, key, *, dt):
+    safe = jnp.where(jnp.isfinite(rates) & (rates >= 0), rates, 0.0)
+    return jax.random.poisson(_typed_key(key), safe, rates.shape).astype(dt)
+
+
+def _split_cases(n, p):
+    """torch's sampler: no trials or p <= 0 give 0, p >= 1 gives the count (NaN
+    compares false throughout), a NaN left over gives NaN; the rest are drawn."""
+    zero = (n <= 0) | (p <= 0)
+    every = ~zero & (p >= 1)
+    drawn = ~zero & ~every & (n == n) & (p == p)
+    return zero, every, drawn
+
+
+def _fractional(n: Any, p: Any) -> tuple:
+    drawn = _split_cases(n, p)[2]
+    return drawn & (n != n // 1), n + p * 0
+
+
+def _binomial_fn(n, p, key, *, shape, dt):
+    n, p = jnp.broadcast_to(n, shape), jnp.broadcast_to(p, shape)
+    zero, every, drawn = _split_cases(n, p)
+    draws = jax.random.binomial(
+        _typed_key(key), jnp.where(drawn, n, 0.0), jnp.where(drawn, p, 0.5), shape
+    )
+    values = jnp.where(zero, 0.0, jnp.where(every, n, jnp.where(drawn, draws, jnp.nan)))
+    return values.astype(dt)
 
 
 def _floating(kernel: str, t: Tensor) -> None:
@@ -57,15 +115,9 @@ def poisson(input: Tensor, generator: Any = None) -> Tensor:
     """``torch.poisson``: a Poisson draw for each rate of ``input``."""
     _require_tensors("poisson", input)
     _floating("poisson_cpu", input)
-    rates = _host(input)
-    if not bool(np.all(rates >= 0)):  # NaN fails too, as in torch
-        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
-    if not bool(np.all(np.isfinite(rates))):
-        raise NotImplementedError(
-            "poisson: an infinite rate has no finite sample (torch returns its "
-            "sampler's overflow); jaxblitz.compat refuses it"
-        )
-    samples = _rng(generator).poisson(rates).astype(input.dtype.np)
+    check_values([input], _bad_rates, _rate_error)
+    key = creation._key(generator)
+    samples = run(_poisson_fn, input.detach()._value(), key, dt=input.dtype.np_name)
     return apply("PoissonBackward0", _zero_slope_fn, input, samples)
 
 
@@ -109,23 +161,17 @@ def binomial(count: Tensor, prob: Tensor, generator: Any = None) -> Tensor:
             UserWarning,
             stacklevel=2,
         )
-    n = np.broadcast_to(_host(count), shape)
-    p = np.broadcast_to(_host(prob), shape)
-    # torch's sampler: no trials or p <= 0 give 0, p >= 1 gives the count (NaN
-    # compares false throughout), a NaN left over gives NaN
-    with np.errstate(invalid="ignore"):
-        zero = (n <= 0) | (p <= 0)
-        every = ~zero & (p >= 1)
-        drawn = ~zero & ~every & ~np.isnan(n) & ~np.isnan(p)
-    counts = n[drawn]
-    if not bool(np.all(counts == np.floor(counts))):
-        raise NotImplementedError(
-            "binomial: a fractional count has no distribution (torch returns its "
-            "sampler's arithmetic); jaxblitz.compat refuses it"
-        )
-    draws = _rng(generator).binomial(
-        np.where(drawn, n, 0).astype(np.int64), np.where(drawn, p, 0)
+    check_values(
+        [count, prob],
+        _fractional,
+        lambda *_: NotImplementedError(_FRACTIONAL),
     )
-    values = np.where(zero, 0.0, np.where(every, n, np.where(drawn, draws, np.nan)))
-    samples = values.astype(count.dtype.np)
+    samples = run(
+        _binomial_fn,
+        count.detach()._value(),
+        prob.detach()._value(),
+        creation._key(generator),
+        shape=tuple(shape),
+        dt=count.dtype.np_name,
+    )
     return apply("NotImplemented", _no_slope_fn, count, prob, samples)

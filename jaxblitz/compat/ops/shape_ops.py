@@ -1532,8 +1532,40 @@ def _store_on_host(self: Tensor, index: Any, value: Any) -> bool:
     return True
 
 
+def _mask_fill_fn(x, value, mask):
+    mask = mask.reshape(mask.shape + (1,) * (x.ndim - mask.ndim))
+    return jnp.where(mask, jnp.asarray(value).astype(x.dtype), x)
+
+
+def _fill_by_mask(self: Tensor, index: Any, value: Any) -> bool:
+    """``x[mask] = v`` for a boolean mask over ``x``'s leading dimensions and one
+    value: the result's shape does not depend on the mask's values, so it is a
+    ``where`` -- recorded lazily, where the general path would read the mask to
+    find its indices. False where it does not apply."""
+    if not (isinstance(index, TensorBase) and index.dtype is _dtype.bool):
+        return False
+    k = index.dim()
+    if not k or tuple(index.shape) != tuple(self.shape[:k]):
+        return False
+    if isinstance(value, TensorBase):
+        if value.dim() or value.dtype is not self.dtype:
+            return False
+    elif not (self.dtype.is_floating_point and isinstance(value, _NUMBERS)):
+        return False  # an integer's wrap-around and range: the general path
+    tensors = [index, *([value] if isinstance(value, TensorBase) else [])]
+    here = _dtype.tensor_device(self)
+    if any(_dtype.tensor_device(t) != here for t in tensors):
+        return False  # torch's device rules for indices: the general path
+    self._check_inplace()
+    if not isinstance(value, TensorBase):
+        value = np.asarray(value)  # an operand: each value compiles nothing
+    result = apply("IndexPutBackward0", _mask_fill_fn, self, value, index)
+    self._inplace(result)
+    return True
+
+
 def setitem(self: Tensor, index: Any, value: Any) -> None:
-    if _store_on_host(self, index, value):
+    if _store_on_host(self, index, value) or _fill_by_mask(self, index, value):
         return
     parts = _parts(index)
     spec, arrays, _ = _spec(index, tuple(self.shape), parts)

@@ -27,6 +27,7 @@ import numpy as np
 from jaxblitz.compat import _threads
 from jaxblitz.compat._warn_always import warn_once
 from jaxblitz.compat.tensor import _dtype, _host_random
+from jaxblitz.compat.tensor._checks import check_values, error
 from jaxblitz.compat.tensor._dtype import x64
 from jaxblitz.compat.tensor._layout import Layout
 from jaxblitz.compat.tensor._tensor_base import (
@@ -875,25 +876,46 @@ def normal(
 ) -> Tensor:
     """``torch.normal(mean, std, size)`` (numbers) or with tensor mean/std."""
     if size is None:
-        shape = np.broadcast_shapes(
-            np.shape(np.asarray(mean)), np.shape(np.asarray(std))
-        )
+        shape = np.broadcast_shapes(_shape(mean), _shape(std))
     else:
         shape = _size("normal", (size,))
     if isinstance(std, TensorBase):
-        concrete = std.numel() and not isinstance(std._data, jax.core.Tracer)
-        if concrete and bool((std < 0).any()):
-            raise RuntimeError("normal expects all elements of std >= 0.0")
+        # a pending std is checked at the next sync, not read here
+        check_values(
+            [std], _negative, error("normal expects all elements of std >= 0.0")
+        )
     elif np.any(np.asarray(std) < 0):
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
     if dtype is None:  # a tensor mean or std gives its dtype, as in torch
         given = [v.dtype for v in (mean, std) if isinstance(v, TensorBase)]
         dtype = given[0] if given else None
     z = randn(*shape, generator=generator, dtype=dtype, device=device)
-    mean = np.asarray(mean, z.dtype.np)
-    std = np.asarray(std, z.dtype.np)
-    with x64(True):
-        return _finish(z._data * std + mean, None, device, False)
+    if not (isinstance(mean, TensorBase) or isinstance(std, TensorBase)):
+        with x64(True):
+            mean, std = np.asarray(mean, z.dtype.np), np.asarray(std, z.dtype.np)
+            return _finish(z._data * std + mean, None, device, False)
+    # a tensor's values, pending or not: one recorded function in both modes
+    # (deferred import: autograd loads after this module)
+    from jaxblitz.compat.autograd.graph import run  # noqa: PLC0415
+
+    mean, std = (
+        v.detach()._value() if isinstance(v, TensorBase) else np.asarray(v, z.dtype.np)
+        for v in (mean, std)
+    )
+    out = run(_affine_fn, z._data, std, mean, dt=z.dtype.np_name)
+    return TensorBase._wrap(out).to(z.device)
+
+
+def _shape(v: Any) -> tuple:
+    return tuple(v.shape) if isinstance(v, TensorBase) else np.shape(np.asarray(v))
+
+
+def _negative(std: Any) -> tuple:
+    return ~(std >= 0), std
+
+
+def _affine_fn(z, std, mean, *, dt):
+    return (z * std.astype(dt) + mean.astype(dt)).astype(dt)
 
 
 def _like(fn):

@@ -123,6 +123,21 @@ def test_each_read_of_a_value_is_a_sync_point(lazy_mode, read):
     assert lazy.metrics()["syncs"] == 1
 
 
+def test_at_once_where_known_runs_known_calls_now_and_records_the_rest(lazy_mode):
+    known = torch.tensor([1.0, 2.0])
+    computed = known * 2
+    lazy.metrics(reset=True)
+    with lazy.at_once_where_known():
+        now = known + 1
+        later = computed + 1
+    assert not lazy.pending(now._s.pending)
+    assert lazy.pending(later._s.pending)
+    assert lazy.metrics().get("syncs", 0) == 0  # nothing pending ran early
+    assert lazy.pending((now + 1)._s.pending)  # outside, recorded again
+    assert now.tolist() == [2.0, 3.0]
+    assert later.tolist() == [3.0, 5.0]
+
+
 def test_explicit_sync_runs_pending_work(lazy_mode):
     t = torch.arange(4.0) * 2
     torch.sync()

@@ -13,12 +13,14 @@ from __future__ import annotations
 import types
 import warnings
 from collections.abc import Iterable
+from typing import Any
 
 from jaxblitz.compat.autograd.grad_mode import no_grad
 from jaxblitz.compat.ops._reduce import norm
 from jaxblitz.compat.ops._unary import clamp
 from jaxblitz.compat.ops.shape_ops import stack
 from jaxblitz.compat.tensor import Tensor, creation
+from jaxblitz.compat.tensor._checks import check_values, error
 from jaxblitz.compat.tensor._tensor_base import TensorBase
 
 __all__ = [
@@ -52,14 +54,22 @@ def get_total_norm(
         return creation.tensor(0.0)
     # torch: each tensor's norm, then the norm of those norms
     total = norm(stack([norm(t, norm_type) for t in tensors]), norm_type)
-    if error_if_nonfinite and not total.isfinite().item():
-        raise RuntimeError(
-            f"The total norm of order {norm_type} for gradients from `parameters` "
-            "is non-finite, so it cannot be clipped. To disable this error and "
-            "scale the gradients by the non-finite norm anyway, set "
-            "`error_if_nonfinite=False`"
+    if error_if_nonfinite:  # a pending norm is checked at the next sync
+        check_values(
+            [total],
+            _nonfinite,
+            error(
+                f"The total norm of order {norm_type} for gradients from "
+                "`parameters` is non-finite, so it cannot be clipped. To disable "
+                "this error and scale the gradients by the non-finite norm anyway, "
+                "set `error_if_nonfinite=False`"
+            ),
         )
     return total
+
+
+def _nonfinite(total: Any) -> tuple:
+    return ~(abs(total) < float("inf")), total
 
 
 @no_grad()
