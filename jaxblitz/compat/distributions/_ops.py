@@ -1,7 +1,6 @@
 """The ops torch's distributions call that compat's ``torch`` namespace lacks:
-``linalg.solve_triangular`` and the samplers ``_standard_gamma``, ``poisson`` and
-``binomial``, each one recorded op through compat's funnel
-(:func:`~jaxblitz.compat.autograd.graph.apply`).
+the samplers ``_standard_gamma``, ``poisson`` and ``binomial``, each one
+recorded op through compat's funnel (:func:`~jaxblitz.compat.autograd.graph.apply`).
 
 The samplers take the generator's next key and draw with ``jax.random`` (torch's
 distributions and gradients, not its stream): ``_standard_gamma``'s gradient is
@@ -16,36 +15,10 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax import lax
 
 from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.tensor import Tensor
 from jaxblitz.compat.tensor.creation import default_generator
-
-
-def _solve_triangular_fn(a, b, *, upper, left, unitriangular):
-    batch = jnp.broadcast_shapes(a.shape[:-2], b.shape[:-2])
-    a = jnp.broadcast_to(a, batch + a.shape[-2:])
-    b = jnp.broadcast_to(b, batch + b.shape[-2:])
-    return lax.linalg.triangular_solve(
-        a, b, left_side=left, lower=not upper, unit_diagonal=unitriangular
-    )
-
-
-def solve_triangular(
-    A: Tensor, B: Tensor, *, upper: bool, left: bool = True, unitriangular: bool = False
-) -> Tensor:
-    """``torch.linalg.solve_triangular``: X with ``A X = B`` (``X A = B`` when not
-    ``left``), reading only ``A``'s triangle (its gradient stays in it)."""
-    return apply(
-        "LinalgSolveTriangularBackward0",
-        _solve_triangular_fn,
-        A,
-        B,
-        upper=bool(upper),
-        left=bool(left),
-        unitriangular=bool(unitriangular),
-    )
 
 
 def _typed_key(key: Any) -> jax.Array:

@@ -11,7 +11,6 @@ from functools import total_ordering
 from math import inf
 
 from jaxblitz.compat.autograd import grad
-from jaxblitz.compat.distributions._ops import solve_triangular
 from jaxblitz.compat.distributions.bernoulli import Bernoulli
 from jaxblitz.compat.distributions.beta import Beta
 from jaxblitz.compat.distributions.binomial import Binomial
@@ -45,6 +44,7 @@ from jaxblitz.compat.distributions.utils import (
     euler_constant as _euler_gamma,
 )
 from jaxblitz.compat.nn.functional import softplus
+from jaxblitz.compat.ops._linalg_ex import solve_triangular
 from jaxblitz.compat.ops._special_math import digamma, lgamma, xlogy
 from jaxblitz.compat.ops._unary import erf, exp, log, log1p
 from jaxblitz.compat.ops.shape_ops import broadcast_shapes

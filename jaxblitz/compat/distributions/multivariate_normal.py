@@ -2,7 +2,7 @@
 ``loc`` and one of ``covariance_matrix``, ``precision_matrix`` or ``scale_tril``.
 
 Computed through the Cholesky factor of the covariance, as torch's; the
-triangular solves are :func:`~jaxblitz.compat.distributions._ops.solve_triangular`.
+triangular solves are :func:`~jaxblitz.compat.ops._linalg_ex.solve_triangular`.
 """
 
 from __future__ import annotations
@@ -11,12 +11,12 @@ import math
 
 from jaxblitz.compat import linalg
 from jaxblitz.compat.distributions import constraints
-from jaxblitz.compat.distributions._ops import solve_triangular
 from jaxblitz.compat.distributions.distribution import Distribution
 from jaxblitz.compat.distributions.utils import _standard_normal, lazy_property
 from jaxblitz.compat.ops._arrange import flip
 from jaxblitz.compat.ops._decompositions import cholesky_inverse
 from jaxblitz.compat.ops._linalg import matmul
+from jaxblitz.compat.ops._linalg_ex import solve_triangular
 from jaxblitz.compat.ops.shape_ops import broadcast_shapes, transpose
 from jaxblitz.compat.tensor import Tensor
 from jaxblitz.compat.tensor._tensor_base import Size
