@@ -189,7 +189,9 @@ class History:
         """Fill torch's lists from the buffers (the same list objects)."""
         if self.shown:
             return
-        slots = np.array([(self.start + i) % self.size for i in range(self.count)])
+        slots = np.array(
+            [(self.start + i) % self.size for i in range(self.count)], np.int64
+        )
         al_slots = slots[: self.al_set]
         with x64(True):
             rows = _rows_jit(self.dirs, self.stps, self.ro, self.al, slots, al_slots)
