@@ -8,6 +8,8 @@ This is torch's algorithm step for step on compat tensors (its decisions are
 host-side comparisons of scalars, as in torch), so ``state_dict()`` holds what
 torch's holds: ``func_evals``, ``n_iter``, ``d``, ``t``, ``old_dirs``,
 ``old_stps``, ``ro``, ``H_diag``, ``prev_flat_grad``, ``prev_loss``, ``al``.
+The curvature pairs alone are kept otherwise, in fixed-size buffers
+(:mod:`._lbfgs_history`): torch's lists of them are made when the state is read.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from jaxblitz.compat.autograd.grad_mode import enable_grad, no_grad
 from jaxblitz.compat.ops._arith import mul
 from jaxblitz.compat.ops.shape_ops import cat
 from jaxblitz.compat.optim import _optim_state
+from jaxblitz.compat.optim._lbfgs_history import History
 from jaxblitz.compat.optim.optimizer import Optimizer, _check, _check_tensor
 from jaxblitz.compat.tensor._tensor_base import TensorBase
 
@@ -137,14 +140,22 @@ class LBFGS(Optimizer):
     """``torch.optim.LBFGS``: one param group; ``step(closure)`` re-evaluates
     the model as often as its iterations and line search need."""
 
-    # torch's state as it is: a dict kept with the first parameter, no Optax state
+    # torch's state as it is: a dict kept with the first parameter, no Optax state;
+    # its history lists filled in from the buffers when it is read
     @property  # type: ignore[override]
     def state(self) -> dict[Any, Any]:
+        history = self.__dict__.get("_history")
+        if history is not None:
+            history.export()
+        return self._raw_state()
+
+    def _raw_state(self) -> dict[Any, Any]:
         return self.__dict__.setdefault("_lbfgs_state", collections.defaultdict(dict))
 
     @state.setter
     def state(self, value: Any) -> None:
         self._lbfgs_state = value
+        self._history = None  # the buffers go with the state they were of
 
     def __init__(
         self,
@@ -217,7 +228,7 @@ class LBFGS(Optimizer):
         history_size = group["history_size"]
 
         # torch keeps the whole state with the first parameter
-        state = self.state.setdefault(self._params[0], {})
+        state = self._raw_state().setdefault(self._params[0], {})
         state.setdefault("func_evals", 0)
         state.setdefault("n_iter", 0)
 
@@ -231,8 +242,8 @@ class LBFGS(Optimizer):
             return orig_loss
 
         d, t = state.get("d"), state.get("t")
-        old_dirs, old_stps = state.get("old_dirs"), state.get("old_stps")
-        ro, H_diag = state.get("ro"), state.get("H_diag")  # noqa: N806 -- torch's
+        history = self._history_of(state, history_size)
+        H_diag = state.get("H_diag")  # noqa: N806 -- torch's
         prev_flat_grad, prev_loss = state.get("prev_flat_grad"), state.get("prev_loss")
 
         n_iter = 0
@@ -241,33 +252,21 @@ class LBFGS(Optimizer):
             state["n_iter"] += 1
             if state["n_iter"] == 1:
                 d = flat_grad.neg()
-                old_dirs, old_stps, ro = [], [], []
+                history = self._history = History(history_size)
                 H_diag = 1  # noqa: N806
             else:  # the L-BFGS update, then the two-loop recursion
                 y = flat_grad.sub(prev_flat_grad)
                 s = d.mul(t)
                 ys = y.dot(s)
                 if ys > 1e-10:
-                    if len(old_dirs) == history_size:
-                        old_dirs.pop(0)
-                        old_stps.pop(0)
-                        ro.pop(0)
-                    old_dirs.append(y)
-                    old_stps.append(s)
-                    ro.append(1.0 / ys)
+                    history.push(y, s, 1.0 / ys, history_size)
                     H_diag = ys / y.dot(y)  # noqa: N806
-                num_old = len(old_dirs)
                 if "al" not in state:
-                    state["al"] = [None] * history_size
-                al = state["al"]
-                q = flat_grad.neg()
-                for i in range(num_old - 1, -1, -1):
-                    al[i] = old_stps[i].dot(q) * ro[i]
-                    q.add_(old_dirs[i] * -al[i])  # torch: alpha=-al[i]
-                d = r = mul(q, H_diag)
-                for i in range(num_old):
-                    be_i = old_dirs[i].dot(r) * ro[i]
-                    r.add_(old_stps[i] * (al[i] - be_i))
+                    state["al"] = history.make_al(history_size)
+                if history.count:  # the two-loop recursion, one call
+                    d = history.direction(flat_grad, H_diag)
+                else:
+                    d = mul(flat_grad.neg(), H_diag)
 
             if prev_flat_grad is None:
                 prev_flat_grad = flat_grad.clone()
@@ -315,6 +314,7 @@ class LBFGS(Optimizer):
             if abs(loss - prev_loss) < tolerance_change:
                 break
 
+        old_dirs, old_stps, ro, _ = history.lists
         state.update(
             d=d,
             t=t,
@@ -327,6 +327,17 @@ class LBFGS(Optimizer):
         )
         return orig_loss
 
+    def _history_of(self, state: dict, history_size: int) -> History:
+        """The buffers of the history ``state`` holds: those of the last step,
+        unless its lists are others (a loaded state) or too few rows."""
+        history = self.__dict__.get("_history")
+        if history is not None and state.get("old_dirs") is history.lists[0]:
+            if history.size >= history_size:
+                return history
+            history.export()
+        self._history = History.adopt(state, history_size)
+        return self._history
+
     def state_dict(self) -> dict[str, Any]:
         """torch's structure; the state (one entry, the first parameter's) is
         the live dict, as torch's is."""
@@ -338,6 +349,7 @@ class LBFGS(Optimizer):
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         _optim_state.load_state_dict(self, {**state_dict, "state": {}})
+        self._history = None  # made from the loaded lists at the next step
         self._params = self.param_groups[0]["params"]
         groups = state_dict["param_groups"]
         by_id = dict(zip(groups[0]["params"], self._params, strict=True))
