@@ -96,6 +96,9 @@ def _stack(rows, *, size):
 
 _alloc_jit = lazy.jit(_alloc, static_argnames=("size",))
 _push_jit = lazy.jit(_push)
+# eagerly, the old buffers are the history's alone: written in place, as torch's
+# append is, not copied (history_size rows of the parameters' size) at each push
+_push_in_place = jax.jit(_push, donate_argnums=(0, 1, 2))
 _two_loop_jit = lazy.jit(_two_loop, static_argnames=("precision",))
 _rows_jit = lazy.jit(_rows)
 _stack_jit = lazy.jit(_stack, static_argnames=("size",))
@@ -162,10 +165,17 @@ class History:
             else:
                 slot = (self.start + self.count) % self.size
                 self.count += 1
-            self.dirs, self.stps, self.ro = _push_jit(
-                self.dirs, self.stps, self.ro, y._value(), s._value(), ro._value(),
-                _index(slot),
-            )  # fmt: skip
+            bufs = (self.dirs, self.stps, self.ro)
+            args = (*bufs, y._value(), s._value(), ro._value(), _index(slot))
+            owned = all(
+                isinstance(b, jax.Array) and not isinstance(b, jax.core.Tracer)
+                for b in bufs
+            )
+            if owned and not lazy.is_lazy():
+                args = tuple(lazy.concrete(a) for a in args)
+                self.dirs, self.stps, self.ro = _push_in_place(*args)
+            else:
+                self.dirs, self.stps, self.ro = _push_jit(*args)
         self.shown = False
 
     def direction(self, flat_grad: TensorBase, h_diag: Any) -> TensorBase:

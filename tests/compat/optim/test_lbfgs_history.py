@@ -161,3 +161,19 @@ def test_reading_the_state_between_steps_changes_no_iterate():
     read, seen = run(True)
     assert all(np.array_equal(a, b) for a, b in zip(quiet, read, strict=True))
     assert [len(al) for al in seen] == [3, 3, 3, 3]
+
+
+def test_eagerly_a_pair_is_written_into_the_buffers_in_place():
+    """Eagerly the buffers are the history's own, so a push hands them to the
+    program that writes the pair (no copy of ``history_size`` rows a push)."""
+    was = lazy.is_lazy()
+    lazy.set_lazy(False)
+    try:
+        closure, opt = _problem(ct, history_size=8, max_iter=3)
+        opt.step(closure)
+        before = opt._history.dirs
+        opt.step(closure)
+        assert before.is_deleted()  # handed over, not copied
+        assert not opt._history.dirs.is_deleted()
+    finally:
+        lazy.set_lazy(was)
