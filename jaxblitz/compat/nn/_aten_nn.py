@@ -110,10 +110,13 @@ def embedding(
 _BAG_MODES = {0: "sum", 1: "mean", 2: "max"}
 
 
-def _bag_extras_fn(indices, offsets, weight, *, mode, include_last_offset, padding_idx):
+def _bag_extras_fn(
+    indices, offsets, weight, *, mode, include_last_offset, padding_idx, forward_only
+):
     """ATen's other three results: ``offset2bag`` (each index's bag; empty for a
     sum without padding), ``bag_size`` (indices counted per bag; for a sum,
-    zeros, one per offset) and ``max_indices`` (the rows a max took; else
+    zeros: one per offset where nothing requires grad, ATen's forward-only
+    kernel, else one per bag) and ``max_indices`` (the rows a max took; else
     ``bag_size`` again)."""
     starts = offsets[:-1] if include_last_offset else offsets
     bags, n = starts.shape[0], indices.shape[0]
@@ -121,8 +124,8 @@ def _bag_extras_fn(indices, offsets, weight, *, mode, include_last_offset, paddi
     owner = owner.astype(jnp.int64) - 1
     counted = jnp.ones(n, bool) if padding_idx is None else indices != padding_idx
     size = jax.ops.segment_sum(counted.astype(jnp.int64), owner, num_segments=bags)
-    if mode == 0:  # ATen's: one per offset, the last included
-        zeros = jnp.zeros(offsets.shape[0], jnp.int64)
+    if mode == 0:
+        zeros = jnp.zeros(offsets.shape[0] if forward_only else bags, jnp.int64)
         return owner[: 0 if padding_idx is None else n], zeros, zeros
     if mode == 1:
         return owner, size, size
@@ -193,6 +196,10 @@ def embedding_bag(
         mode=mode,
         include_last_offset=include_last_offset,
         padding_idx=padding_idx,
+        forward_only=not (
+            weight.requires_grad
+            or (per_sample_weights is not None and per_sample_weights.requires_grad)
+        ),
     )
     return (out, *(Tensor._wrap(e) for e in extras))
 

@@ -247,3 +247,18 @@ def test_embedding_bag_refuses_where_torchs_kernels_disagree():
         c.embedding_bag(w, i, c.tensor([0, 2, 2]), False, 1, False, None, True)
     with pytest.raises(NotImplementedError, match="1-D indices"):
         c.embedding_bag(w, i.view(1, 5), c.tensor([0]))
+
+
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_embedding_bag_sum_extras_follow_atens_kernel_for_grad_or_not(requires_grad):
+    """A sum's ``bag_size`` and ``max_indices``: one per offset from ATen's
+    forward-only kernel (nothing requires grad), one per bag otherwise."""
+    got = []
+    for T in (torch, c):
+        w = T.tensor(TABLE[:, :2].tolist(), requires_grad=requires_grad)
+        out = T.embedding_bag(
+            w, T.tensor([3, 0, 4, 3, 1]), T.tensor([0, 2, 2, 5]),
+            False, 0, False, None, True, None,
+        )  # fmt: skip
+        got.append([(tuple(o.shape), o.tolist()) for o in out[1:]])
+    assert got[1] == got[0]
