@@ -12,6 +12,7 @@ from jax import lax
 
 from jaxblitz.compat import _not_offered
 from jaxblitz.compat.autograd.graph import apply
+from jaxblitz.compat.ops import _linalg_facade
 from jaxblitz.compat.ops._decompositions import (
     LinAlgError,
     _check_invertible,
@@ -421,3 +422,8 @@ def norm(
             f"or 2D. Got {A.dim()}D."
         )
     return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+
+
+_linalg_facade.register(
+    eigvalsh=eigvalsh, matrix_norm=matrix_norm, solve=solve, vector_norm=vector_norm
+)

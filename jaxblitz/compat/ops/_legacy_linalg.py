@@ -19,6 +19,7 @@ from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.ops._declare import declare, saves
 from jaxblitz.compat.ops._decompositions import _floating, _return_type
 from jaxblitz.compat.ops._funnel import _no_grad, _not_implemented, _require_tensors
+from jaxblitz.compat.ops._linalg_facade import linalg
 from jaxblitz.compat.tensor import _dtype
 from jaxblitz.compat.tensor.creation import zeros
 
@@ -368,8 +369,6 @@ saves("TriangularSolveBackward0", (0, None), (1, None), ("result", None))
 def nuclear_norm(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
     """``torch.nuclear_norm(A, keepdim=False)`` or ``(A, dim, keepdim=False)``:
     ``linalg.matrix_norm(A, 'nuc', dim, keepdim)``."""
-    from jaxblitz.compat import linalg  # noqa: PLC0415 -- loads after the ops
-
     _warn_once(
         "nuclear_norm",
         "at::nuclear_norm is deprecated and it is just left for JIT compatibility. "
@@ -378,7 +377,7 @@ def nuclear_norm(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tenso
     )
     if isinstance(dim, bool):  # nuclear_norm(A, True): keepdim, positionally
         dim, keepdim = None, dim
-    return linalg.matrix_norm(
+    return linalg("matrix_norm")(
         input, "nuc", (-2, -1) if dim is None else dim, keepdim=keepdim
     )
 
@@ -387,8 +386,6 @@ def nuclear_norm(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tenso
 def frobenius_norm(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
     """``torch.frobenius_norm(A, dim, keepdim=False)``:
     ``linalg.vector_norm(A, 2, dim, keepdim)`` over at most 2 dims."""
-    from jaxblitz.compat import linalg  # noqa: PLC0415 -- loads after the ops
-
     _warn_once(
         "frobenius_norm",
         "at::frobenius_norm is deprecated and it is just left for JIT "
@@ -400,4 +397,4 @@ def frobenius_norm(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
         raise RuntimeError(
             f"Expected at most 2 dimensions, but got {len(dims)} dimensions instead."
         )
-    return linalg.vector_norm(input, 2, dims, keepdim=keepdim)
+    return linalg("vector_norm")(input, 2, dims, keepdim=keepdim)

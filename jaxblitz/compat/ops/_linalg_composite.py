@@ -14,6 +14,7 @@ import numpy as np
 from jaxblitz.compat.ops._decompositions import _matrices, svdvals
 from jaxblitz.compat.ops._linalg import mm
 from jaxblitz.compat.ops._linalg_ex import _singular, check_info, inv_ex, no_out
+from jaxblitz.compat.ops._linalg_facade import linalg
 from jaxblitz.compat.ops.shape_ops import _tensor_list, cat
 from jaxblitz.compat.ops.shape_ops import diagonal as _diagonal
 from jaxblitz.compat.tensor import _dtype
@@ -23,12 +24,6 @@ from jaxblitz.compat.tensor.creation import full, zeros
 
 if TYPE_CHECKING:
     from jaxblitz.compat.tensor import Tensor
-
-
-def _linalg() -> Any:
-    from jaxblitz.compat import linalg  # noqa: PLC0415 -- it imports this module
-
-    return linalg
 
 
 # ---------------------------------------------------------------------------
@@ -170,7 +165,7 @@ def matrix_rank(
     if not A.numel():
         return zeros(tuple(A.shape[:-2]), dtype=_dtype.int64)
     if hermitian:
-        S = _linalg().eigvalsh(A).abs()
+        S = linalg("eigvalsh")(A).abs()
         top = S.amax(-1, keepdim=True)
     else:
         S = svdvals(A)
@@ -188,7 +183,7 @@ def _by_inverse(A: Tensor, ord: Any) -> Tensor:
     """``norm(A) * norm(A^-1)``; a singular matrix's inverse is infinite."""
     inverse, info = inv_ex(A)
     inverse = inverse.masked_fill((info > 0)[..., None, None], math.inf)
-    norm = _linalg().matrix_norm
+    norm = linalg("matrix_norm")
     return (norm(A, ord) * norm(inverse, ord)).nan_to_num(math.inf, math.inf, -math.inf)
 
 
@@ -298,4 +293,4 @@ def tensorsolve(A: Tensor, B: Tensor, dims: Any = None, *, out: Any = None) -> T
             "Expected self to satisfy the requirement prod(self.shape[other.ndim:]) "
             f"== prod(self.shape[:other.ndim]), but got {rows} != {cols}"
         )
-    return _linalg().solve(A.reshape(rows, rows), B.flatten()).reshape(shape)
+    return linalg("solve")(A.reshape(rows, rows), B.flatten()).reshape(shape)
