@@ -44,21 +44,13 @@ def _problem(m, hidden=8, **kwargs):
     return closure, opt
 
 
-@pytest.fixture
-def lazy_mode():
-    was = lazy.is_lazy()
-    lazy.set_lazy(True)
-    yield
-    lazy.set_lazy(was)
-
-
 # each its own width: no program of one serves the other; in these 12 steps the
 # line search takes all its paths in the first 2 (a new path is a new graph)
 @pytest.mark.parametrize(
     ("line_search_fn", "hidden"), [(None, 8), ("strong_wolfe", 10)]
 )
 def test_lazily_no_program_is_compiled_while_the_history_grows_and_wraps(
-    lazy_mode, line_search_fn, hidden
+    lazily, line_search_fn, hidden
 ):
     # 16 pairs at most, at most 3 iterations a step: fewer than 6 pairs after 2
     # steps, then the history fills and wraps, each length another graph were

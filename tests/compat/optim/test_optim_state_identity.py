@@ -348,14 +348,6 @@ def test_a_state_dict_taken_before_the_first_step_stays_empty_as_torchs():
 # -- lazily: no sync, no compile ----------------------------------------------------
 
 
-@pytest.fixture
-def lazy_mode():
-    was = lazy.is_lazy()
-    lazy.set_lazy(True)
-    yield
-    lazy.set_lazy(was)
-
-
 def _lazy_loop(kind, touch):
     """The Blitz's loop with ``kind``'s optimizer, reading nothing between steps
     (the loss at the end): ``touch(optimizer)`` after 3 steps; the engine's
@@ -406,9 +398,7 @@ def _saved_and_loaded(opt):
 
 @pytest.mark.parametrize("kind", ["sgd", "adam"])
 @pytest.mark.parametrize("touch", [_state_dict, _saved_and_loaded])
-def test_a_state_dict_held_adds_no_sync_or_compile_to_a_lazy_loop(
-    lazy_mode, kind, touch
-):
+def test_a_state_dict_held_adds_no_sync_or_compile_to_a_lazy_loop(lazily, kind, touch):
     plain, plain_loss = _lazy_loop(kind, lambda opt: None)
     held, loss = _lazy_loop(kind, touch)
     # fewer syncs than steps: a read of the state during a step would add one each
