@@ -60,6 +60,20 @@ class Identity(BasePruningMethod):
         return super().apply(module, name)
 
 
+def _unstructured_mask(
+    t: Tensor, default_mask: Tensor, amount: float, pick: Any
+) -> Tensor:
+    """torch's unstructured step: ``default_mask`` with the entries ``pick(k)``
+    chooses (a topk's indices) zeroed, ``k`` the count ``amount`` asks for."""
+    tensor_size = t.nelement()
+    nparams_toprune = _compute_nparams_toprune(amount, tensor_size)
+    _validate_pruning_amount(nparams_toprune, tensor_size)
+    mask = default_mask.clone(memory_format=contiguous_format)
+    if nparams_toprune != 0:
+        mask.view(-1)[pick(nparams_toprune).indices] = 0
+    return mask
+
+
 class RandomUnstructured(BasePruningMethod):
     """Prunes ``amount`` entries (a count, or a fraction) chosen at random."""
 
@@ -70,15 +84,9 @@ class RandomUnstructured(BasePruningMethod):
         self.amount = amount
 
     def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
-        tensor_size = t.nelement()
-        nparams_toprune = _compute_nparams_toprune(self.amount, tensor_size)
-        _validate_pruning_amount(nparams_toprune, tensor_size)
-        mask = default_mask.clone(memory_format=contiguous_format)
-        if nparams_toprune != 0:
-            prob = rand_like(t)
-            chosen = topk(prob.view(-1), k=nparams_toprune)
-            mask.view(-1)[chosen.indices] = 0
-        return mask
+        return _unstructured_mask(
+            t, default_mask, self.amount, lambda k: topk(rand_like(t).view(-1), k=k)
+        )
 
     @classmethod
     def apply(cls, module: Any, name: str, amount: float) -> BasePruningMethod:  # type: ignore[override]
@@ -95,14 +103,12 @@ class L1Unstructured(BasePruningMethod):
         self.amount = amount
 
     def compute_mask(self, t: Tensor, default_mask: Tensor) -> Tensor:
-        tensor_size = t.nelement()
-        nparams_toprune = _compute_nparams_toprune(self.amount, tensor_size)
-        _validate_pruning_amount(nparams_toprune, tensor_size)
-        mask = default_mask.clone(memory_format=contiguous_format)
-        if nparams_toprune != 0:
-            smallest = topk(abs_(t).view(-1), k=nparams_toprune, largest=False)
-            mask.view(-1)[smallest.indices] = 0
-        return mask
+        return _unstructured_mask(
+            t,
+            default_mask,
+            self.amount,
+            lambda k: topk(abs_(t).view(-1), k=k, largest=False),
+        )
 
     @classmethod
     def apply(  # type: ignore[override]
