@@ -153,38 +153,28 @@ def _w(t):
 
 
 @pytest.mark.parametrize("name", BAD_NAMES)
-def test_a_wrong_value_raises_torchs_error_at_the_sync_naming_the_line(name):
+def test_a_wrong_value_raises_torchs_error_at_the_sync_naming_the_line(lazily, name):
     with pytest.raises(Exception) as expected:
         dict(BAD)[name](pt, _w(pt))
-    was = lazy.is_lazy()
-    lazy.set_lazy(True)
-    try:
-        w = _w(torch)
+    w = _w(torch)
+    lazy.sync()
+    lazy.metrics(reset=True)
+    dict(BAD)[name](torch, w)
+    assert lazy.metrics().get("syncs", 0) == 0
+    with pytest.raises(type(expected.value)) as raised:
         lazy.sync()
-        lazy.metrics(reset=True)
-        dict(BAD)[name](torch, w)
-        assert lazy.metrics().get("syncs", 0) == 0
-        with pytest.raises(type(expected.value)) as raised:
-            lazy.sync()
-        lazy.sync()  # raised once
-    finally:
-        lazy.set_lazy(was)
+    lazy.sync()  # raised once
     message = str(raised.value)
     assert message.startswith(str(expected.value).split("\n")[0]), message
     assert re.search(r"recorded at test_lazy_sampling\.py:\d+", message), message
 
 
 @pytest.mark.parametrize("name", BAD_NAMES)
-def test_eagerly_a_wrong_value_raises_torchs_error_at_the_op(name):
+def test_eagerly_a_wrong_value_raises_torchs_error_at_the_op(eagerly, name):
     with pytest.raises(Exception) as expected:
         dict(BAD)[name](pt, _w(pt))
-    was = lazy.is_lazy()
-    lazy.set_lazy(False)
-    try:
-        with pytest.raises(type(expected.value)) as raised:
-            dict(BAD)[name](torch, _w(torch))
-    finally:
-        lazy.set_lazy(was)
+    with pytest.raises(type(expected.value)) as raised:
+        dict(BAD)[name](torch, _w(torch))
     assert str(raised.value) == str(expected.value)
 
 
