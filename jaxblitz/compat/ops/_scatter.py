@@ -41,6 +41,8 @@ from jaxblitz.compat.ops.shape_ops import (
     as_strided,
     broadcast_shapes,
     diagonal,
+    mask_fill,
+    mask_where_value,
     select,
 )
 from jaxblitz.compat.tensor import _dtype
@@ -279,6 +281,10 @@ def index_put(
             f"{input.dtype.scalar_type} for the destination and "
             f"{values.dtype.scalar_type} for the source."
         )
+    if len(index) == 1 and not accumulate:  # a mask and one value: a `where`
+        value = mask_where_value(input, index[0], values)
+        if value is not None:
+            return mask_fill(input, value, index[0])
     parts = _parts(index)
     spec, arrays, _ = _spec(index, tuple(input.shape), parts)
     values = _fit_value(values, spec, arrays, input)

@@ -1537,30 +1537,44 @@ def _mask_fill_fn(x, value, mask):
     return jnp.where(mask, jnp.asarray(value).astype(x.dtype), x)
 
 
-def _fill_by_mask(self: Tensor, index: Any, value: Any) -> bool:
-    """``x[mask] = v`` for a boolean mask over ``x``'s leading dimensions and one
-    value: the result's shape does not depend on the mask's values, so it is a
-    ``where`` -- recorded lazily, where the general path would read the mask to
-    find its indices. False where it does not apply."""
+def mask_where_value(self: Tensor, index: Any, value: Any) -> Any:
+    """``self[index] = value`` as a ``where``, when ``index`` is a boolean mask
+    over ``self``'s leading dimensions and ``value`` one value: the result's shape
+    does not depend on the mask's values, so it is recorded lazily, where the
+    general path would read the mask to find its indices. The value as the
+    ``where``'s operand; None where this does not apply."""
     if not (isinstance(index, TensorBase) and index.dtype is _dtype.bool):
-        return False
+        return None
     k = index.dim()
     if not k or tuple(index.shape) != tuple(self.shape[:k]):
-        return False
+        return None
     if isinstance(value, TensorBase):
         if value.dim() or value.dtype is not self.dtype:
-            return False
+            return None
     elif not (self.dtype.is_floating_point and isinstance(value, _NUMBERS)):
-        return False  # an integer's wrap-around and range: the general path
+        return None  # an integer's wrap-around and range: the general path
     tensors = [index, *([value] if isinstance(value, TensorBase) else [])]
     here = _dtype.tensor_device(self)
     if any(_dtype.tensor_device(t) != here for t in tensors):
-        return False  # torch's device rules for indices: the general path
-    self._check_inplace()
+        return None  # torch's device rules for indices: the general path
     if not isinstance(value, TensorBase):
         value = np.asarray(value)  # an operand: each value compiles nothing
-    result = apply("IndexPutBackward0", _mask_fill_fn, self, value, index)
-    self._inplace(result)
+    return value
+
+
+def mask_fill(self: Tensor, value: Any, mask: Tensor) -> Tensor:
+    """``self`` with ``value`` where ``mask`` (:func:`mask_where_value`'s)."""
+    return apply("IndexPutBackward0", _mask_fill_fn, self, value, mask)
+
+
+def _fill_by_mask(self: Tensor, index: Any, value: Any) -> bool:
+    """``x[mask] = v`` as a ``where`` (:func:`mask_where_value`); False where it
+    does not apply."""
+    value = mask_where_value(self, index, value)
+    if value is None:
+        return False
+    self._check_inplace()
+    self._inplace(mask_fill(self, value, index))
     return True
 
 

@@ -1,11 +1,12 @@
 """Ops whose result's shape does not depend on the values record without a sync
 in lazy mode: adaptive max pooling (with its indices), max_unpool, isclose,
 quantile and nanquantile with a tensor q, cov's weights, masked_scatter, a
-channels-last copy, a copy of a permuted tensor, and ``torch.embedding_bag``'s
-four results. Their values, once synced, are eager mode's bit for bit and
-torch's; a wrong value (an unpooling index outside the output, a q outside
-[0, 1], a negative weight, a source too short for the mask) raises torch's error
-at the next sync point, naming the user's line, and eagerly at the op."""
+channels-last copy, a copy of a permuted tensor, ``index_put`` with a boolean
+mask and one value, and ``torch.embedding_bag``'s four results. Their values,
+once synced, are eager mode's bit for bit and torch's; a wrong value (an
+unpooling index outside the output, a q outside [0, 1], a negative weight, a
+source too short for the mask) raises torch's error at the next sync point,
+naming the user's line, and eagerly at the op."""
 
 from __future__ import annotations
 
@@ -95,6 +96,14 @@ def _cases(t, bad: bool):
         (
             "channels_last",
             lambda b: (b * 1).contiguous(memory_format=t.channels_last) + 1,
+        ),
+        (
+            "index_put bool mask",
+            lambda b: (b * 1).index_put((b[:, 0, 0, 0] > 0,), t.tensor(-2.0)),
+        ),
+        (
+            "index_put_ bool mask over two dims",
+            lambda b: (b[0, 0] * 1).index_put_((b[0, 0] > 0,), b[0, 0, 0, 0] * 3),
         ),
         ("clone of a transpose", lambda b: (b * 1).transpose(1, 3).clone() + 1),
         ("reshape of a transpose", lambda b: (b * 1).mT.reshape(6, -1) + 1),
