@@ -258,6 +258,7 @@ from jaxblitz.compat import (  # noqa: E402
 from jaxblitz.compat.amp import (  # noqa: E402 -- torch.autocast
     autocast,
     get_autocast_dtype,
+    is_autocast_cache_enabled,
     is_autocast_enabled,
 )
 from jaxblitz.compat.backends._precision import (  # noqa: E402

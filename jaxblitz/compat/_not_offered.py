@@ -124,7 +124,7 @@ _TORCH_KINDS: dict[str, str] = {
     "torch.is_autocast_enabled() and torch.get_autocast_dtype(device_type)": """
         autocast_decrement_nesting autocast_increment_nesting
         clear_autocast_cache get_autocast_cpu_dtype get_autocast_gpu_dtype
-        get_autocast_ipu_dtype get_autocast_xla_dtype is_autocast_cache_enabled
+        get_autocast_ipu_dtype get_autocast_xla_dtype
         is_autocast_cpu_enabled is_autocast_ipu_enabled is_autocast_xla_enabled
         set_autocast_cache_enabled set_autocast_cpu_dtype
         set_autocast_cpu_enabled set_autocast_dtype set_autocast_enabled

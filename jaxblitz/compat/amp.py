@@ -5,8 +5,9 @@ Scripts written for mixed precision run unchanged where they switch it off
 PyTorch itself switches it off on a machine without CUDA (``autocast("cuda")``
 and ``GradScaler("cuda")`` warn and disable, with PyTorch's warnings). An enabled
 ``GradScaler`` scales, unscales, skips steps with non-finite gradients and grows
-or backs off its scale exactly as PyTorch's; an enabled ``autocast`` (casting
-each op to float16/bfloat16) is not offered and is refused by name.
+or backs off its scale exactly as PyTorch's. An enabled ``autocast`` casts the
+ops on PyTorch's lists for its device (:mod:`jaxblitz.compat._autocast`): matmuls
+and convolutions to float16/bfloat16, losses to float32, joins to the widest.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from jaxblitz.compat import _autocast
 from jaxblitz.compat.autograd.grad_mode import no_grad
 from jaxblitz.compat.tensor import Tensor, _dtype
 from jaxblitz.compat.tensor._dtype import bfloat16, float16, float32
@@ -32,8 +34,7 @@ __all__ = [
     "is_autocast_available",
 ]
 
-# torch.get_autocast_dtype's defaults
-_FAST = {"cpu": bfloat16, "cuda": float16}
+_CPU_DTYPES = (bfloat16, float16)
 
 
 def _cuda_available() -> bool:
@@ -41,25 +42,29 @@ def _cuda_available() -> bool:
 
 
 def is_autocast_available(device_type: str) -> bool:
-    """Whether compat knows ``device_type``'s autocast (it is never enabled)."""
+    """Whether compat knows ``device_type``'s autocast."""
     return _dtype.device(device_type).type != "meta"
 
 
 def is_autocast_enabled(device_type: str | None = None) -> bool:
-    """Always false: compat never autocasts (enabled autocast is refused)."""
-    if device_type is not None:
-        _dtype.device(device_type)
-    return False
+    """Whether ``device_type``'s autocast is on (no argument: CUDA's, as torch)."""
+    if device_type is None:
+        return _autocast.is_enabled("cuda")
+    return _autocast.is_enabled(_dtype.device(device_type).type)
 
 
 def get_autocast_dtype(device_type: str) -> Any:
-    _dtype.device(device_type)
-    return _FAST.get(device_type, float16)
+    return _autocast.get_dtype(_dtype.device(device_type).type)
+
+
+def is_autocast_cache_enabled() -> bool:
+    return _autocast.is_cache_enabled()
 
 
 class autocast:  # noqa: N801 -- torch's name
-    """``torch.autocast``: a no-op where PyTorch's would be disabled; refused
-    where PyTorch would cast ops to float16/bfloat16."""
+    """``torch.autocast``: a region (or decorated function) where the ops on
+    PyTorch's lists for ``device_type`` cast their inputs; disabled, with
+    PyTorch's warnings, where PyTorch's would be."""
 
     def __init__(
         self,
@@ -78,34 +83,42 @@ class autocast:  # noqa: N801 -- torch's name
                 f"User specified an unsupported autocast device_type '{device_type}'"
             )
         self.fast_dtype = get_autocast_dtype(device_type) if dtype is None else dtype
-        self._cache_enabled = True if cache_enabled is None else cache_enabled
+        self._cache_enabled = (
+            _autocast.is_cache_enabled() if cache_enabled is None else cache_enabled
+        )
         if enabled and device_type == "cuda" and not _cuda_available():
             warnings.warn(
                 "CUDA is not available or torch_xla is imported. Disabling autocast.",
                 stacklevel=2,
             )
             enabled = False
-        elif enabled and device_type == "cpu" and dtype not in (None, *_FAST.values()):
+        elif enabled and self.fast_dtype not in _CPU_DTYPES:
             warnings.warn(
-                "In CPU autocast, but the target dtype is not supported. Disabling "
-                "autocast.\nCPU Autocast only supports dtypes of torch.bfloat16, "
-                "torch.float16 currently.",
+                f"In {device_type.upper()} autocast, but the target dtype is not "
+                f"supported. Disabling autocast.\n{device_type.upper()} Autocast "
+                "only supports dtypes of torch.bfloat16, torch.float16 currently.",
                 stacklevel=2,
             )
             enabled = False
-        if enabled:
+        if enabled and _dtype.device(device_type).type not in ("cpu", "cuda"):
             raise NotImplementedError(
-                f"torch.autocast(device_type={device_type!r}, dtype={self.fast_dtype})"
-                " is not supported by jaxblitz.compat: ops run in their inputs' "
-                "dtypes. Pass enabled=False, or cast the model and its inputs "
-                "yourself (model.to(torch.bfloat16))"
+                f"torch.autocast(device_type={device_type!r}) is not supported by "
+                "jaxblitz.compat: it casts ops on 'cpu' and 'cuda' (JAX's GPU) only"
             )
-        self._enabled = False
+        self._enabled = enabled
+        self._device_type = _dtype.device(device_type).type
+        self._prev: list[tuple] = []  # one per entry: a decorated function recurses
 
     def __enter__(self) -> autocast:
+        self._prev.append(
+            _autocast.enter(
+                self._device_type, self._enabled, self.fast_dtype, self._cache_enabled
+            )
+        )
         return self
 
     def __exit__(self, *exc: Any) -> bool:
+        _autocast.leave(self._device_type, self._prev.pop())
         return False
 
     def __call__(self, func: Any) -> Any:
@@ -125,9 +138,33 @@ class autocast:  # noqa: N801 -- torch's name
         return decorated
 
 
+def _cast(value: Any, device_type: str, dtype: Any) -> Any:
+    """torch.amp's ``_cast``: floating tensors on ``device_type`` (not float64),
+    in nested lists, tuples and dicts, cast to ``dtype``."""
+    if isinstance(value, Tensor):
+        eligible = (
+            value.is_floating_point()
+            and value.device.type == device_type
+            and value.dtype is not _dtype.float64
+        )
+        return value.to(dtype) if eligible else value
+    if isinstance(value, str | bytes | np.ndarray):
+        return value
+    if isinstance(value, abc.Mapping):
+        return {
+            _cast(k, device_type, dtype): _cast(v, device_type, dtype)
+            for k, v in value.items()
+        }
+    if isinstance(value, abc.Iterable):
+        iterable = (_cast(v, device_type, dtype) for v in value)
+        return type(value)(iterable) if isinstance(value, list | tuple) else iterable
+    return value
+
+
 def custom_fwd(fwd: Any = None, *, device_type: str, cast_inputs: Any = None) -> Any:
-    """``torch.amp.custom_fwd``: outside an autocast region (always, here) it only
-    records, as torch does, that ``forward`` ran without autocast."""
+    """``torch.amp.custom_fwd``: records the autocast state ``forward`` ran in;
+    with ``cast_inputs``, inside a region, casts the inputs and runs ``forward``
+    with autocast off."""
     if not isinstance(device_type, str):
         raise ValueError(
             f"Expected `device_type` of type `str`, got: `{type(device_type)}`"
@@ -140,21 +177,41 @@ def custom_fwd(fwd: Any = None, *, device_type: str, cast_inputs: Any = None) ->
     @functools.wraps(fwd)
     def decorate_fwd(*args: Any, **kwargs: Any) -> Any:
         args[0]._dtype = get_autocast_dtype(device_type)
+        if cast_inputs is None:
+            args[0]._fwd_used_autocast = is_autocast_enabled(device_type)
+            return fwd(*args, **kwargs)
         args[0]._fwd_used_autocast = False
-        return fwd(*args, **kwargs)
+        if not is_autocast_enabled(device_type):
+            return fwd(*args, **kwargs)
+        with autocast(device_type=device_type, enabled=False):
+            return fwd(
+                *_cast(args, device_type, cast_inputs),
+                **_cast(kwargs, device_type, cast_inputs),
+            )
 
     return decorate_fwd
 
 
 def custom_bwd(bwd: Any = None, *, device_type: str) -> Any:
-    """``torch.amp.custom_bwd``: ``backward`` runs as ``forward`` did (uncast)."""
+    """``torch.amp.custom_bwd``: ``backward`` runs in the autocast state that
+    ``forward`` ran in."""
     if not isinstance(device_type, str):
         raise ValueError(
             f"Expected `device_type` of type `str`, got: `{type(device_type)}`"
         )
     if bwd is None:
         return functools.partial(custom_bwd, device_type=device_type)
-    return functools.wraps(bwd)(lambda *args, **kwargs: bwd(*args, **kwargs))
+
+    @functools.wraps(bwd)
+    def decorate_bwd(*args: Any, **kwargs: Any) -> Any:
+        with autocast(
+            device_type=device_type,
+            enabled=args[0]._fwd_used_autocast,
+            dtype=args[0]._dtype,
+        ):
+            return bwd(*args, **kwargs)
+
+    return decorate_bwd
 
 
 class OptState(Enum):

@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from jaxblitz.compat import _not_offered
+from jaxblitz.compat import _autocast, _not_offered
 from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.ops import _linalg_facade
 from jaxblitz.compat.ops._decompositions import (
@@ -288,6 +288,8 @@ def lstsq(A: Tensor, B: Tensor, rcond: Any = None, *, driver: Any = None):
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
     """``torch.linalg.vecdot``: ``(x.conj() * y).sum(dim)``, of one floating
     dtype."""
+    if _autocast.on:
+        return _autocast.run("vecdot", vecdot, x, y, dim=dim)
     if not x.dtype.is_floating_point:
         raise RuntimeError(
             "linalg.vecdot: Expected a floating point or complex tensor as input. "

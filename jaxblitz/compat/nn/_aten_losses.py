@@ -15,6 +15,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+from jaxblitz.compat import _autocast
 from jaxblitz.compat.nn import functional as F
 from jaxblitz.compat.nn.losses_margin import aten_margin_ranking_loss
 from jaxblitz.compat.ops._declare import declare
@@ -43,6 +44,16 @@ def binary_cross_entropy_with_logits(
     pos_weight: Tensor | None = None,
     reduction: int = 0,
 ) -> Tensor:
+    if _autocast.on:
+        return _autocast.run(
+            "binary_cross_entropy_with_logits",
+            binary_cross_entropy_with_logits,
+            input,
+            target,
+            weight,
+            pos_weight,
+            reduction,
+        )
     how = _reduction("binary_cross_entropy_with_logits", reduction)
     _require_tensors("binary_cross_entropy_with_logits", input, target)
     if tuple(target.shape) != tuple(input.shape):  # ATen broadcasts, into target
@@ -69,6 +80,10 @@ def kl_div(
 ) -> Tensor:
     """``torch.kl_div``: its mean is over every element, with none of
     ``F.kl_div``'s warning about it."""
+    if _autocast.on:
+        return _autocast.run(
+            "kl_div", kl_div, input, target, reduction, log_target=log_target
+        )
     how = _reduction("kl_div", reduction)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
@@ -83,6 +98,16 @@ def cosine_embedding_loss(
     margin: float = 0.0,
     reduction: int = 0,
 ) -> Tensor:
+    if _autocast.on:
+        return _autocast.run(
+            "cosine_embedding_loss",
+            cosine_embedding_loss,
+            input1,
+            input2,
+            target,
+            margin,
+            reduction,
+        )
     how = _reduction("cosine_embedding_loss", reduction)
     return F.cosine_embedding_loss(input1, input2, target, margin, reduction=how)
 
@@ -91,6 +116,15 @@ def cosine_embedding_loss(
 def hinge_embedding_loss(
     input: Tensor, target: Tensor, margin: float = 1.0, reduction: int = 0
 ) -> Tensor:
+    if _autocast.on:
+        return _autocast.run(
+            "hinge_embedding_loss",
+            hinge_embedding_loss,
+            input,
+            target,
+            margin,
+            reduction,
+        )
     how = _reduction("hinge_embedding_loss", reduction)
     return F.hinge_embedding_loss(input, target, margin, reduction=how)
 
@@ -103,6 +137,16 @@ def margin_ranking_loss(
     margin: float = 0.0,
     reduction: int = 0,
 ) -> Tensor:
+    if _autocast.on:
+        return _autocast.run(
+            "margin_ranking_loss",
+            margin_ranking_loss,
+            input1,
+            input2,
+            target,
+            margin,
+            reduction,
+        )
     how = _reduction("margin_ranking_loss", reduction)
     return aten_margin_ranking_loss(input1, input2, target, margin, how)
 
@@ -116,6 +160,17 @@ def poisson_nll_loss(
     eps: float,
     reduction: int,
 ) -> Tensor:
+    if _autocast.on:
+        return _autocast.run(
+            "poisson_nll_loss",
+            poisson_nll_loss,
+            input,
+            target,
+            log_input,
+            full,
+            eps,
+            reduction,
+        )
     how = _reduction("poisson_nll_loss", reduction)
     return F.poisson_nll_loss(input, target, log_input, full, eps=eps, reduction=how)
 
@@ -131,6 +186,19 @@ def triplet_margin_loss(
     swap: bool = False,
     reduction: int = 0,
 ) -> Tensor:
+    if _autocast.on:
+        return _autocast.run(
+            "triplet_margin_loss",
+            triplet_margin_loss,
+            anchor,
+            positive,
+            negative,
+            margin,
+            p,
+            eps,
+            swap,
+            reduction,
+        )
     how = _reduction("triplet_margin_loss", reduction)
     return F.triplet_margin_loss(
         anchor, positive, negative, margin, p, eps, swap, reduction=how
@@ -147,6 +215,18 @@ def ctc_loss(
     reduction: int = 0,
     zero_infinity: bool = False,
 ) -> Tensor:
+    if _autocast.on:
+        return _autocast.run(
+            "ctc_loss",
+            ctc_loss,
+            log_probs,
+            targets,
+            input_lengths,
+            target_lengths,
+            blank,
+            reduction,
+            zero_infinity,
+        )
     how = _reduction("ctc_loss", reduction)
     if isinstance(input_lengths, Tensor) != isinstance(target_lengths, Tensor):
         raise TypeError(

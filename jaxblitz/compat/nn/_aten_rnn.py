@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from jaxblitz.compat import _autocast
 from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.backends import _precision
 from jaxblitz.compat.nn import _rnn_scan
@@ -94,6 +95,10 @@ def rnn_tanh_cell(
     b_hh: Tensor | None = None,
 ) -> Tensor:
     """``torch.rnn_tanh_cell``: ``tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)``."""
+    if _autocast.on:
+        return _autocast.run(
+            "rnn_tanh_cell", rnn_tanh_cell, input, hx, w_ih, w_hh, b_ih, b_hh
+        )
     _hx_tensor("rnn_tanh_cell", hx)
     return _cell("rnn_tanh_cell", "RNN_TANH", input, (hx,), w_ih, w_hh, b_ih, b_hh)
 
@@ -108,6 +113,10 @@ def rnn_relu_cell(
     b_hh: Tensor | None = None,
 ) -> Tensor:
     """``torch.rnn_relu_cell``: ``relu(x W_ih^T + b_ih + h W_hh^T + b_hh)``."""
+    if _autocast.on:
+        return _autocast.run(
+            "rnn_relu_cell", rnn_relu_cell, input, hx, w_ih, w_hh, b_ih, b_hh
+        )
     _hx_tensor("rnn_relu_cell", hx)
     return _cell("rnn_relu_cell", "RNN_RELU", input, (hx,), w_ih, w_hh, b_ih, b_hh)
 
@@ -121,6 +130,8 @@ def gru_cell(
     b_ih: Tensor | None = None,
     b_hh: Tensor | None = None,
 ) -> Tensor:
+    if _autocast.on:
+        return _autocast.run("gru_cell", gru_cell, input, hx, w_ih, w_hh, b_ih, b_hh)
     _hx_tensor("gru_cell", hx)
     return _cell("gru_cell", "GRU", input, (hx,), w_ih, w_hh, b_ih, b_hh)
 
@@ -135,6 +146,8 @@ def lstm_cell(
     b_hh: Tensor | None = None,
 ) -> tuple[Tensor, Tensor]:
     """``torch.lstm_cell(input, (h, c), ...)``: ``(h', c')``."""
+    if _autocast.on:
+        return _autocast.run("lstm_cell", lstm_cell, input, hx, w_ih, w_hh, b_ih, b_hh)
     states = tuple(hx)
     if len(states) != 2:
         raise RuntimeError("lstm_cell expects two hidden states")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from jaxblitz import models
+from jaxblitz.compat import _autocast
 from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.backends import _precision
 from jaxblitz.compat.ops._funnel import _check_arguments, _tensor
@@ -23,6 +24,8 @@ def _mm_fn(x, weight_t, *, precision):
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    if _autocast.on:
+        return _autocast.run("linear", linear, input, weight, bias)
     _tensor("linear", input)
     if not isinstance(weight, Tensor):
         raise TypeError(

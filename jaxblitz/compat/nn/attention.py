@@ -20,6 +20,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxblitz.compat import _autocast
 from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.backends import _precision
 from jaxblitz.compat.nn._linear import linear
@@ -247,6 +248,19 @@ def scaled_dot_product_attention(
     float one is added to the scores. ``is_causal`` masks the upper triangle
     (upper-left aligned for a non-square L x S).
     """
+    if _autocast.on:
+        return _autocast.run(
+            "scaled_dot_product_attention",
+            scaled_dot_product_attention,
+            query,
+            key,
+            value,
+            attn_mask,
+            dropout_p,
+            is_causal,
+            scale,
+            enable_gqa,
+        )
     return _attention(
         query,
         key,

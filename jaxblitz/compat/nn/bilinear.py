@@ -9,6 +9,7 @@ from typing import Any
 
 import jax.numpy as jnp
 
+from jaxblitz.compat import _autocast
 from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.nn import init
 from jaxblitz.compat.nn.module import Module, Parameter
@@ -30,6 +31,8 @@ def bilinear(
     weight: TensorBase,
     bias: TensorBase | None = None,
 ) -> TensorBase:
+    if _autocast.on:
+        return _autocast.run("bilinear", bilinear, input1, input2, weight, bias)
     s1, s2, sw = tuple(input1.shape), tuple(input2.shape), tuple(weight.shape)
     if len(s1) != len(s2):
         raise RuntimeError(

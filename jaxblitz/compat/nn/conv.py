@@ -14,6 +14,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxblitz import kernels, models
+from jaxblitz.compat import _autocast
 from jaxblitz.compat.autograd.graph import apply, apply_saving
 from jaxblitz.compat.backends import _precision
 from jaxblitz.compat.nn._args import _by, _ints, _keep, _spread, _static
@@ -74,6 +75,10 @@ def conv1d(
     groups: int = 1,
 ) -> Tensor:
     """``torch.nn.functional.conv1d``: (N, C, L) * (O, C/groups, K)."""
+    if _autocast.on:
+        return _autocast.run(
+            "conv1d", conv1d, input, weight, bias, stride, padding, dilation, groups
+        )
     return _conv(1, input, weight, bias, stride, padding, dilation, groups)
 
 
@@ -87,6 +92,10 @@ def conv3d(
     groups: int = 1,
 ) -> Tensor:
     """``torch.nn.functional.conv3d``: (N, C, D, H, W) * (O, C/groups, kD, kH, kW)."""
+    if _autocast.on:
+        return _autocast.run(
+            "conv3d", conv3d, input, weight, bias, stride, padding, dilation, groups
+        )
     return _conv(3, input, weight, bias, stride, padding, dilation, groups)
 
 
@@ -400,6 +409,10 @@ def conv2d(
     dilation: Any = 1,
     groups: int = 1,
 ) -> Tensor:
+    if _autocast.on:
+        return _autocast.run(
+            "conv2d", conv2d, input, weight, bias, stride, padding, dilation, groups
+        )
     _tensor("conv2d", input)
     key = None
     if (

@@ -24,7 +24,7 @@ import numpy as np
 from jax import lax
 from jax import numpy as jnp
 
-from jaxblitz.compat import _threads
+from jaxblitz.compat import _autocast, _threads
 from jaxblitz.compat.autograd.grad_mode import no_grad
 from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.backends import _precision
@@ -276,6 +276,19 @@ def conv_transpose1d(
     dilation: Any = 1,
 ) -> Tensor:
     """``torch.nn.functional.conv_transpose1d``; ``weight`` is (in, out/groups, k)."""
+    if _autocast.on:
+        return _autocast.run(
+            "conv_transpose1d",
+            conv_transpose1d,
+            input,
+            weight,
+            bias,
+            stride,
+            padding,
+            output_padding,
+            groups,
+            dilation,
+        )
     return _conv_transpose(
         1, input, weight, bias, stride, padding, output_padding, groups, dilation
     )
@@ -293,6 +306,19 @@ def conv_transpose2d(
 ) -> Tensor:
     """``torch.nn.functional.conv_transpose2d``; ``weight`` is (in, out/groups, kH,
     kW)."""
+    if _autocast.on:
+        return _autocast.run(
+            "conv_transpose2d",
+            conv_transpose2d,
+            input,
+            weight,
+            bias,
+            stride,
+            padding,
+            output_padding,
+            groups,
+            dilation,
+        )
     return _conv_transpose(
         2, input, weight, bias, stride, padding, output_padding, groups, dilation
     )
@@ -310,6 +336,19 @@ def conv_transpose3d(
 ) -> Tensor:
     """``torch.nn.functional.conv_transpose3d``; ``weight`` is (in, out/groups, kD,
     kH, kW)."""
+    if _autocast.on:
+        return _autocast.run(
+            "conv_transpose3d",
+            conv_transpose3d,
+            input,
+            weight,
+            bias,
+            stride,
+            padding,
+            output_padding,
+            groups,
+            dilation,
+        )
     return _conv_transpose(
         3, input, weight, bias, stride, padding, output_padding, groups, dilation
     )

@@ -19,6 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxblitz.compat import _autocast
 from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.nn.losses import _concrete, _Loss, _reduction
 from jaxblitz.compat.tensor._tensor_base import TensorBase
@@ -171,6 +172,18 @@ def ctc_loss(
     reduction: str = "mean",
     zero_infinity: bool = False,
 ) -> TensorBase:
+    if _autocast.on:
+        return _autocast.run(
+            "ctc_loss",
+            ctc_loss,
+            log_probs,
+            targets,
+            input_lengths,
+            target_lengths,
+            blank,
+            reduction,
+            zero_infinity,
+        )
     reduction = _reduction(reduction)
     batched = log_probs.dim() == 3
     in_len = _lengths("input_lengths", input_lengths, batched)

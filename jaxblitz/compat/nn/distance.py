@@ -12,6 +12,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from jaxblitz.compat import _autocast
 from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.nn.losses import _broadcast_shapes, _check_broadcast, _tensor
 from jaxblitz.compat.nn.module import Module
@@ -55,6 +56,8 @@ def _cosine_fn(x1, x2, *, axis, eps, dt):
 def cosine_similarity(
     x1: TensorBase, x2: TensorBase, dim: int = 1, eps: float = 1e-8
 ) -> TensorBase:
+    if _autocast.on:
+        return _autocast.run("cosine_similarity", cosine_similarity, x1, x2, dim, eps)
     _tensor("cosine_similarity", 1, "x1", x1)
     _tensor("cosine_similarity", 2, "x2", x2)
     common = _dtype.promote_types(x1.dtype, x2.dtype)
@@ -121,6 +124,8 @@ def _pdist_fn(x, *, p):
 
 
 def pdist(input: TensorBase, p: float = 2) -> TensorBase:
+    if _autocast.on:
+        return _autocast.run("pdist", pdist, input, p)
     _tensor("pdist", 1, "input", input)
     if input.dim() != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
@@ -156,6 +161,8 @@ def cdist(
     p: float = 2.0,
     compute_mode: str = "use_mm_for_euclid_dist_if_necessary",
 ) -> TensorBase:
+    if _autocast.on:
+        return _autocast.run("cdist", cdist, x1, x2, p, compute_mode)
     if compute_mode not in _COMPUTE_MODES:
         raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
     mode = _COMPUTE_MODES[compute_mode]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from jaxblitz.compat import _not_offered, ops
+from jaxblitz.compat import _autocast, _not_offered, ops
 from jaxblitz.compat.nn._linear import (  # noqa: F401
     linear,
 )
@@ -190,6 +190,8 @@ from jaxblitz.compat.tensor import Tensor
 def softmax(
     input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None
 ) -> Tensor:
+    if _autocast.on:
+        return _autocast.run("softmax", softmax, input, dim, _stacklevel, dtype)
     # torch's signature: a third positional argument is _stacklevel, not dtype
     return _softmax("softmax", input, dim, dtype, log=False)
 
@@ -197,6 +199,8 @@ def softmax(
 def log_softmax(
     input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None
 ) -> Tensor:
+    if _autocast.on:
+        return _autocast.run("log_softmax", log_softmax, input, dim, _stacklevel, dtype)
     # torch's signature: a third positional argument is _stacklevel, not dtype
     return _softmax("log_softmax", input, dim, dtype, log=True)
 

@@ -18,6 +18,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
+from jaxblitz.compat import _autocast
 from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.ops import _funnel
 from jaxblitz.compat.ops._arrange import _implicit_dim, _softmax
@@ -185,6 +186,8 @@ def selu_(input: Tensor) -> Tensor:
 
 
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    if _autocast.on:
+        return _autocast.run("softplus", softplus, input, beta, threshold)
     _floating("softplus", "softplus_cpu", input)
     return apply(
         "SoftplusBackward0", _softplus_fn, input, beta=beta, threshold=threshold
@@ -313,6 +316,8 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
 
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    if _autocast.on:
+        return _autocast.run("prelu", prelu, input, weight)
     _tensor("prelu", input)
     if input.dtype != weight.dtype:
         raise RuntimeError(

@@ -22,6 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxblitz.compat import _autocast
 from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.tensor import Tensor
 from jaxblitz.compat.tensor.creation import _TORCH_POINTS, torch_linspace
@@ -242,6 +243,10 @@ def grid_sample(
 ) -> Tensor:
     """Sample (N, C, H, W) ``input`` at (N, Ho, Wo, 2) ``grid`` coordinates in
     [-1, 1] (or (N, C, D, H, W) at (N, Do, Ho, Wo, 3))."""
+    if _autocast.on:
+        return _autocast.run(
+            "grid_sampler", grid_sample, input, grid, mode, padding_mode, align_corners
+        )
     if mode not in _MODES:
         raise ValueError(
             "nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' "

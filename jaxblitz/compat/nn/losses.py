@@ -19,6 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxblitz.compat import _autocast
 from jaxblitz.compat.autograd.grad_mode import is_grad_enabled
 from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.nn.module import Module
@@ -253,6 +254,10 @@ def mse_loss(
     reduction: str = "mean",
     weight: TensorBase | None = None,
 ) -> TensorBase:
+    if _autocast.on:
+        return _autocast.run(
+            "mse_loss", mse_loss, input, target, size_average, reduce, reduction, weight
+        )
     _tensor("mse_loss", 1, "input", input)
     _tensor("mse_loss", 2, "target", target)
     _size_warning(input, target)
@@ -268,6 +273,10 @@ def l1_loss(
     reduction: str = "mean",
     weight: TensorBase | None = None,
 ) -> TensorBase:
+    if _autocast.on:
+        return _autocast.run(
+            "l1_loss", l1_loss, input, target, size_average, reduce, reduction, weight
+        )
     _tensor("l1_loss", 1, "input", input)
     _tensor("l1_loss", 2, "target", target)
     _size_warning(input, target)
@@ -283,6 +292,17 @@ def smooth_l1_loss(
     reduction: str = "mean",
     beta: float = 1.0,
 ) -> TensorBase:
+    if _autocast.on:
+        return _autocast.run(
+            "smooth_l1_loss",
+            smooth_l1_loss,
+            input,
+            target,
+            size_average,
+            reduce,
+            reduction,
+            beta,
+        )
     _tensor("smooth_l1_loss", 1, "input", input)
     _tensor("smooth_l1_loss", 2, "target", target)
     _size_warning(input, target)
@@ -303,6 +323,10 @@ def huber_loss(
     delta: float = 1.0,
     weight: TensorBase | None = None,
 ) -> TensorBase:
+    if _autocast.on:
+        return _autocast.run(
+            "huber_loss", huber_loss, input, target, reduction, delta, weight
+        )
     _tensor("huber_loss", 1, "input", input)
     _tensor("huber_loss", 2, "target", target)
     _size_warning(input, target)
@@ -357,6 +381,17 @@ def binary_cross_entropy(
     reduce: Any = None,
     reduction: str = "mean",
 ) -> TensorBase:
+    if _autocast.on:
+        return _autocast.run(
+            "binary_cross_entropy",
+            binary_cross_entropy,
+            input,
+            target,
+            weight,
+            size_average,
+            reduce,
+            reduction,
+        )
     _tensor("binary_cross_entropy", 1, "input", input)
     _tensor("binary_cross_entropy", 2, "target", target)
     reduction = _reduction(_legacy(size_average, reduce, reduction))
@@ -425,6 +460,18 @@ def binary_cross_entropy_with_logits(
     reduction: str = "mean",
     pos_weight: TensorBase | None = None,
 ) -> TensorBase:
+    if _autocast.on:
+        return _autocast.run(
+            "binary_cross_entropy_with_logits",
+            binary_cross_entropy_with_logits,
+            input,
+            target,
+            weight,
+            size_average,
+            reduce,
+            reduction,
+            pos_weight,
+        )
     _tensor("binary_cross_entropy_with_logits", 1, "input", input)
     _tensor("binary_cross_entropy_with_logits", 2, "target", target)
     reduction = _reduction(_legacy(size_average, reduce, reduction))
@@ -587,6 +634,18 @@ def nll_loss(
     reduce: Any = None,
     reduction: str = "mean",
 ) -> TensorBase:
+    if _autocast.on:
+        return _autocast.run(
+            "nll_loss",
+            nll_loss,
+            input,
+            target,
+            weight,
+            size_average,
+            ignore_index,
+            reduce,
+            reduction,
+        )
     _tensor("nll_loss", 1, "input", input)
     _tensor("nll_loss", 2, "target", target)
     reduction = _reduction(_legacy(size_average, reduce, reduction))
@@ -661,6 +720,19 @@ def cross_entropy(
 ) -> TensorBase:
     """Class indices (``(N,)``, ``()`` or ``(N, d1, ...)``) or class probabilities
     (the input's shape), as torch's ``cross_entropy_loss``."""
+    if _autocast.on:
+        return _autocast.run(
+            "cross_entropy",
+            cross_entropy,
+            input,
+            target,
+            weight,
+            size_average,
+            ignore_index,
+            reduce,
+            reduction,
+            label_smoothing,
+        )
     _tensor("cross_entropy", 1, "input", input)
     _tensor("cross_entropy", 2, "target", target)
     reduction = _reduction(_legacy(size_average, reduce, reduction))

@@ -14,6 +14,7 @@ from typing import Any
 import jax.numpy as jnp
 from jax.scipy.special import xlogy
 
+from jaxblitz.compat import _autocast
 from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.nn.distance import clamp_min_no_grad
 from jaxblitz.compat.nn.losses import (
@@ -63,6 +64,10 @@ def kl_div(
     reduction: str = "mean",
     log_target: bool = False,
 ) -> TensorBase:
+    if _autocast.on:
+        return _autocast.run(
+            "kl_div", kl_div, input, target, size_average, reduce, reduction, log_target
+        )
     if size_average is not None or reduce is not None:
         enum = _reduction(_legacy(size_average, reduce, reduction))
     else:
@@ -113,6 +118,19 @@ def poisson_nll_loss(
     reduce: Any = None,
     reduction: str = "mean",
 ) -> TensorBase:
+    if _autocast.on:
+        return _autocast.run(
+            "poisson_nll_loss",
+            poisson_nll_loss,
+            input,
+            target,
+            log_input,
+            full,
+            size_average,
+            eps,
+            reduce,
+            reduction,
+        )
     if size_average is not None or reduce is not None:
         reduction = _legacy(size_average, reduce, reduction)
     if reduction not in ("none", "mean", "sum"):

@@ -14,6 +14,7 @@ from typing import Any
 
 import jax.numpy as jnp
 
+from jaxblitz.compat import _autocast
 from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.nn.distance import (
     distance_dtype,
@@ -103,6 +104,18 @@ def margin_ranking_loss(
     reduce: Any = None,
     reduction: str = "mean",
 ) -> TensorBase:
+    if _autocast.on:
+        return _autocast.run(
+            "margin_ranking_loss",
+            margin_ranking_loss,
+            input1,
+            input2,
+            target,
+            margin,
+            size_average,
+            reduce,
+            reduction,
+        )
     reduction = _enum(size_average, reduce, reduction)
     if input1.dim() != input2.dim() or input1.dim() != target.dim():
         raise RuntimeError(
@@ -155,6 +168,17 @@ def hinge_embedding_loss(
     reduce: Any = None,
     reduction: str = "mean",
 ) -> TensorBase:
+    if _autocast.on:
+        return _autocast.run(
+            "hinge_embedding_loss",
+            hinge_embedding_loss,
+            input,
+            target,
+            margin,
+            size_average,
+            reduce,
+            reduction,
+        )
     reduction = _enum(size_average, reduce, reduction)
     _broadcast_shapes(tuple(input.shape), tuple(target.shape))
     _mean_dtype(input.dtype, reduction)
@@ -181,6 +205,16 @@ def soft_margin_loss(
     reduce: Any = None,
     reduction: str = "mean",
 ) -> TensorBase:
+    if _autocast.on:
+        return _autocast.run(
+            "soft_margin_loss",
+            soft_margin_loss,
+            input,
+            target,
+            size_average,
+            reduce,
+            reduction,
+        )
     _tensor("soft_margin_loss", 1, "input", input)
     _tensor("soft_margin_loss", 2, "target", target)
     reduction = _enum(size_average, reduce, reduction)
@@ -280,6 +314,18 @@ def cosine_embedding_loss(
     reduce: Any = None,
     reduction: str = "mean",
 ) -> TensorBase:
+    if _autocast.on:
+        return _autocast.run(
+            "cosine_embedding_loss",
+            cosine_embedding_loss,
+            input1,
+            input2,
+            target,
+            margin,
+            size_average,
+            reduce,
+            reduction,
+        )
     reduction = _enum(size_average, reduce, reduction)
     tdim = target.dim()
     if tdim not in (0, 1):
@@ -359,6 +405,19 @@ def multi_margin_loss(
     reduce: Any = None,
     reduction: str = "mean",
 ) -> TensorBase:
+    if _autocast.on:
+        return _autocast.run(
+            "multi_margin_loss",
+            multi_margin_loss,
+            input,
+            target,
+            p,
+            margin,
+            weight,
+            size_average,
+            reduce,
+            reduction,
+        )
     reduction = _enum(size_average, reduce, reduction)
     if p != 1 and p != 2:
         raise ValueError("only p == 1 and p == 2 supported")
@@ -423,6 +482,16 @@ def multilabel_margin_loss(
     reduce: Any = None,
     reduction: str = "mean",
 ) -> TensorBase:
+    if _autocast.on:
+        return _autocast.run(
+            "multilabel_margin_loss",
+            multilabel_margin_loss,
+            input,
+            target,
+            size_average,
+            reduce,
+            reduction,
+        )
     reduction = _enum(size_average, reduce, reduction)
     shape = tuple(input.shape)
     ndims = len(shape)
@@ -485,6 +554,21 @@ def triplet_margin_loss(
     reduce: Any = None,
     reduction: str = "mean",
 ) -> TensorBase:
+    if _autocast.on:
+        return _autocast.run(
+            "triplet_margin_loss",
+            triplet_margin_loss,
+            anchor,
+            positive,
+            negative,
+            margin,
+            p,
+            eps,
+            swap,
+            size_average,
+            reduce,
+            reduction,
+        )
     reduction = _enum(size_average, reduce, reduction)
     if margin <= 0:
         raise ValueError(f"margin must be greater than 0, got {margin}")

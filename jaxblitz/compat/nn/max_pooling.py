@@ -18,7 +18,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from jaxblitz.compat import ops
+from jaxblitz.compat import _autocast, ops
 from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.nn._args import _bool, _ints, _keep, _static
 from jaxblitz.compat.nn._convnd import _ntuple, _pair, _single, _triple
@@ -267,6 +267,18 @@ def max_pool3d(
     ceil_mode: bool = False,
     return_indices: bool = False,
 ) -> Any:
+    if _autocast.on:
+        return _autocast.run(
+            "max_pool3d",
+            max_pool3d,
+            input,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            ceil_mode,
+            return_indices,
+        )
     _tensor("max_pool3d", input)
     k = _arg("max_pool3d", "kernel_size", 2, kernel_size, 3)
     none = stride is None or (isinstance(stride, tuple | list) and not stride)

@@ -19,7 +19,7 @@ from typing import Any
 import jax.numpy as jnp
 from jax import lax
 
-from jaxblitz.compat import ops
+from jaxblitz.compat import _autocast, ops
 from jaxblitz.compat.autograd.grad_mode import no_grad
 from jaxblitz.compat.autograd.graph import apply, run
 from jaxblitz.compat.nn.module import Module, Parameter
@@ -234,6 +234,10 @@ def layer_norm(
     bias: Tensor | None = None,
     eps: float = 1e-5,
 ) -> Tensor:
+    if _autocast.on:
+        return _autocast.run(
+            "layer_norm", layer_norm, input, normalized_shape, weight, bias, eps
+        )
     shape = _shape(normalized_shape)
     _check_normalized(input, shape, weight, bias)
     n = len(shape)
@@ -274,6 +278,10 @@ def group_norm(
     bias: Tensor | None = None,
     eps: float = 1e-5,
 ) -> Tensor:
+    if _autocast.on:
+        return _autocast.run(
+            "group_norm", group_norm, input, num_groups, weight, bias, eps
+        )
     if input.dim() < 2:
         raise RuntimeError(
             "Expected at least 2 dimensions for input tensor but received "

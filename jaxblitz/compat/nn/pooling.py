@@ -20,6 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from jaxblitz.compat import _autocast
 from jaxblitz.compat.autograd.graph import apply, run
 from jaxblitz.compat.nn._args import _bool, _ints, _spread
 from jaxblitz.compat.nn._convnd import _single
@@ -292,6 +293,18 @@ def avg_pool3d(
     count_include_pad: bool = True,
     divisor_override: int | None = None,
 ) -> Tensor:
+    if _autocast.on:
+        return _autocast.run(
+            "avg_pool3d",
+            avg_pool3d,
+            input,
+            kernel_size,
+            stride,
+            padding,
+            ceil_mode,
+            count_include_pad,
+            divisor_override,
+        )
     _tensor("avg_pool3d", input)
     k = _arg("avg_pool3d", "kernel_size", 2, kernel_size, 3)
     s = _stride("avg_pool3d", stride, k, 3)
@@ -423,6 +436,10 @@ def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
 
 
 def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:
+    if _autocast.on:
+        return _autocast.run(
+            "adaptive_avg_pool3d", adaptive_avg_pool3d, input, output_size
+        )
     return _adaptive_avg(3, input, output_size)
 
 
@@ -452,6 +469,14 @@ def adaptive_max_pool2d(
 def adaptive_max_pool3d(
     input: Tensor, output_size: Any, return_indices: bool = False
 ) -> Any:
+    if _autocast.on:
+        return _autocast.run(
+            "adaptive_max_pool3d",
+            adaptive_max_pool3d,
+            input,
+            output_size,
+            return_indices,
+        )
     return _adaptive_max(3, input, output_size, return_indices)
 
 

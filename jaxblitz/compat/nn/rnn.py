@@ -18,6 +18,7 @@ import numbers
 import warnings
 from typing import Any
 
+from jaxblitz.compat import _autocast
 from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.backends import _precision
 from jaxblitz.compat.nn import _rnn_scan
@@ -294,6 +295,10 @@ class RNNBase(Module):
             shape = (self.num_layers - 1, steps, batch, width)
             keep = _dropout_keep(shape, self.dropout, data)
         weights = self._flat_weights
+        if _autocast.on:  # torch's fused recurrent kernels are on its lists
+            data, h, c, *weights = _autocast.cast(
+                self.mode.lower(), data, h, c, *weights
+            )
         flat = apply(
             _NODE[self.mode],
             _rnn_scan.rnn_fn,

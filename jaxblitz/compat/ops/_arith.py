@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import jax.numpy as jnp
 import numpy as np
 
+from jaxblitz.compat import _autocast
 from jaxblitz.compat.ops._declare import declare, saves
 from jaxblitz.compat.ops._funnel import (
     _add_fn,
@@ -212,6 +213,8 @@ saves("FmodBackward1", (0, 1), (1, 1))
 @declare(method=True, inplace=True, augmented="ipow")
 def pow(input: Any, exponent: Any) -> Tensor:  # noqa: A001 -- torch's name
     """``input ** exponent``; either may be a number (``torch.pow(2, x)``)."""
+    if _autocast.on:
+        return _autocast.run("pow", pow, input, exponent)
     _require_a_tensor("pow", input, exponent)
     input, exponent = _value(input), _value(exponent)
     dt = _promote(input, exponent)

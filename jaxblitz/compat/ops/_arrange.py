@@ -13,6 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxblitz.compat import _autocast
 from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.backends import _precision
 from jaxblitz.compat.ops._declare import declare, saves
@@ -205,6 +206,8 @@ def einsum(equation: Any, *operands: Any) -> Tensor:
     """``torch.einsum``: operands given one by one or as one list, or in the
     sublist format ``einsum(a, [0, 1], b, [1, 2], [0, 2])`` (``...`` as
     ``Ellipsis``)."""
+    if _autocast.on:
+        return _autocast.run("einsum", einsum, equation, *operands)
     if isinstance(equation, TensorBase):  # the sublist format
         equation, operands = _sublists(equation, *operands)
     if len(operands) == 1 and isinstance(operands[0], list | tuple):
@@ -277,12 +280,16 @@ def _sublists(first: Any, *rest: Any) -> tuple[str, tuple]:
 @declare(method=True)
 def softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
 
+    if _autocast.on:
+        return _autocast.run("softmax", softmax, input, dim, dtype)
     return _softmax("softmax", input, dim, dtype, log=False)
 
 
 @declare(method=True)
 def log_softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
 
+    if _autocast.on:
+        return _autocast.run("log_softmax", log_softmax, input, dim, dtype)
     return _softmax("log_softmax", input, dim, dtype, log=True)
 
 

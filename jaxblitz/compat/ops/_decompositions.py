@@ -21,6 +21,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from jaxblitz.compat import _autocast
 from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.ops._declare import declare, saves
 from jaxblitz.compat.ops._funnel import (
@@ -355,6 +356,8 @@ def _lstsq_fn(a, b, *, vector):
 
 @declare(method=True)
 def trace(input: Tensor) -> Tensor:
+    if _autocast.on:
+        return _autocast.run("trace", trace, input)
     _require_tensors("trace", input)
     if input.dim() != 2:
         raise RuntimeError(
@@ -375,6 +378,8 @@ def kron(input: Tensor, other: Tensor) -> Tensor:
 
 @declare(method=True)
 def inner(input: Tensor, other: Tensor) -> Tensor:
+    if _autocast.on:
+        return _autocast.run("inner", inner, input, other)
     input, other = _as_tensor(input), _as_tensor(other)
     a, b = tuple(input.shape), tuple(other.shape)
     if a and b and a[-1] != b[-1]:
@@ -435,6 +440,8 @@ def _tensordot_dims(a: Tensor, b: Tensor, dims: Any) -> tuple[list, list]:
 def tensordot(a: Tensor, b: Tensor, dims: Any = 2, out: Any = None) -> Tensor:
     """``torch.tensordot``: as torch's, one product of matrices (dimensions of
     size 1 against others summed first), permuted and reshaped around it."""
+    if _autocast.on:
+        return _autocast.run("tensordot", tensordot, a, b, dims, out)
     if out is not None:
         raise NotImplementedError("tensordot: out is not supported by jaxblitz.compat")
     a, b = _as_tensor(a), _as_tensor(b)
@@ -479,6 +486,8 @@ def tensordot(a: Tensor, b: Tensor, dims: Any = 2, out: Any = None) -> Tensor:
 
 @declare(method=True)
 def vdot(input: Tensor, other: Tensor) -> Tensor:
+    if _autocast.on:
+        return _autocast.run("vdot", vdot, input, other)
     input, other = _as_tensor(input), _as_tensor(other)
     if input.dim() != 1 or other.dim() != 1:
         raise RuntimeError(
@@ -533,6 +542,8 @@ saves("LinalgCrossBackward0", (1, 0), (0, 1))
 @declare(method=True)
 def cross(input: Tensor, other: Tensor, dim: int | None = None, *, out=None):
     """``torch.cross``: without ``dim``, the first dimension of size 3."""
+    if _autocast.on:
+        return _autocast.run("cross", cross, input, other, dim, out=out)
     if out is not None:
         raise NotImplementedError("cross: out is not supported by jaxblitz.compat")
     if dim is None:
@@ -546,6 +557,8 @@ def cross(input: Tensor, other: Tensor, dim: int | None = None, *, out=None):
 
 @declare(method=True)
 def dist(input: Tensor, other: Tensor, p: Any = 2) -> Tensor:
+    if _autocast.on:
+        return _autocast.run("dist", dist, input, other, p)
     input, other = _as_tensor(input), _as_tensor(other)
     dt = _promote(input, other)
     if not dt.is_floating_point:
@@ -671,6 +684,8 @@ def logdet(input: Tensor) -> Tensor:
 
 @declare(method=True)
 def inverse(input: Tensor) -> Tensor:
+    if _autocast.on:
+        return _autocast.run("inverse", inverse, input)
     _matrices("linalg.inv", input)
     _floating("linalg.inv", input)
     _check_invertible("linalg.inv", input)
@@ -705,6 +720,8 @@ saves("LinalgPinvBackward0", (0, None), ("result", None))
 
 @declare(method=True)
 def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
+    if _autocast.on:
+        return _autocast.run("pinverse", pinverse, input, rcond)
     return _pinv(input, float(rcond), False)
 
 
@@ -725,6 +742,8 @@ saves("CholeskyBackward0", ("result", None))
 @declare(method=True)
 def cholesky_solve(input: Tensor, input2: Tensor, upper: bool = False) -> Tensor:
     """``torch.cholesky_solve(B, L)``: ``X`` with ``L L^H X = B``."""
+    if _autocast.on:
+        return _autocast.run("cholesky_solve", cholesky_solve, input, input2, upper)
     for name, t in (("b", input), ("u", input2)):
         if t.dim() < 2:
             raise RuntimeError(

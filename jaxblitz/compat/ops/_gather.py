@@ -23,6 +23,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxblitz.compat import _autocast
 from jaxblitz.compat.autograd.graph import apply, run
 from jaxblitz.compat.ops._declare import declare, saves
 from jaxblitz.compat.ops._funnel import (
@@ -337,6 +338,8 @@ saves("ScatterBackward1", (1, None))
 
 @declare(method=True, inplace=True)
 def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    if _autocast.on:
+        return _autocast.run("scatter_add", scatter_add, input, dim, index, src)
     dim = _scatter_args("scatter_add", input, dim, index, src)
     _require_tensors("scatter_add", src)
     return apply(

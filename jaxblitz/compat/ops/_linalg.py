@@ -9,6 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from jaxblitz.compat import _autocast
 from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.backends import _precision
 from jaxblitz.compat.ops._declare import declare, saves
@@ -86,6 +87,8 @@ def _check_matmul(input: Tensor, other: Tensor) -> None:
 
 @declare(method=True)
 def matmul(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
+    if _autocast.on:
+        return _autocast.run("matmul", matmul, input, other, out=out)
     input, other = _as_tensor(input), _as_tensor(other)
     _check_matmul(input, other)
     _check_arguments(_KERNELS.get(input.dim(), "mm"), self=input, mat2=other)
@@ -107,6 +110,8 @@ _KERNELS = {3: "bmm"}
 
 @declare(method=True)
 def mm(input: Tensor, mat2: Tensor) -> Tensor:
+    if _autocast.on:
+        return _autocast.run("mm", mm, input, mat2)
     if input.dim() != 2 or mat2.dim() != 2:
         raise RuntimeError("self must be a matrix")
     return matmul(input, mat2)
@@ -114,6 +119,8 @@ def mm(input: Tensor, mat2: Tensor) -> Tensor:
 
 @declare(method=True)
 def mv(input: Tensor, vec: Tensor) -> Tensor:
+    if _autocast.on:
+        return _autocast.run("mv", mv, input, vec)
     if input.dim() != 2 or vec.dim() != 1:
         raise RuntimeError(
             f"vector + matrix @ vector expected, got 1, {input.dim()}, {vec.dim()}"
@@ -123,6 +130,8 @@ def mv(input: Tensor, vec: Tensor) -> Tensor:
 
 @declare(method=True)
 def dot(input: Tensor, other: Tensor) -> Tensor:
+    if _autocast.on:
+        return _autocast.run("dot", dot, input, other)
     if input.dim() != 1 or other.dim() != 1:
         raise RuntimeError(
             f"1D tensors expected, but got {input.dim()}D and {other.dim()}D tensors"
@@ -132,6 +141,8 @@ def dot(input: Tensor, other: Tensor) -> Tensor:
 
 @declare(method=True)
 def bmm(input: Tensor, mat2: Tensor) -> Tensor:
+    if _autocast.on:
+        return _autocast.run("bmm", bmm, input, mat2)
     if input.dim() != 3 or mat2.dim() != 3:
         raise RuntimeError("batch1 must be a 3D tensor")
     if input.shape[0] != mat2.shape[0]:
@@ -150,6 +161,8 @@ def addmm(
     input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1
 ) -> Tensor:
     """``beta * input + alpha * (mat1 @ mat2)``; beta=0 ignores input's values."""
+    if _autocast.on:
+        return _autocast.run("addmm", addmm, input, mat1, mat2, beta=beta, alpha=alpha)
     beta, alpha = _numbers("addmm", beta, alpha)
     if mat1.dim() != 2 or mat2.dim() != 2:
         raise RuntimeError(
@@ -217,6 +230,8 @@ def addmv(
     input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any = 1
 ) -> Tensor:
     """``beta * input + alpha * (mat @ vec)``; beta=0 ignores input's values."""
+    if _autocast.on:
+        return _autocast.run("addmv", addmv, input, mat, vec, beta=beta, alpha=alpha)
     beta, alpha = _numbers("addmv", beta, alpha)
     input, mat, vec = _as_tensor(input), _as_tensor(mat), _as_tensor(vec)
     if not (mat.dim() == 2 and vec.dim() == 1 and input.dim() <= 1):
@@ -267,6 +282,10 @@ def baddbmm(
     input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1
 ) -> Tensor:
     """``beta * input + alpha * (batch1 @ batch2)``, batch by batch."""
+    if _autocast.on:
+        return _autocast.run(
+            "baddbmm", baddbmm, input, batch1, batch2, beta=beta, alpha=alpha
+        )
     beta, alpha = _numbers("baddbmm", beta, alpha)
     input, batch1, batch2 = map(_as_tensor, (input, batch1, batch2))
     if not input.dtype is batch1.dtype is batch2.dtype:
@@ -315,6 +334,10 @@ def addbmm(
     input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1
 ) -> Tensor:
     """``beta * input + alpha * sum(batch1 @ batch2)`` over the batches."""
+    if _autocast.on:
+        return _autocast.run(
+            "addbmm", addbmm, input, batch1, batch2, beta=beta, alpha=alpha
+        )
     beta, alpha = _numbers("addbmm", beta, alpha)
     input, batch1, batch2 = map(_as_tensor, (input, batch1, batch2))
     _batches(batch1, batch2)
@@ -355,6 +378,8 @@ def addr(
     input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any = 1
 ) -> Tensor:
     """``beta * input + alpha * outer(vec1, vec2)``, promoting as torch."""
+    if _autocast.on:
+        return _autocast.run("addr", addr, input, vec1, vec2, beta=beta, alpha=alpha)
     beta, alpha = _numbers("addr", beta, alpha)
     input, vec1, vec2 = map(_as_tensor, (input, vec1, vec2))
     for name, v in (("vec1", vec1), ("vec2", vec2)):

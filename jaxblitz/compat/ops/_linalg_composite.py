@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from jaxblitz.compat import _autocast
 from jaxblitz.compat.ops._decompositions import _matrices, svdvals
 from jaxblitz.compat.ops._linalg import mm
 from jaxblitz.compat.ops._linalg_ex import _singular, check_info, inv_ex, no_out
@@ -72,6 +73,8 @@ def _product(mats: list[Tensor]) -> Tensor:
 def multi_dot(tensors: Any, *, out: Any = None) -> Tensor:
     """``torch.linalg.multi_dot``: the product of a chain of matrices (the
     first and last may be vectors), multiplied in the cheapest order."""
+    if _autocast.on:
+        return _autocast.run("multi_dot", multi_dot, tensors, out=out)
     no_out("linalg.multi_dot", out)
     given = _tensor_list("linalg_multi_dot", tensors)
     n = len(given)

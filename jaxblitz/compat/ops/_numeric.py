@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import jax
 import jax.numpy as jnp
 
+from jaxblitz.compat import _autocast
 from jaxblitz.compat._warn_always import warn_once
 from jaxblitz.compat.autograd.grad_mode import no_grad
 from jaxblitz.compat.autograd.graph import apply
@@ -311,6 +312,8 @@ def _renorm_fn(x, *, p, axes, maxnorm):
 def renorm(input: Tensor, p: Any, dim: int, maxnorm: Any) -> Tensor:
     """``torch.renorm``: each slice along ``dim`` with a p-norm over ``maxnorm``
     scaled to norm ``maxnorm``."""
+    if _autocast.on:
+        return _autocast.run("renorm", renorm, input, p, dim, maxnorm)
     _require_tensors("renorm", input)
     p, maxnorm = (v.item() if isinstance(v, TensorBase) else v for v in (p, maxnorm))
     if isinstance(p, complex):
@@ -362,6 +365,8 @@ def _chain(matrices: list, i: int, j: int, split: list) -> Tensor:
 def chain_matmul(*matrices: Tensor) -> Tensor:
     """``torch.chain_matmul`` (deprecated): the product of the matrices, in the
     order of fewest multiplications (``torch.linalg.multi_dot``'s)."""
+    if _autocast.on:
+        return _autocast.run("chain_matmul", chain_matmul, *matrices)
     warn_once(
         "chain_matmul",
         "torch.chain_matmul is deprecated and will be removed in a future PyTorch "

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import jax.numpy as jnp
 
+from jaxblitz.compat import _autocast
 from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.ops._declare import declare, saves
 from jaxblitz.compat.ops._funnel import (
@@ -80,6 +81,8 @@ def _sum(op, names: tuple[str, str]):
     over ``dim``."""
 
     def fn(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype=None):
+        if _autocast.on:
+            return _autocast.run(op.__name__, fn, input, dim, keepdim, dtype=dtype)
         return apply(
             names[dim is not None],
             _reduce_fn,
@@ -104,6 +107,8 @@ saves("NansumBackward0", (0, None))
 
 @declare(method=True)
 def prod(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype=None):
+    if _autocast.on:
+        return _autocast.run("prod", prod, input, dim, keepdim, dtype=dtype)
     name = "ProdBackward0" if dim is None else "ProdBackward1"
     axis = None if dim is None else _dim(wrap_dim(dim, input.dim()), input.dim())
     return apply(
@@ -122,6 +127,8 @@ saves("ProdBackward0", (0, None), ("result", None))
 
 def _scan(name: str, op):
     def fn(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
+        if _autocast.on:
+            return _autocast.run(op.__name__, fn, input, dim, dtype=dtype)
         axis = wrap_dim(dim, input.dim())
         dt = _accumulate_dtype(input, dtype)
         return apply(name, _scan_fn, input, op=op, axis=axis, dt=dt)
@@ -230,6 +237,8 @@ saves("VarMeanBackward0", (0, None))
 @declare(method=True)
 def logsumexp(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
     """``log(sum(exp(input), dim))`` without overflow; integers give floats."""
+    if _autocast.on:
+        return _autocast.run("logsumexp", logsumexp, input, dim, keepdim)
     dt = _default_float(input.dtype).np_name
     axis = _dim(dim, input.dim())
     return apply(

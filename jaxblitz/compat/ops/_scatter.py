@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import jax.numpy as jnp
 import numpy as np
 
+from jaxblitz.compat import _autocast
 from jaxblitz.compat.autograd.grad_mode import is_grad_enabled, no_grad
 from jaxblitz.compat.autograd.graph import AutogradMixin, apply
 from jaxblitz.compat.ops._declare import declare, saves
@@ -223,6 +224,8 @@ def _index_source_args(
 @declare
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     """``torch.index_copy``: ``source``'s slices written at ``index`` along ``dim``."""
+    if _autocast.on:
+        return _autocast.run("index_copy", index_copy, input, dim, index, source)
     _require_tensors("index_copy", input)
     _require_tensors("index_copy", source)
     dim = _index_source_args("index_copy", input, dim, index, source, "copy")
@@ -261,6 +264,8 @@ def index_put(
 ) -> Tensor:
     """``torch.index_put``: ``input[indices] = values`` (``+=`` with
     ``accumulate``) on a copy."""
+    if _autocast.on:
+        return _autocast.run("index_put", index_put, input, indices, values, accumulate)
     _require_tensors("index_put", input)
     if not isinstance(indices, tuple | list):
         raise TypeError(

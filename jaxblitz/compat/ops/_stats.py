@@ -11,6 +11,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
+from jaxblitz.compat import _autocast
 from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.ops._arith import div
 from jaxblitz.compat.ops._declare import declare, saves
@@ -311,6 +312,10 @@ def _quantile(name: str, ignore_nan: bool):
         interpolation: str = "linear",
         out: Any = None,
     ) -> Tensor:
+        if _autocast.on:
+            return _autocast.run(
+                name, fn, input, q, dim, keepdim, interpolation=interpolation, out=out
+            )
         _require_tensors(name, input)
         if out is not None:
             raise NotImplementedError(

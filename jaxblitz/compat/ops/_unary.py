@@ -13,6 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from jaxblitz.compat import _autocast
 from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.ops._declare import declare, saves
 from jaxblitz.compat.ops._funnel import (
@@ -53,6 +54,8 @@ def _floating_unary(name: str, op):
     """An op that gives floats: integer and bool inputs become the default dtype."""
 
     def fn(input: Tensor) -> Tensor:
+        if _autocast.on:
+            return _autocast.run(fn.__name__, fn, input)
         dt = _default_float(input.dtype)
         return apply(name, _unary_fn, input, op=op, dt=dt.np_name)
 
@@ -346,6 +349,8 @@ def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
 @declare(method=True, inplace=True)
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1):
     """``input + value * tensor1 * tensor2``, all three promoted together."""
+    if _autocast.on:
+        return _autocast.run("addcmul", addcmul, input, tensor1, tensor2, value=value)
     dt = _promote(input, tensor1, tensor2)
     if dt is _dtype.bool:
         raise _not_implemented("addcmul_cpu_out", dt)
@@ -366,6 +371,8 @@ saves("AddcmulBackward0", (2, 1), (1, 2))
 @declare(method=True, inplace=True)
 def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1):
     """``input + value * tensor1 / tensor2``; integer tensor1/tensor2 are refused."""
+    if _autocast.on:
+        return _autocast.run("addcdiv", addcdiv, input, tensor1, tensor2, value=value)
     if not (tensor1.dtype.is_floating_point or tensor2.dtype.is_floating_point):
         raise RuntimeError(
             "Integer division with addcdiv is no longer supported, and in a future  "

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import jax
 import jax.numpy as jnp
 
-from jaxblitz.compat import ops
+from jaxblitz.compat import _autocast, ops
 from jaxblitz.compat.autograd.graph import AutogradMixin, apply
 from jaxblitz.compat.ops._declare import declared
 from jaxblitz.compat.ops._numeric import _fill_fn, filled
@@ -35,6 +35,8 @@ def _in_place(fn: Callable[..., Tensor], name: str = "") -> Callable[..., Tensor
 
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         self._check_inplace()
+        if _autocast.on:  # torch: in-place variants are not autocast
+            return self._inplace(_autocast.off(fn, self, *args, **kwargs))
         return self._inplace(fn(self, *args, **kwargs))
 
     method.__name__ = (name or fn.__name__) + "_"

@@ -20,7 +20,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxblitz.compat import lazy
+from jaxblitz.compat import _autocast, lazy
 from jaxblitz.compat.autograd.grad_mode import is_grad_enabled
 from jaxblitz.compat.autograd.graph import (
     AutogradMixin,
@@ -1005,6 +1005,8 @@ def _tensor_list(name: str, tensors: Any) -> list[Tensor]:
 
 @declare
 def cat(tensors: Any, dim: int = 0, *, out: Any = None) -> Tensor:
+    if _autocast.on:
+        return _autocast.run("cat", cat, tensors, dim, out=out)
     if out is not None:
         raise NotImplementedError("cat(out=...) is not supported by jaxblitz.compat")
     tensors = _tensor_list("cat", tensors)
@@ -1084,6 +1086,8 @@ def diff(
 
 @declare
 def stack(tensors: Any, dim: int = 0) -> Tensor:
+    if _autocast.on:
+        return _autocast.run("stack", stack, tensors, dim)
     tensors = _tensor_list("stack", tensors)
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")

@@ -179,13 +179,6 @@ def test_an_autocast_pytorch_disables_is_a_no_op_with_its_warnings(make):
     assert double(3) == 6 and double.__doc__ == "Doubles."
 
 
-def test_an_enabled_cpu_autocast_is_refused_by_name():
-    with pytest.raises(NotImplementedError, match="torch.autocast.*'cpu'.*bfloat16"):
-        ct.autocast("cpu")
-    with pytest.raises(NotImplementedError, match="float16"):
-        ct.amp.autocast("cpu", dtype=ct.float16)
-
-
 def test_autocast_refuses_bad_arguments_as_pytorch():
     for torch in (ct, pt):
         with pytest.raises(ValueError, match="Expected `device_type` of type `str`"):

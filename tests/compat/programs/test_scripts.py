@@ -274,6 +274,10 @@ LANDMARKS = {
         "transitions row START [-10000.0, -10000.0] column STOP",
         "path [0, 2, 0, 2, 0, 2, 0, 2, 0, 2, 0]", "before: nll",
         "epoch 15 nll", "transitions grad (5, 5)"],
+    "amp_recipe_cpu.py": [
+        "autocast output torch.bfloat16", "autocast loss torch.float32",
+        "amp loss", "scale 65536.0", "scaler state ['_growth_tracker', "
+        "'backoff_factor', 'growth_factor', 'growth_interval', 'scale']"],
 }  # fmt: skip
 ON_TORCH = ["blitz_tensors.py", "blitz_nn.py", "blitz_data_parallel.py",
             "basics_tensors.py", "basics_autograd_model.py",
@@ -288,7 +292,7 @@ ON_TORCH = ["blitz_tensors.py", "blitz_nn.py", "blitz_data_parallel.py",
             "siamese_network.py", "super_resolution.py", "gcn.py",
             "char_rnn_generation.py",
             "pruning_tutorial.py", "parametrizations_tutorial.py",
-            "hooks_checkpoint.py", "bilstm_crf.py"]  # fmt: skip
+            "hooks_checkpoint.py", "bilstm_crf.py", "amp_recipe_cpu.py"]  # fmt: skip
 
 # Run again in lazy mode (one program per sync point), which must print what
 # eager mode prints: a Blitz training loop, recurrent and attention models, a
@@ -308,17 +312,11 @@ LAZY = ["blitz_cifar10.py", "blitz_nn.py", "char_rnn.py", "examples_polynomial.p
         "time_sequence_prediction.py", "word_language_model.py",
         "siamese_network.py", "super_resolution.py", "gcn.py",
         "char_rnn_generation.py", "pruning_tutorial.py", "parametrizations_tutorial.py",
-        "hooks_checkpoint.py", "bilstm_crf.py"]  # fmt: skip
+        "hooks_checkpoint.py", "bilstm_crf.py", "amp_recipe_cpu.py"]  # fmt: skip
 
 # Scripts that use what compat refuses by name: on compat each prints what
 # comes before that use, then stops with the reason; PyTorch runs it through.
-REFUSED = {
-    "amp_recipe_cpu.py": (
-        "default precision loss",
-        "NotImplementedError: torch.autocast(device_type='cpu', "
-        "dtype=torch.bfloat16) is not supported by jaxblitz.compat",
-    ),
-}
+REFUSED: dict[str, tuple[str, str]] = {}
 
 RUNS = {name: _compat_run(SCRIPTS / name) for name in sorted(LANDMARKS)}
 LAZY_RUNS = {name: _compat_run(SCRIPTS / name, lazy=True) for name in LAZY}
