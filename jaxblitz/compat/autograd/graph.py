@@ -54,6 +54,12 @@ _QUALIFIED = {  # what torch's name() says for its C++ nodes
 }
 
 
+# Called with each node as it is recorded, innermost last: how
+# torch.utils.checkpoint (non-reentrant) finds the nodes of its region and their
+# recomputed twins, in recording order (torch packs saved tensors in that order).
+observers: list[Callable[[Node], None]] = []
+
+
 class Node:
     """A recorded op: ``grad_fn``. Subclassed per torch name (``MulBackward0``)."""
 
@@ -81,6 +87,8 @@ class Node:
         self.saved = saved  # the input arrays (None once freed)
         self.inputs = inputs  # per input: its Node, or None
         self.mask = mask  # per input: whether a gradient flows to it
+        for observe in observers:  # (torch.utils.checkpoint's regions)
+            observe(self)
 
     def name(self) -> str:
         name = type(self).__name__

@@ -22,6 +22,7 @@ from jaxblitz.compat.autograd.grad_mode import is_grad_enabled
 from jaxblitz.compat.autograd.graph import apply, run
 from jaxblitz.compat.nn import functional as F
 from jaxblitz.compat.nn.dropout import _dropout
+from jaxblitz.compat.nn.sparse import max_positions
 from jaxblitz.compat.ops._declare import declare
 from jaxblitz.compat.ops._funnel import _require_tensors
 from jaxblitz.compat.tensor import Tensor, _dtype
@@ -131,20 +132,7 @@ def _bag_extras_fn(
         return owner, size, size
     if not n:
         return owner, size, jnp.zeros((bags, weight.shape[1]), jnp.int64)
-    # ATen's max: a bag's first row, replaced by each greater one (a NaN first
-    # stays; a NaN later never replaces): the first greatest that is no NaN
-    values = weight[indices]  # (n, D)
-    place = jnp.arange(n)
-    first = jax.ops.segment_min(jnp.where(counted, place, n), owner, num_segments=bags)
-    nan = jnp.isnan(values)
-    best = jax.ops.segment_max(
-        jnp.where(counted[:, None] & ~nan, values, -jnp.inf), owner, num_segments=bags
-    )
-    taken = counted[:, None] & (values == best[owner])
-    position = jnp.where(taken, place[:, None], n)
-    greatest = jax.ops.segment_min(position, owner, num_segments=bags)  # (bags, D)
-    nan_first = nan[jnp.minimum(first, n - 1)] & (first < n)[:, None]
-    chosen = jnp.where(nan_first, first[:, None], greatest)
+    chosen = max_positions(weight[indices], counted, owner, bags)  # (bags, D)
     rows = jnp.where(chosen < n, indices[jnp.minimum(chosen, n - 1)], 0)
     return owner, size, rows.astype(jnp.int64)
 

@@ -64,14 +64,40 @@ def _bag_fn(weight, indices, offsets, per_sample_weights, *, mode, bags, padding
     if per_sample_weights is not None:
         rows = rows * per_sample_weights[:, None]
     if mode == "max":
-        out = jax.ops.segment_max(rows, bag, num_segments=bags + 1)[:bags]
-        counts = jax.ops.segment_sum(keep.astype(weight.dtype), bag, bags + 1)[:bags]
-        return jnp.where(counts[:, None] > 0, out, 0)  # torch: an empty bag is zeros
+        if not indices.shape[0]:
+            return jnp.zeros((bags, weight.shape[1]), weight.dtype)
+        chosen = max_positions(rows, keep, bag, bags)  # (bags, dim)
+        n = indices.shape[0]
+        # the chosen row's value, its gradient to that row alone (ties and all)
+        out = jnp.take_along_axis(rows, jnp.minimum(chosen, n - 1), axis=0)
+        return jnp.where(chosen < n, out, 0)  # torch: an empty bag is zeros
     out = jax.ops.segment_sum(rows, bag, num_segments=bags + 1)[:bags]
     if mode == "mean":
         counts = jax.ops.segment_sum(keep.astype(weight.dtype), bag, bags + 1)[:bags]
         out = out / jnp.maximum(counts, 1)[:, None]
     return out
+
+
+def max_positions(values, counted, owner, bags):
+    """ATen's max of each bag, per column: the bag's first counted entry,
+    replaced by each greater one -- a NaN first stays, a NaN later never
+    replaces; of equal values the first. Returns positions in ``values``
+    (n where the bag has no counted entry), (bags, dim); ``owner``: each
+    entry's bag (``bags`` or more: none)."""
+    n = values.shape[0]
+    place = jnp.arange(n)
+    if not bags:
+        return jnp.zeros((0, values.shape[1]), place.dtype)
+    first = jax.ops.segment_min(jnp.where(counted, place, n), owner, bags)
+    nan = jnp.isnan(values)
+    best = jax.ops.segment_max(
+        jnp.where(counted[:, None] & ~nan, values, -jnp.inf), owner, bags
+    )
+    taken = counted[:, None] & (values == best[jnp.minimum(owner, bags - 1)])
+    greatest = jax.ops.segment_min(jnp.where(taken, place[:, None], n), owner, bags)
+    nan_first = nan[jnp.minimum(first, n - 1)] & (first < n)[:, None]
+    chosen = jnp.where(nan_first, first[:, None], greatest)
+    return jnp.minimum(chosen, n)  # an empty bag's segment_min is the int's max
 
 
 def _first_not_zero(offsets):

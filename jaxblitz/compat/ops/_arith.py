@@ -388,13 +388,6 @@ def equal(a: Tensor, b: Tensor) -> bool:
     )
 
 
-@declare(method=True)
-def allclose(a: Tensor, b: Tensor, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
-    return builtins.bool(
-        np.allclose(np.asarray(a), np.asarray(b), rtol, atol, equal_nan)
-    )
-
-
 def _isclose_fn(a, b, *, rtol, atol, equal_nan, default):
     """ATen's isclose: equal, or both finite within ``atol + |rtol * b|``;
     integers and bools compared as the default float dtype, each step rounded
@@ -417,9 +410,19 @@ def _isclose_fn(a, b, *, rtol, atol, equal_nan, default):
     return close | (jnp.isfinite(actual) & (actual <= allowed))
 
 
-@declare(method=True)
-def isclose(a: Tensor, b: Tensor, rtol=1e-05, atol=1e-08, equal_nan=False) -> Tensor:
-    _require_tensors("isclose", a, b)
+def _check_close_args(what: str, a: Any, b: Any, rtol, atol, equal_nan) -> None:
+    """torch's argument parser and ATen's checks for isclose and allclose."""
+    _require_tensors(what, a, b)
+    for name, tol in (("rtol", rtol), ("atol", atol)):
+        if not isinstance(tol, numbers.Real):
+            raise TypeError(
+                f"{what}(): argument '{name}' must be float, not {type(tol).__name__}"
+            )
+    if not isinstance(equal_nan, bool):
+        raise TypeError(
+            f"{what}(): argument 'equal_nan' must be bool, not "
+            f"{type(equal_nan).__name__}"
+        )
     if a.dtype is not b.dtype:
         raise RuntimeError(f"{a.dtype.scalar_type} did not match {b.dtype.scalar_type}")
     for name, tol in (("rtol", rtol), ("atol", atol)):
@@ -427,12 +430,29 @@ def isclose(a: Tensor, b: Tensor, rtol=1e-05, atol=1e-08, equal_nan=False) -> Te
             raise RuntimeError(
                 f"{name} must be greater than or equal to zero, but got {tol:g}"
             )
+
+
+def _isclose(a: Tensor, b: Tensor, rtol, atol, equal_nan) -> Tensor:
     return _no_grad(
         _isclose_fn,
         a,
         b,
         rtol=float(rtol),
         atol=float(atol),
-        equal_nan=builtins.bool(equal_nan),
+        equal_nan=equal_nan,
         default=_dtype.get_default_dtype().np,
     )
+
+
+@declare(method=True)
+def isclose(a: Tensor, b: Tensor, rtol=1e-05, atol=1e-08, equal_nan=False) -> Tensor:
+    _check_close_args("isclose", a, b, rtol, atol, equal_nan)
+    return _isclose(a, b, rtol, atol, equal_nan)
+
+
+@declare(method=True)
+def allclose(a: Tensor, b: Tensor, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+    # torch: isclose(...).all().item() -- its dtype, broadcasting and tolerance
+    # rules and errors, with allclose's name in the argument errors
+    _check_close_args("allclose", a, b, rtol, atol, equal_nan)
+    return builtins.bool(_isclose(a, b, rtol, atol, equal_nan).all())
