@@ -186,10 +186,9 @@ _SUBMODULE_KINDS: dict[str, str] = {
     "masked and nested (jagged) tensors are not supported: pad to one shape and "
     "mask with torch.where": "torch.masked torch.nested",
     "a switch of one of PyTorch's own kernel libraries: compat's kernels are XLA's "
-    "(torch.backends.cudnn and cuda's flags are offered)": """torch.backends.cpu
+    "(torch.backends.cudnn and cuda's flags are offered)": """
         torch.backends.cusparselt torch.backends.kleidiai torch.backends.miopen
-        torch.backends.mkl torch.backends.mkldnn torch.backends.nnpack
-        torch.backends.openmp torch.backends.opt_einsum torch.backends.xnnpack
+        torch.backends.xnnpack
         torch.backends.xeon torch.utils.mkldnn torch.cuda.tunable torch.nn.backends""",
     "a device compat does not run on (its devices are JAX's CPU, GPU and TPU)": """
         torch.mtia torch.cuda.green_contexts torch.cuda.gds""",
