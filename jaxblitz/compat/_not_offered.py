@@ -1,5 +1,5 @@
 """The names of torch, torch.nn, torch.nn.functional and torch.optim that compat
-does not offer, each refused by name with its reason: ``nn.SyncBatchNorm`` raises
+does not offer, each refused by name with its reason: ``nn.FractionalMaxPool2d`` raises
 :class:`NotOffered` (a ``NotImplementedError``, and an ``AttributeError``, so
 ``hasattr`` still answers False). torch's submodules that compat does not offer
 (``torch.fx``...) are refused the same way as attributes, and as imports by
@@ -36,12 +36,10 @@ STREAMS = "JAX schedules GPU work itself: there are no streams, events or CUDA g
 REASONS: dict[str, dict[str, str]] = {
     "torch.nn": {
         "AdaptiveLogSoftmaxWithLoss": "not implemented",
-        "Container": "torch's long-deprecated base class: use nn.Module",
         "FractionalMaxPool2d": _FRACTIONAL,
         "FractionalMaxPool3d": _FRACTIONAL,
         "LinearCrossEntropyLoss": _FUSED_LOSS,
-        "SyncBatchNorm": "compat trains in one process: use BatchNorm "
-        "(jaxblitz.parallel shards a batch over devices)",
+        "LinearCrossEntropyOptions": _FUSED_LOSS,
     },
     "torch.nn.functional": {
         "conv_tbc": "the time-batch-channel convolution is not implemented",
@@ -70,6 +68,8 @@ REASONS: dict[str, dict[str, str]] = {
     "torch.optim": {
         "Muon": "not implemented",
         "SparseAdam": "compat has no sparse gradients",
+        "swap_in_optimizer_params_and_state": "not implemented: load the state "
+        "with Optimizer.load_state_dict and copy the parameters in with copy_",
     },
 }
 
@@ -188,10 +188,9 @@ _SUBMODULE_KINDS: dict[str, str] = {
     "masked and nested (jagged) tensors are not supported: pad to one shape and "
     "mask with torch.where": "torch.masked torch.nested",
     "a switch of one of PyTorch's own kernel libraries: compat's kernels are XLA's "
-    "(torch.backends.cudnn and cuda's flags are offered)": """torch.backends.cpu
+    "(torch.backends.cudnn and cuda's flags are offered)": """
         torch.backends.cusparselt torch.backends.kleidiai torch.backends.miopen
-        torch.backends.mkl torch.backends.mkldnn torch.backends.nnpack
-        torch.backends.openmp torch.backends.opt_einsum torch.backends.xnnpack
+        torch.backends.xnnpack
         torch.backends.xeon torch.utils.mkldnn torch.cuda.tunable torch.nn.backends""",
     "a device compat does not run on (its devices are JAX's CPU, GPU and TPU)": """
         torch.mtia torch.cuda.green_contexts torch.cuda.gds""",
@@ -212,14 +211,12 @@ _SUBMODULE_KINDS: dict[str, str] = {
     "torch's weak-reference containers keyed by tensor are internal helpers: use "
     "Python's weakref": "torch.utils.weak",
     "quasi-random sequences (SobolEngine) are not implemented": "torch.quasirandom",
-    "the gradients of convolutions by hand are not implemented: torch.autograd.grad "
-    "of F.conv2d gives them": "torch.nn.grad",
     "the legacy autograd profiler's internals: torch.profiler.profile is compat's "
     "profiler": "torch.autograd.profiler_legacy torch.autograd.profiler_util",
     "an implementation module of torch's: import its names from the package "
     "(torch.einsum, torch.nn.Conv2d, torch.optim.AdamW, torch.autograd.gradcheck, "
     "torch.cuda.memory_allocated, torch.cuda.manual_seed)": """torch.functional
-        torch.nn.modules torch.optim.adadelta torch.optim.adagrad torch.optim.adamax
+        torch.optim.adadelta torch.optim.adagrad torch.optim.adamax
         torch.optim.adamw torch.optim.nadam torch.optim.radam torch.optim.rmsprop
         torch.autograd.gradcheck torch.cuda.memory torch.cuda.random""",
 }
@@ -233,6 +230,13 @@ SUBMODULES: dict[str, str] = {
 def each(names: str, reason: str) -> dict[str, str]:
     """``{name: reason}`` for each of the space-separated ``names``."""
     return dict.fromkeys(names.split(), reason)
+
+
+def reasons(namespace: str, names: str) -> dict[str, str]:
+    """``{name: reason}`` as :data:`REASONS` gives ``namespace``'s, for each of
+    the space-separated ``names``: the refusals a module shares with another
+    (``torch.nn.modules.loss``'s with ``torch.nn``'s)."""
+    return {name: REASONS[namespace][name] for name in names.split()}
 
 
 def refuser(

@@ -17,6 +17,8 @@ from typing import Any
 from jaxblitz.compat import _not_offered
 from jaxblitz.compat.tensor._dtype import device
 from jaxblitz.compat.tensor.creation import (
+    Generator,
+    default_generator,
     get_rng_state,
     initial_seed,
     manual_seed,
@@ -25,6 +27,8 @@ from jaxblitz.compat.tensor.creation import (
 )
 
 __all__ = [
+    "Generator",
+    "default_generator",
     "fork_rng",
     "get_rng_state",
     "initial_seed",

@@ -4,9 +4,31 @@
 and convolution's ``jax.lax.Precision`` on a GPU or TPU: :mod:`._precision`."""
 
 from jaxblitz.compat import _not_offered
-from jaxblitz.compat.backends import cuda, cudnn, mha, mps
+from jaxblitz.compat.backends import (
+    cpu,
+    cuda,
+    cudnn,
+    mha,
+    mkl,
+    mkldnn,
+    mps,
+    nnpack,
+    openmp,
+    opt_einsum,
+)
 
-__all__ = ["cuda", "cudnn", "mha", "mps"]
+__all__ = [
+    "cpu",
+    "cuda",
+    "cudnn",
+    "mha",
+    "mkl",
+    "mkldnn",
+    "mps",
+    "nnpack",
+    "openmp",
+    "opt_einsum",
+]
 
 # torch.backends's submodules compat does not offer: refused by name, with the reason
 __getattr__ = _not_offered.refuser(__name__, "torch.backends")

@@ -41,6 +41,7 @@ from jaxblitz.compat.nn.container import (
     ParameterList,
     Sequential,
 )
+from jaxblitz.compat.nn.container_legacy import Container
 from jaxblitz.compat.nn.conv_transpose import (
     ConvTranspose1d,
     ConvTranspose2d,
@@ -174,6 +175,7 @@ from jaxblitz.compat.nn.rnn import GRU, LSTM, RNN, RNNBase
 from jaxblitz.compat.nn.rnn_cell import GRUCell, LSTMCell, RNNCell, RNNCellBase
 from jaxblitz.compat.nn.shaping import Unflatten
 from jaxblitz.compat.nn.sparse import Embedding, EmbeddingBag
+from jaxblitz.compat.nn.sync_batchnorm import SyncBatchNorm
 from jaxblitz.compat.nn.transformer import (
     MultiheadAttention,
     Transformer,
@@ -215,6 +217,7 @@ __all__ = [
     "ConstantPad1d",
     "ConstantPad2d",
     "ConstantPad3d",
+    "Container",
     "Conv1d",
     "Conv2d",
     "Conv3d",
@@ -330,6 +333,7 @@ __all__ = [
     "Softplus",
     "Softshrink",
     "Softsign",
+    "SyncBatchNorm",
     "Tanh",
     "Tanhshrink",
     "Threshold",
@@ -351,10 +355,16 @@ __all__ = [
     "ZeroPad2d",
     "ZeroPad3d",
     "functional",
+    "grad",
     "init",
+    "modules",
     "parameter",
     "utils",
 ]
+
+# torch's implementation modules (torch.nn.modules.loss...), after every name
+# above: they import compat's layers from the modules this package imports.
+from jaxblitz.compat.nn import grad, modules  # noqa: E402
 
 # torch names compat does not offer: refused by name, with the reason
 __getattr__ = _not_offered.refuser(__name__, "torch.nn")

@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from jaxblitz.compat import lazy
+from jaxblitz.compat import _not_offered, lazy
 from jaxblitz.compat._eager import _host_eval, _warm
 from jaxblitz.compat.autograd.grad_mode import enable_grad, no_grad
 from jaxblitz.compat.optim import _optim_state
@@ -291,6 +291,16 @@ def _number(value: Any) -> Any:
     # torch.compile swaps hyperparameters for tracers, so a changed lr needs no
     # recompilation (jaxblitz.compat.compile); eager steps see Python numbers.
     return value if isinstance(value, jax.Array) else float(value)
+
+
+class _RequiredParameter:
+    """torch's marker for a hyperparameter with no default (``lr=required``)."""
+
+    def __repr__(self) -> str:
+        return "<required parameter>"
+
+
+required = _RequiredParameter()
 
 
 class Optimizer:
@@ -665,3 +675,17 @@ def _unsupported(name: str, **options: Any) -> None:
         raise NotImplementedError(
             f"{name}: {', '.join(given)} is not supported by jaxblitz.compat"
         )
+
+
+# torch's global optimizer hooks (on every optimizer at once): importable, as a
+# script's imports must be; a call says why it is refused
+_GLOBAL_HOOKS = (
+    "global optimizer hooks are not implemented: register the hook on each "
+    "optimizer (Optimizer.register_step_pre_hook...)"
+)
+register_optimizer_step_pre_hook = _not_offered.refused(
+    "torch.optim.optimizer.register_optimizer_step_pre_hook", _GLOBAL_HOOKS
+)
+register_optimizer_step_post_hook = _not_offered.refused(
+    "torch.optim.optimizer.register_optimizer_step_post_hook", _GLOBAL_HOOKS
+)

@@ -27,8 +27,10 @@ from typing import Any
 
 import numpy as np
 
+from jaxblitz.compat import _not_offered
 from jaxblitz.compat.tensor import Tensor, creation
 from jaxblitz.compat.utils import _distributed_sampler as distributed
+from jaxblitz.compat.utils import _samplers as sampler
 from jaxblitz.compat.utils._distributed_sampler import (  # noqa: F401 (torch's)
     DistributedSampler,
 )
@@ -47,9 +49,10 @@ from jaxblitz.compat.utils._worker import (  # noqa: F401 (torch.utils.data's)
     get_worker_info,
 )
 
-# torch.utils.data.distributed: `from torch.utils.data.distributed import ...`
-# ports to this name, found here (this module is not a package).
+# torch.utils.data.distributed and .sampler: `from torch.utils.data.sampler import
+# ...` ports to these names, found here (this module is not a package).
 sys.modules[__name__ + ".distributed"] = distributed
+sys.modules[__name__ + ".sampler"] = sampler
 
 
 class Dataset:
@@ -639,3 +642,24 @@ def _context(context: Any, num_workers: int) -> Any:
             "cloudpickle, so lambdas and classes defined in __main__ still work."
         )
     return context
+
+
+# torch.utils.data.dataset and .dataloader, after the names they re-export
+from jaxblitz.compat.utils import _data_dataloader as dataloader  # noqa: E402
+from jaxblitz.compat.utils import _data_dataset as dataset  # noqa: E402
+
+sys.modules[__name__ + ".dataloader"] = dataloader
+sys.modules[__name__ + ".dataset"] = dataset
+
+# torch's DataPipes (deprecated there): refused by name, with the reason
+__getattr__ = _not_offered.refuser(
+    __name__,
+    "torch.utils.data",
+    _not_offered.each(
+        """DFIterDataPipe DataChunk IterDataPipe MapDataPipe argument_validation
+        functional_datapipe guaranteed_datapipes_determinism non_deterministic
+        runtime_validation runtime_validation_disabled""",
+        "DataPipes (deprecated in torch, moved to torchdata) are not offered: "
+        "use Dataset or IterableDataset with DataLoader",
+    ),
+)

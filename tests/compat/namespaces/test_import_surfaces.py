@@ -352,10 +352,14 @@ def test_a_distributed_sampler_feeds_a_data_loader():
 
 @pytest.mark.parametrize(
     ("namespace", "name"),
-    [("nn", "SyncBatchNorm"), ("nn.functional", "scaled_mm"), ("optim", "SparseAdam")],
+    [
+        ("nn", "FractionalMaxPool2d"),
+        ("nn.functional", "scaled_mm"),
+        ("optim", "SparseAdam"),
+    ],
 )
 def test_a_torch_name_compat_does_not_offer_is_refused_with_its_reason(namespace, name):
-    """``nn.SyncBatchNorm`` raises NotImplementedError naming it and why; it is
+    """``nn.FractionalMaxPool2d`` raises NotImplementedError naming it and why; it is
     also an AttributeError, so ``hasattr`` answers False and ``getattr`` with a
     default gives the default."""
     module = ct

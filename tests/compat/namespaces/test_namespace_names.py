@@ -80,3 +80,51 @@ def test_assert_int_or_pair_checks_as_torchs_does():
     for module in (F, pt.nn.functional):
         with pytest.raises(AssertionError, match="^kernel_size must be a pair$"):
             module.assert_int_or_pair((1, 2, 3), "kernel_size", "{} must be a pair")
+
+
+@pytest.mark.parametrize(
+    "name", ["torch.random", "torch.optim.optimizer", "torch.backends"]
+)
+def test_every_name_torch_exports_from_these_modules_is_offered_or_refused(name):
+    import sys
+
+    ours = importlib.import_module("jaxblitz.compat" + name.removeprefix("torch"))
+    importlib.import_module(name)
+    theirs = sys.modules[name]
+    names = getattr(theirs, "__all__", None) or [
+        n for n in dir(theirs) if not n.startswith("_") and n not in ("torch", "m")
+    ]
+    unexplained = []
+    for attr in names:
+        if inspect.ismodule(getattr(theirs, attr)) and name != "torch.backends":
+            continue  # the modules it imports (warnings...), not its names
+        try:
+            getattr(ours, attr)
+        except NotOffered:
+            pass
+        except AttributeError:
+            unexplained.append(attr)
+    assert not unexplained
+
+
+def test_required_is_torchs_marker_for_a_hyperparameter_without_default():
+    from torch.optim.optimizer import required as theirs
+
+    from jaxblitz.compat.optim.optimizer import required
+
+    assert repr(required) == repr(theirs)
+    from jaxblitz.compat.optim.optimizer import register_optimizer_step_pre_hook
+
+    with pytest.raises(NotImplementedError, match="global optimizer hooks"):
+        register_optimizer_step_pre_hook(lambda *args: None)
+
+
+def test_torch_random_holds_the_default_generator():
+    import jaxblitz.compat as torch
+
+    assert torch.random.default_generator is torch.default_generator
+    assert isinstance(torch.random.default_generator, torch.random.Generator)
+    torch.random.default_generator.manual_seed(3)
+    first = torch.rand(2).tolist()
+    torch.manual_seed(3)
+    assert torch.rand(2).tolist() == first

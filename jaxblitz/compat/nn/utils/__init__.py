@@ -26,6 +26,10 @@ from jaxblitz.compat.nn.utils.fusion import (
     fuse_linear_bn_weights,
 )
 from jaxblitz.compat.nn.utils.init import skip_init
+from jaxblitz.compat.nn.utils.memory_format import (
+    convert_conv2d_weight_memory_format,
+    convert_conv3d_weight_memory_format,
+)
 from jaxblitz.compat.nn.utils.spectral_norm import remove_spectral_norm, spectral_norm
 from jaxblitz.compat.nn.utils.weight_norm import remove_weight_norm, weight_norm
 
@@ -34,6 +38,8 @@ __all__ = [
     "clip_grad_norm_",
     "clip_grad_value_",
     "clip_grads_with_norm_",
+    "convert_conv2d_weight_memory_format",
+    "convert_conv3d_weight_memory_format",
     "fuse_conv_bn_eval",
     "fuse_conv_bn_weights",
     "fuse_linear_bn_eval",
