@@ -16,7 +16,11 @@ samples reproducibly, with other numbers than PyTorch's.
 
 from __future__ import annotations
 
-from jaxblitz.compat.distributions import constraints, transforms
+from jaxblitz.compat.distributions import (
+    _kl_families,  # noqa: F401 -- registers the newer families' KL pairs
+    constraints,
+    transforms,
+)
 from jaxblitz.compat.distributions.bernoulli import Bernoulli
 from jaxblitz.compat.distributions.beta import Beta
 from jaxblitz.compat.distributions.binomial import Binomial

@@ -80,3 +80,21 @@ def test_assert_int_or_pair_checks_as_torchs_does():
     for module in (F, pt.nn.functional):
         with pytest.raises(AssertionError, match="^kernel_size must be a pair$"):
             module.assert_int_or_pair((1, 2, 3), "kernel_size", "{} must be a pair")
+
+
+def test_every_public_name_of_torch_distributions_is_offered_or_refused():
+    """Classes, functions and submodules alike (``torch.distributions.weibull``):
+    a script's ``from torch.distributions.x import Y`` finds compat's."""
+    ours = importlib.import_module("jaxblitz.compat.distributions")
+    theirs = importlib.import_module("torch.distributions")
+    refused = REASONS.get("torch.distributions", {})
+    unexplained = []
+    for name in sorted(n for n in dir(theirs) if not n.startswith("_")):
+        try:
+            getattr(ours, name)
+        except NotOffered as e:
+            assert name in refused
+            assert f"torch.distributions.{name} is not supported" in str(e)
+        except AttributeError:
+            unexplained.append(name)
+    assert not unexplained, f"absent with no reason given: {unexplained}"
