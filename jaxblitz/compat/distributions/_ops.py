@@ -64,3 +64,35 @@ def binomial(count: Tensor, prob: Tensor) -> Tensor:
     return apply(
         "BinomialBackward0", _binomial_fn, count.detach(), prob.detach(), _key()
     )
+
+
+def _von_mises_fn(loc, concentration, proposal_r, key):
+    # torch's rejection sampler (Best & Fisher), its loop as a while_loop over
+    # the not yet accepted draws, so the sample is one recorded op
+    def body(state):
+        x, done, key = state
+        key, sub = jax.random.split(key)
+        u1, u2, u3 = jax.random.uniform(sub, (3, *x.shape), x.dtype)
+        z = jnp.cos(jnp.pi * u1)
+        f = (1 + proposal_r * z) / (proposal_r + z)
+        c = concentration * (proposal_r - f)
+        accept = ((c * (2 - c) - u2) > 0) | (jnp.log(c / u2) + 1 - c >= 0)
+        accept = accept & ~done
+        x = jnp.where(accept, jnp.sign(u3 - 0.5) * jnp.arccos(f), x)
+        return x, done | accept, key
+
+    start = (jnp.zeros_like(loc), jnp.zeros(loc.shape, bool), _typed_key(key))
+    x, _, _ = jax.lax.while_loop(lambda s: ~jnp.all(s[1]), body, start)
+    return (x + jnp.pi + loc) % (2 * jnp.pi) - jnp.pi
+
+
+def von_mises(loc: Tensor, concentration: Tensor, proposal_r: Tensor) -> Tensor:
+    """VonMises(loc, concentration) draws of ``loc``'s shape, in its dtype."""
+    return apply(
+        "VonMisesSampleBackward0",
+        _von_mises_fn,
+        loc.detach(),
+        concentration.detach(),
+        proposal_r.detach(),
+        _key(),
+    )

@@ -1,7 +1,9 @@
 """``torch.distributions.transforms``: bijections with log-det-Jacobians for
 TransformedDistribution: ``ExpTransform``, ``AffineTransform``, ``SigmoidTransform``,
 ``TanhTransform``, ``ComposeTransform`` and their kin, with torch's caching, ``inv``
-and equality."""
+and equality. The simplex and Cholesky maps live in :mod:`._matrix_transforms`,
+``CatTransform`` and ``StackTransform`` in :mod:`._cat_stack_transforms`; this module
+offers them under torch's names."""
 
 from __future__ import annotations
 
@@ -30,14 +32,20 @@ from jaxblitz.compat.tensor.creation import full_like, zeros_like
 __all__ = [
     "AbsTransform",
     "AffineTransform",
+    "CatTransform",
     "ComposeTransform",
+    "CorrCholeskyTransform",
     "CumulativeDistributionTransform",
     "ExpTransform",
     "IndependentTransform",
+    "LowerCholeskyTransform",
+    "PositiveDefiniteTransform",
     "PowerTransform",
     "ReshapeTransform",
     "SigmoidTransform",
     "SoftplusTransform",
+    "StackTransform",
+    "StickBreakingTransform",
     "TanhTransform",
     "SoftmaxTransform",
     "Transform",
@@ -714,3 +722,17 @@ class CumulativeDistributionTransform(Transform):
         if self._cache_size == cache_size:
             return self
         return CumulativeDistributionTransform(self.distribution, cache_size=cache_size)
+
+
+# torch's transforms of structured values, in their own modules (which build on
+# Transform above, hence imported last)
+from jaxblitz.compat.distributions._cat_stack_transforms import (  # noqa: E402
+    CatTransform,
+    StackTransform,
+)
+from jaxblitz.compat.distributions._matrix_transforms import (  # noqa: E402
+    CorrCholeskyTransform,
+    LowerCholeskyTransform,
+    PositiveDefiniteTransform,
+    StickBreakingTransform,
+)

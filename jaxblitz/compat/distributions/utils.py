@@ -8,6 +8,7 @@ from functools import update_wrapper
 from typing import Any, NamedTuple
 
 import jax.numpy as jnp
+import numpy as np
 
 from jaxblitz.compat.autograd.grad_mode import enable_grad
 from jaxblitz.compat.nn.functional import softmax
@@ -23,6 +24,8 @@ __all__ = [
     "lazy_property",
     "logits_to_probs",
     "probs_to_logits",
+    "tril_matrix_to_vec",
+    "vec_to_tril_matrix",
 ]
 
 euler_constant = 0.57721566490153286060  # Euler Mascheroni Constant
@@ -103,6 +106,46 @@ def probs_to_logits(probs: Tensor, is_binary: bool = False) -> Tensor:
     if is_binary:
         return log(ps_clamped) - log1p(-ps_clamped)
     return log(ps_clamped)
+
+
+def _tril_positions(n: int, diag: int) -> tuple[np.ndarray, np.ndarray]:
+    """The rows and columns of an ``n x n`` matrix's lower triangle below
+    ``diag``, in row order: torch's ``tril_mask``, as indices (a gather, whose
+    shape does not depend on values, where torch indexes with a boolean mask)."""
+    arange = np.arange(n)
+    return np.nonzero(arange < arange.reshape(-1, 1) + (diag + 1))
+
+
+def tril_matrix_to_vec(mat: Tensor, diag: int = 0) -> Tensor:
+    """The lower triangle of ``mat`` (below ``diag``) as a vector, in row order."""
+    n = mat.shape[-1]
+    if diag < -n or diag >= n:
+        raise ValueError(f"diag ({diag}) provided is outside [{-n}, {n - 1}].")
+    rows, cols = _tril_positions(n, diag)
+    return mat[..., tensor(rows), tensor(cols)]
+
+
+def vec_to_tril_matrix(vec: Tensor, diag: int = 0) -> Tensor:
+    """``D x D`` lower triangular matrices holding ``vec``'s elements in row order."""
+    # +ve root of D**2 + (1+2*diag)*D - |diag| * (diag+1) - 2*vec.shape[-1] = 0
+    n = (
+        -(1 + 2 * diag)
+        + ((1 + 2 * diag) ** 2 + 8 * vec.shape[-1] + 4 * abs(diag) * (diag + 1)) ** 0.5
+    ) / 2
+    eps = _finfo(vec.dtype).eps
+    if round(n) - n > eps:
+        raise ValueError(
+            f"The size of last dimension is {vec.shape[-1]} which cannot be expressed "
+            "as the lower triangular part of a square D x D matrix."
+        )
+    n = round(n)
+    rows, cols = _tril_positions(n, diag)
+    # each matrix position reads its element of vec, or the zero appended to it
+    index = np.full((n, n), vec.shape[-1])
+    index[rows, cols] = np.arange(len(rows))
+    padded = vec.new_zeros(vec.shape[:-1] + (vec.shape[-1] + 1,))
+    padded[..., : vec.shape[-1]] = vec
+    return padded[..., tensor(index.reshape(-1))].reshape(vec.shape[:-1] + (n, n))
 
 
 class lazy_property:

@@ -128,3 +128,21 @@ def test_torch_random_holds_the_default_generator():
     first = torch.rand(2).tolist()
     torch.manual_seed(3)
     assert torch.rand(2).tolist() == first
+
+
+def test_every_public_name_of_torch_distributions_is_offered_or_refused():
+    """Classes, functions and submodules alike (``torch.distributions.weibull``):
+    a script's ``from torch.distributions.x import Y`` finds compat's."""
+    ours = importlib.import_module("jaxblitz.compat.distributions")
+    theirs = importlib.import_module("torch.distributions")
+    refused = REASONS.get("torch.distributions", {})
+    unexplained = []
+    for name in sorted(n for n in dir(theirs) if not n.startswith("_")):
+        try:
+            getattr(ours, name)
+        except NotOffered as e:
+            assert name in refused
+            assert f"torch.distributions.{name} is not supported" in str(e)
+        except AttributeError:
+            unexplained.append(name)
+    assert not unexplained, f"absent with no reason given: {unexplained}"
