@@ -11,7 +11,9 @@ costs nothing more.
 The dicts handed out are the mapping's own items, so code that reads a dict's
 items in C sees them; every Python-level method (``len``, iteration, ``items``,
 ``==``, ``repr``, copies ...) first adds the states not read yet, in torch's
-order. Its copies (``copy``, ``copy.deepcopy``, ``__reduce__``, ``|``) are plain
+order. Before any read C sees no states at all: ``json.dumps`` (C's encoder
+reads the size first) then prints ``{}`` where torch's raises for its tensor
+keys. Its copies (``copy``, ``copy.deepcopy``, ``__reduce__``, ``|``) are plain
 ``defaultdict``s, as torch's are.
 
 Writes are not lost: before a step (and ``state_dict()``) each dict handed out is
