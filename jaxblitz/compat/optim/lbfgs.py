@@ -9,7 +9,12 @@ host-side comparisons of scalars, as in torch), so ``state_dict()`` holds what
 torch's holds: ``func_evals``, ``n_iter``, ``d``, ``t``, ``old_dirs``,
 ``old_stps``, ``ro``, ``H_diag``, ``prev_flat_grad``, ``prev_loss``, ``al``.
 The curvature pairs alone are kept otherwise, in fixed-size buffers
-(:mod:`._lbfgs_history`): torch's lists of them are made when the state is read.
+(:mod:`._lbfgs_history`): torch's lists of them are filled in when the state is
+read, and at the end of every step once it was read, so a state (or list) held
+across steps is live, as torch's, which its steps change in place, are. As
+torch's, a ``history_size`` lowered below the pairs held lets the lists grow past
+it, and one changed after ``al`` was made ends in torch's ``IndexError`` once the
+pairs outnumber ``al``'s entries.
 """
 
 from __future__ import annotations
@@ -147,6 +152,7 @@ class LBFGS(Optimizer):
         history = self.__dict__.get("_history")
         if history is not None:
             history.export()
+        self._handed_out = True  # held from now on: each step refreshes its lists
         return self._raw_state()
 
     def _raw_state(self) -> dict[Any, Any]:
@@ -263,6 +269,13 @@ class LBFGS(Optimizer):
                     H_diag = ys / y.dot(y)  # noqa: N806
                 if "al" not in state:
                     state["al"] = history.make_al(history_size)
+                al = state["al"]
+                if history.count > (
+                    list.__len__(al) if isinstance(al, list) else len(al)
+                ):
+                    # torch's al[i] = ... for the newest pair, past al's end (its
+                    # history_size changed after al was made)
+                    raise IndexError("list assignment index out of range")
                 if history.count:  # the two-loop recursion, one call
                     d = history.direction(flat_grad, H_diag)
                 else:
@@ -325,13 +338,16 @@ class LBFGS(Optimizer):
             prev_flat_grad=prev_flat_grad,
             prev_loss=prev_loss,
         )
+        if self.__dict__.get("_handed_out"):  # torch's lists, changed in place
+            history.export()
         return orig_loss
 
     def _history_of(self, state: dict, history_size: int) -> History:
         """The buffers of the history ``state`` holds: those of the last step,
-        unless its lists are others (a loaded state) or too few rows."""
+        unless its lists are others (a loaded state), written to, or too few
+        rows."""
         history = self.__dict__.get("_history")
-        if history is not None and state.get("old_dirs") is history.lists[0]:
+        if history is not None and history.held_by(state):
             if history.size >= history_size:
                 return history
             history.export()

@@ -415,8 +415,8 @@ class Optimizer:
     def state(self, value: Any) -> None:
         # torch: `optimizer.state = defaultdict(dict)` resets it (the old
         # mapping keeps its dicts, no longer the optimizer's)
-        self._optax_states.clear()
         self._state_view.detach()
+        self._optax_states.clear()
         self._state_view = StateView(self)
         for p, entry in dict(value).items():
             self._state_view[p] = entry
@@ -568,7 +568,7 @@ class Optimizer:
             with enable_grad():
                 loss = closure()
         view = self._state_view
-        if view._dicts:  # dicts handed out by `state`: load the edited ones back
+        if view.held():  # dicts handed out by `state`: load the edited ones back
             view.sync()
         for group in self.param_groups:
             params = [p for p in group["params"] if p.grad is not None]
@@ -607,7 +607,7 @@ class Optimizer:
                 p._set_data(a)
                 self._optax_states[p] = s
             plan.stored, plan.rest = (() if rest is None else tuple(new_states)), rest
-            if view._dicts and "_traced_derived" not in self.__dict__:
+            if view.held() and "_traced_derived" not in self.__dict__:
                 view.stepped(params, group)  # not inside torch.compile's trace
         lazy.step_end()
         return loss

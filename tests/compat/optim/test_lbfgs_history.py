@@ -169,3 +169,86 @@ def test_eagerly_a_pair_is_written_into_the_buffers_in_place():
         assert not opt._history.dirs.is_deleted()
     finally:
         lazy.set_lazy(was)
+
+
+def _steps(opt, closure, n, change=None):
+    """``n`` steps, each one's loss or its error's type and words; ``change``
+    (``{step: history_size}``) sets the group's history_size before that step."""
+    out = []
+    for i in range(n):
+        if change and i in change:
+            opt.param_groups[0]["history_size"] = change[i]
+        try:
+            out.append(float(opt.step(closure)))
+        except IndexError as e:
+            out.append(("IndexError", str(e)))
+    return out
+
+
+def _lengths(state):
+    return [len(state.get(k) or []) for k in ("old_dirs", "old_stps", "ro", "al")]
+
+
+@pytest.mark.parametrize(
+    "change",
+    [{2: 2}, {2: 3}, {2: 6}, {1: 6}],
+    ids=["lowered_below_the_pairs", "lowered_to_the_pairs", "raised", "raised_early"],
+)
+def test_a_history_size_changed_between_steps_acts_as_torchs(change):
+    # torch pops only at exactly history_size pairs and sizes al when it makes
+    # it: a lowered size lets the lists grow, and pairs past al's end raise
+    def fn(m):
+        closure, opt = _problem(m, history_size=4, max_iter=3)
+        losses = _steps(opt, closure, 6, change)
+        state = opt.state[opt._params[0]]
+        return losses, _lengths(state), list(opt._params), opt.state_dict()
+
+    check(fn)
+
+
+def test_the_changed_history_sizes_raise_as_torchs():
+    def run(m, change):
+        closure, opt = _problem(m, history_size=4, max_iter=3)
+        return [r for r in _steps(opt, closure, 6, change) if type(r) is tuple]
+
+    error = ("IndexError", "list assignment index out of range")
+    for change in ({2: 2}, {2: 6}):
+        assert run(pt, change) and set(run(pt, change)) == {error}
+        assert run(ct, change) == run(pt, change)
+    assert run(ct, {2: 3}) == run(pt, {2: 3}) == []
+
+
+def test_a_state_held_across_steps_shows_each_steps_lists_as_torchs():
+    def fn(m):
+        closure, opt = _problem(m, history_size=3, max_iter=2)
+        opt.step(closure)
+        state = opt.state[opt._params[0]]  # held, never read through opt again
+        dirs = state["old_dirs"]
+        seen = []
+        for _ in range(4):
+            before = list(dirs)
+            opt.step(closure)
+            kept = [any(t is u for u in before) for t in state["old_dirs"]]
+            seen.append((state["old_dirs"] is dirs, kept, _lengths(state)))
+            seen.append([state[k] for k in ("old_dirs", "old_stps", "ro", "al")])
+        return seen, state["n_iter"], state["d"]
+
+    check(fn)
+
+
+@pytest.mark.parametrize("edit", ["drop_oldest", "clear"])
+def test_an_edit_of_the_held_lists_takes_effect_at_the_next_step_as_torchs(edit):
+    def fn(m):
+        closure, opt = _problem(m, history_size=4, max_iter=3)
+        opt.step(closure)
+        state = opt.state[opt._params[0]]
+        opt.step(closure)
+        for key in ("old_dirs", "old_stps", "ro"):
+            if edit == "clear":
+                state[key].clear()
+            else:
+                del state[key][0]
+        losses = [float(opt.step(closure)) for _ in range(2)]
+        return losses, list(opt._params), opt.state_dict()
+
+    check(fn)
