@@ -410,21 +410,7 @@ def test_a_refused_module_imports_with_torchs_public_functions(theirs):
 @pytest.mark.parametrize(
     ("call", "named"),
     [
-        (lambda: ct.func.vmap(lambda x: x)(ct.ones(2, 3)), "torch.func.vmap"),
-        (lambda: ct.vmap(lambda x: x), "torch.func.vmap"),
-        (lambda: ct.func.grad(lambda x: x.sum())(ct.ones(2)), "torch.func.grad"),
-        (
-            lambda: ct.func.functional_call(ct.nn.Linear(2, 2), {}, (ct.ones(2),)),
-            "torch.func.functional_call",
-        ),
-        (
-            lambda: ct.func.stack_module_state([ct.nn.Linear(2, 2)]),
-            "torch.func.stack_module_state",
-        ),
-        (
-            lambda: ct.nn.utils.stateless.functional_call(ct.nn.Linear(2, 2), {}, ()),
-            "torch.nn.utils.stateless.functional_call",
-        ),
+        (lambda: ct.func.functionalize(lambda x: x), "torch.func.functionalize"),
         (
             lambda: ct.autograd.forward_ad.dual_level().__enter__(),
             "torch.autograd.forward_ad.dual_level",
