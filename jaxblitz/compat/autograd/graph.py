@@ -16,6 +16,9 @@ Every op runs inside ``x64(True)`` (see :mod:`jaxblitz.compat.tensor._dtype`).
 from __future__ import annotations
 
 import functools
+import heapq
+import itertools
+import math
 import re
 import weakref
 from collections.abc import Callable, Sequence
@@ -54,6 +57,9 @@ _QUALIFIED = {  # what torch's name() says for its C++ nodes
 }
 
 
+_SEQUENCE = itertools.count()
+
+
 class Node:
     """A recorded op: ``grad_fn``. Subclassed per torch name (``MulBackward0``)."""
 
@@ -68,10 +74,12 @@ class Node:
         "hooks",
         "prehooks",
         "posthooks",
+        "seq",
         "__weakref__",
     )
 
     def __init__(self, fn, static, saved, inputs, mask):
+        self.seq = next(_SEQUENCE)  # torch's sequence_nr: the backward's order
         self.retained = None  # a tensor that called retain_grad()
         self.checks = ()  # what torch would have saved: see `_saved_checks`
         self.hooks = None  # hooks registered on the tensor this node made
@@ -709,26 +717,48 @@ def record_view(
 # ---------------------------------------------------------------------------
 
 
+class _Ready:
+    """A node in :func:`_topological`'s ready queue, ordered by priority alone."""
+
+    __slots__ = ("key", "node")
+
+    def __init__(self, node: Node):
+        self.node = node
+        # a leaf's AccumulateGrad runs as soon as it is ready (torch gives it the
+        # highest sequence number); else the node made last runs first
+        self.key = -math.inf if isinstance(node, AccumulateGrad) else -node.seq
+
+    def __lt__(self, other: _Ready) -> bool:
+        return self.key < other.key
+
+
 def _topological(root: Node) -> list[Node]:
-    """The nodes below ``root``, root first, each before the nodes it feeds: a
-    depth-first walk of the inputs in order, reversed. (A node with no inputs, a
-    leaf's, is finished where it is met, as the walk would finish it.)"""
-    order, seen, stack = [], {root}, [(root, iter(root.inputs))]
-    finish, mark, push = order.append, seen.add, stack.append
+    """The nodes below ``root`` in the order torch's engine runs them: a node is
+    ready once every node that feeds it has run, and of the ready ones the one
+    made last (highest sequence number) runs first, a leaf's AccumulateGrad
+    before any. The queue is a binary heap as torch's (``std::priority_queue``),
+    so nodes of equal priority come out in the order its sifting leaves them:
+    the order in which hooks see gradients is torch's."""
+    deps: dict[Node, int] = {}
+    seen, stack = {root}, [root]
     while stack:
-        node, children = stack[-1]
-        for child in children:
-            if child is None or child in seen:
+        for child in stack.pop().inputs:
+            if child is None:
                 continue
-            mark(child)
-            if child.inputs:
-                push((child, iter(child.inputs)))
-                break
-            finish(child)
-        else:
-            stack.pop()
-            finish(node)
-    order.reverse()
+            deps[child] = deps.get(child, 0) + 1
+            if child not in seen:
+                seen.add(child)
+                stack.append(child)
+    order, ready = [], [_Ready(root)]
+    while ready:
+        node = heapq.heappop(ready).node
+        order.append(node)
+        for child in node.inputs:
+            if child is None:
+                continue
+            deps[child] -= 1
+            if not deps[child]:
+                heapq.heappush(ready, _Ready(child))
     return order  # root first
 
 
