@@ -29,6 +29,7 @@ import numpy as np
 
 from jaxblitz.compat import lazy
 from jaxblitz.compat._eager import _warm
+from jaxblitz.compat._not_offered import NotOffered, refused
 from jaxblitz.compat.autograd import anomaly_mode
 from jaxblitz.compat.autograd.grad_mode import is_grad_enabled, set_grad_enabled
 from jaxblitz.compat.tensor import _dtype, _layout
@@ -121,6 +122,11 @@ class Node:
                 t = TensorBase._wrap(None)
                 t._s, t._view = where[1], where[3]
                 return t
+        if name.startswith("_raw_saved_"):
+            raise NotOffered(
+                f"{type(self).__name__}.{name} (a SavedTensor, for hooks on saved "
+                f"tensors) is not supported by jaxblitz.compat: {_SAVED_HOOKS}"
+            )
         raise AttributeError(
             f"'{type(self).__name__}' object has no attribute '{name}'"
         )
@@ -1204,3 +1210,21 @@ def _read_fn(x, *, layout):
 
 def _write_fn(x, value, *, layout):
     return _layout.write(x, value, layout=layout)
+
+
+# torch.autograd.graph's hooks on saved tensors, refused by name: a pack hook
+# would be called on other tensors, a different number of times, than torch's.
+_SAVED_HOOKS = (
+    "compat's tape keeps the inputs of each op, from which JAX derives its "
+    "backward, not the tensors torch saves; pack and unpack hooks would see other "
+    "tensors, a different number of times. To trade compute for memory, use "
+    "torch.utils.checkpoint"
+)
+saved_tensors_hooks = refused("torch.autograd.graph.saved_tensors_hooks", _SAVED_HOOKS)
+save_on_cpu = refused("torch.autograd.graph.save_on_cpu", _SAVED_HOOKS)
+disable_saved_tensors_hooks = refused(
+    "torch.autograd.graph.disable_saved_tensors_hooks", _SAVED_HOOKS
+)
+allow_mutation_on_saved_tensors = refused(
+    "torch.autograd.graph.allow_mutation_on_saved_tensors", _SAVED_HOOKS
+)

@@ -423,6 +423,19 @@ def test_a_refused_module_imports_with_torchs_public_functions(theirs):
             lambda: ct.autograd.functional.jacobian(lambda x: x, ct.ones(2)),
             "torch.autograd.functional.jacobian",
         ),
+        (
+            lambda: ct.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t),
+            "torch.autograd.graph.saved_tensors_hooks",
+        ),
+        (
+            lambda: ct.autograd.graph.save_on_cpu(pin_memory=False),
+            "torch.autograd.graph.save_on_cpu",
+        ),
+        (
+            lambda: ct.ones(2, requires_grad=True).pow(2).grad_fn._raw_saved_self,
+            r"PowBackward0\._raw_saved_self \(a SavedTensor, for hooks on saved "
+            r"tensors\)",
+        ),
     ],
 )
 def test_a_function_transform_is_refused_by_name_when_used(call, named):
