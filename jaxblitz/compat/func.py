@@ -9,11 +9,11 @@ unrecorded, in either mode), and the arrays it returns come back as tensors.
 Transforms nest as JAX's do (``vmap(grad(f))``). Non-tensor arguments pass
 through unchanged. ``torch.vmap`` is this module's ``vmap``.
 
-Where this differs from torch: a transform's result has no autograd history
-(``torch.func`` composes with ``backward()``; here the arguments of a transform
-called outside any other must not require grad, or it says so), and random ops
-inside ``vmap`` draw the same numbers for every element (torch's
-``randomness='same'``).
+Where this differs from torch: a transform of tensors that require grad joins
+the tape as one node (``FuncTransformBackward``, :mod:`._func_tape`), which
+``create_graph=True`` cannot differentiate again; ``vjp``, ``jvp`` and
+``linearize`` of such tensors are refused. Random ops inside ``vmap`` draw the
+same numbers for every element (torch's ``randomness='same'``).
 """
 
 from __future__ import annotations
@@ -24,6 +24,14 @@ from typing import Any
 import jax
 
 from jaxblitz.compat._func_state import functional_call, stack_module_state
+from jaxblitz.compat._func_tape import recorded
+from jaxblitz.compat._func_trees import (
+    arrays,
+    is_tensor,
+    out_arrays,
+    out_tensors,
+    tensors,
+)
 from jaxblitz.compat._not_offered import NotOffered, refused
 from jaxblitz.compat.autograd.grad_mode import is_grad_enabled
 from jaxblitz.compat.tensor._dtype import x64
@@ -62,16 +70,12 @@ replace_all_batch_norm_modules_ = refused(
 )
 
 
-def _is_tensor(x: Any) -> bool:
-    return isinstance(x, TensorBase)
-
-
 def _checked(tree: Any, name: str) -> None:
     """torch.func's result would carry autograd history; compat's cannot."""
     if not is_grad_enabled():
         return
     for leaf in jax.tree.leaves(tree):
-        if _is_tensor(leaf) and leaf.requires_grad and not _tracing(leaf):
+        if is_tensor(leaf) and leaf.requires_grad and not _tracing(leaf):
             raise NotOffered(
                 f"torch.func.{name} of tensors that require grad is not supported "
                 "by jaxblitz.compat: its result would have no autograd history. "
@@ -80,79 +84,27 @@ def _checked(tree: Any, name: str) -> None:
             )
 
 
+def _recording(tree: Any) -> bool:
+    """Whether a transform's result joins the tape: an input requires grad (one
+    that is not a tracer of an enclosing transform) in grad mode."""
+    if not is_grad_enabled():
+        return False
+    return any(
+        is_tensor(leaf) and leaf.requires_grad and not _tracing(leaf)
+        for leaf in jax.tree.leaves(tree)
+    )
+
+
 def _tracing(t: TensorBase) -> bool:
     return isinstance(t._value(), jax.core.Tracer)
 
 
-class _Ordered(dict):
-    """A dict as JAX's transforms carry it with its keys in their own order
-    (JAX sorts a plain dict's keys; torch's results keep the caller's order)."""
-
-
-jax.tree_util.register_pytree_node(
-    _Ordered,
-    lambda d: (list(d.values()), list(d)),
-    lambda keys, values: _Ordered(zip(keys, values, strict=True)),
-)
-
-
-def _ordered(tree: Any) -> Any:
-    """``tree`` with each plain dict (in lists, tuples, dicts) an :class:`_Ordered`."""
-    if type(tree) is dict:
-        return _Ordered((k, _ordered(v)) for k, v in tree.items())
-    if type(tree) in (list, tuple):
-        return type(tree)(_ordered(v) for v in tree)
-    return tree
-
-
-def _plain(tree: Any) -> Any:
-    """:func:`_ordered`'s inverse."""
-    if type(tree) is _Ordered:
-        return {k: _plain(v) for k, v in tree.items()}
-    if type(tree) in (list, tuple):
-        return type(tree)(_plain(v) for v in tree)
-    return tree
-
-
-def _arrays(tree: Any) -> Any:
-    """``tree`` with each tensor as its array and every other leaf as None (an
-    empty node to JAX, so it is neither mapped nor differentiated)."""
-    return jax.tree.map(lambda x: x._data if _is_tensor(x) else None, _ordered(tree))
-
-
-def _tensors(tree: Any, like: Any) -> Any:
-    """:func:`_arrays`'s inverse: ``like``'s leaves, each tensor's replaced by the
-    array at its place in ``tree``."""
-    leaves, treedef = jax.tree.flatten(_ordered(like))
-    got = treedef.flatten_up_to(tree)
-    return _plain(
-        treedef.unflatten(
-            [
-                TensorBase._wrap(a) if _is_tensor(x) else x
-                for a, x in zip(got, leaves, strict=True)
-            ]
-        )
-    )
-
-
-def _out_arrays(tree: Any) -> Any:
-    return jax.tree.map(lambda x: x._data if _is_tensor(x) else x, _ordered(tree))
-
-
-def _out_tensors(tree: Any) -> Any:
-    return _plain(
-        jax.tree.map(
-            lambda x: TensorBase._wrap(x) if isinstance(x, jax.Array) else x, tree
-        )
-    )
-
-
 def _pure(func: Callable, args: tuple, kwargs: dict) -> Callable:
-    """``func`` over the arrays of ``args`` (as :func:`_arrays` takes them out):
+    """``func`` over the arrays of ``args`` (as :func:`arrays` takes them out):
     the tensors it sees hold JAX's tracers, its tensors out are arrays."""
 
-    def pure(*arrays: Any) -> Any:
-        return _out_arrays(func(*_tensors(arrays, args), **kwargs))
+    def pure(*xs: Any) -> Any:
+        return out_arrays(func(*tensors(xs, args), **kwargs))
 
     return pure
 
@@ -160,22 +112,23 @@ def _pure(func: Callable, args: tuple, kwargs: dict) -> Callable:
 def _pure_aux(func: Callable, args: tuple, kwargs: dict) -> Callable:
     """:func:`_pure` for ``has_aux``: the output a pair, both parts as arrays."""
 
-    def pure(*arrays: Any) -> Any:
-        out = func(*_tensors(arrays, args), **kwargs)
+    def pure(*xs: Any) -> Any:
+        out = func(*tensors(xs, args), **kwargs)
         if not (isinstance(out, tuple) and len(out) == 2):
             raise RuntimeError(
                 "grad_and_value(f)(*args): output of function f should be a tuple: "
                 "(output, aux) if has_aux is True"
             )
-        return _out_arrays(out)
+        return out_arrays(out)
 
     return pure
 
 
 def _run(name: str, transform: Callable, args: tuple) -> Any:
-    _checked(args, name)
+    if _recording(args):  # one node on the tape: backward() reaches the inputs
+        return recorded(transform, args)
     with x64(True):
-        return _out_tensors(transform(*_arrays(args)))
+        return out_tensors(transform(*arrays(args)))
 
 
 def vmap(
@@ -228,8 +181,8 @@ def _scalar(func: Callable, args: tuple, kwargs: dict, has_aux: bool) -> Callabl
     output is not a scalar."""
     pure = (_pure_aux if has_aux else _pure)(func, args, kwargs)
 
-    def checked(*arrays: Any) -> Any:
-        result = pure(*arrays)
+    def checked(*xs: Any) -> Any:
+        result = pure(*xs)
         out = result[0] if has_aux else result
         if not isinstance(out, jax.Array):
             raise RuntimeError(
@@ -295,16 +248,16 @@ def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple:
     pure = maker(func, primals, {})
     _checked(primals, "vjp")
     with x64(True):
-        result = jax.vjp(pure, *_arrays(primals), has_aux=has_aux)
+        result = jax.vjp(pure, *arrays(primals), has_aux=has_aux)
     out, fn = result[0], result[1]
 
     def vjp_fn(*cotangents: Any) -> tuple:
         tangent = cotangents[0] if len(cotangents) == 1 else cotangents
         with x64(True):
-            return _out_tensors(fn(_out_arrays(tangent)))
+            return out_tensors(fn(out_arrays(tangent)))
 
-    found = (_out_tensors(out), vjp_fn)
-    return (*found, _out_tensors(result[2])) if has_aux else found
+    found = (out_tensors(out), vjp_fn)
+    return (*found, out_tensors(result[2])) if has_aux else found
 
 
 def jvp(
@@ -321,8 +274,8 @@ def jvp(
     pure = maker(func, primals, {})
     _checked(primals, "jvp")
     with x64(True):
-        result = jax.jvp(pure, _arrays(primals), _arrays(tangents), has_aux=has_aux)
-    return _out_tensors(result)
+        result = jax.jvp(pure, arrays(primals), arrays(tangents), has_aux=has_aux)
+    return out_tensors(result)
 
 
 def linearize(func: Callable, *primals: Any) -> tuple:
@@ -330,10 +283,10 @@ def linearize(func: Callable, *primals: Any) -> tuple:
     pure = _pure(func, primals, {})
     _checked(primals, "linearize")
     with x64(True):
-        out, fn = jax.linearize(pure, *_arrays(primals))
+        out, fn = jax.linearize(pure, *arrays(primals))
 
     def jvp_fn(*tangents: Any) -> Any:
         with x64(True):
-            return _out_tensors(fn(*_arrays(tangents)))
+            return out_tensors(fn(*arrays(tangents)))
 
-    return _out_tensors(out), jvp_fn
+    return out_tensors(out), jvp_fn

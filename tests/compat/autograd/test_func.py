@@ -270,6 +270,42 @@ def ensemble_by_vmap_over_functional_call(torch):
         return each, same, torch.stack([m(x[0]) for m in models])
 
 
+@case
+def backward_through_an_ensembles_vmap(torch):
+    models = [mlp(torch, k) for k in range(3)]
+    params, buffers = torch.func.stack_module_state(models)
+    x = seq(torch, 5, 3, a=0.45)
+
+    def fmodel(p, b, xs):
+        return torch.func.functional_call(models[0], (p, b), (xs,))
+
+    out = torch.func.vmap(fmodel, in_dims=(0, 0, None))(params, buffers, x)
+    (out**2).sum().backward()
+    return (
+        out.requires_grad,
+        out.grad_fn is not None,
+        {k: p.grad for k, p in params.items()},
+    )
+
+
+@case
+def backward_through_grad_of_a_leaf(torch):
+    x = seq(torch, 4).requires_grad_()
+    w = seq(torch, 4, a=0.3).requires_grad_()
+    g = torch.func.grad(lambda t, v: (t.sin() * v).sum())(x, w)
+    g.pow(2).sum().backward()
+    return g, x.grad, w.grad
+
+
+@case
+def backward_through_jacrev_with_an_integer_input(torch):
+    x = seq(torch, 3).requires_grad_()
+    idx = torch.tensor([2, 0, 1])
+    j = torch.func.jacrev(lambda t, i: t[i].exp())(x, idx)
+    j.sum().backward()
+    return j, x.grad
+
+
 @pytest.mark.parametrize("mode", ["eagerly", "lazily"])
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_func_matches_pytorch(name, mode, request):
@@ -279,10 +315,10 @@ def test_func_matches_pytorch(name, mode, request):
     assert agree(ours, theirs), f"\ntorch:  {theirs}\ncompat: {ours}"
 
 
-def test_a_transform_of_tensors_that_require_grad_is_refused_saying_why():
+def test_vjp_of_tensors_that_require_grad_is_refused_saying_why():
     torch = jaxblitz.compat
     x = torch.ones(3, requires_grad=True)
-    with pytest.raises(NotImplementedError, match="^torch.func.vmap of tensors that"):
-        torch.func.vmap(lambda r: r * 2)(x)
+    with pytest.raises(NotImplementedError, match="^torch.func.vjp of tensors that"):
+        torch.func.vjp(lambda r: r * 2, x)
     with torch.no_grad():
-        assert torch.func.vmap(lambda r: r * 2)(x).tolist() == [2.0, 2.0, 2.0]
+        assert torch.func.vjp(lambda r: r * 2, x)[0].tolist() == [2.0, 2.0, 2.0]
