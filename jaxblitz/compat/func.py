@@ -12,8 +12,8 @@ through unchanged. ``torch.vmap`` is this module's ``vmap``.
 Where this differs from torch: a transform of tensors that require grad joins
 the tape as one node (``FuncTransformBackward``, :mod:`._func_tape`), which
 ``create_graph=True`` cannot differentiate again; ``vjp``, ``jvp`` and
-``linearize`` of such tensors are refused. Random ops inside ``vmap`` draw the
-same numbers for every element (torch's ``randomness='same'``).
+``linearize`` of such tensors are refused. ``vmap``'s
+``randomness='different'`` is refused (one key serves the whole batch).
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from jaxblitz.compat._func_trees import (
 )
 from jaxblitz.compat._not_offered import NotOffered, refused
 from jaxblitz.compat.autograd.grad_mode import is_grad_enabled
+from jaxblitz.compat.tensor import creation
 from jaxblitz.compat.tensor._dtype import x64
 from jaxblitz.compat.tensor._tensor_base import TensorBase
 
@@ -142,10 +143,30 @@ def vmap(
     """``torch.func.vmap``: ``func`` over a batch dimension of its inputs;
     keyword arguments are not mapped."""
 
+    if randomness not in ("error", "different", "same"):
+        raise RuntimeError(
+            "Only allowed values for randomness are 'error', 'different', or "
+            f"'same'. Got {randomness}"
+        )
+    if randomness == "different":
+        raise NotOffered(
+            "torch.func.vmap(randomness='different') is not supported by "
+            "jaxblitz.compat: its random ops draw one key for the whole batch; "
+            "randomness='same' draws the same numbers for every element"
+        )
+
     def wrapped(*args: Any, **kwargs: Any) -> Any:
         axes = in_dims if isinstance(in_dims, tuple) else (in_dims,) * len(args)
         pure = _pure(func, args, kwargs)
-        return _run("vmap", jax.vmap(pure, in_axes=axes, out_axes=out_dims), args)
+
+        def flagged(*xs: Any) -> Any:
+            creation.vmap_randomness.append(randomness)
+            try:
+                return pure(*xs)
+            finally:
+                creation.vmap_randomness.pop()
+
+        return _run("vmap", jax.vmap(flagged, in_axes=axes, out_axes=out_dims), args)
 
     return wrapped
 

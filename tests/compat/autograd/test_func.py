@@ -306,6 +306,31 @@ def backward_through_jacrev_with_an_integer_input(torch):
     return j, x.grad
 
 
+@case
+def vmap_refuses_random_ops_by_default(torch):
+    return torch.func.vmap(lambda r: torch.nn.functional.dropout(r, 0.5))(
+        torch.ones(3, 4)
+    )
+
+
+@case
+def vmap_randomness_same_draws_alike_for_every_element(torch):
+    out = torch.func.vmap(lambda r: r + torch.rand(4), randomness="same")(
+        torch.zeros(3, 4)
+    )
+    return bool((out[0] == out[1]).all() and (out[1] == out[2]).all()), out.shape
+
+
+@case
+def vmap_randomness_must_be_one_of_three(torch):
+    return torch.func.vmap(lambda r: r, randomness="bad")
+
+
+@case
+def vmap_in_eval_mode_dropout_draws_nothing(torch):
+    return torch.func.vmap(torch.nn.Dropout(0.5).eval())(seq(torch, 2, 3))
+
+
 @pytest.mark.parametrize("mode", ["eagerly", "lazily"])
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_func_matches_pytorch(name, mode, request):
@@ -313,6 +338,11 @@ def test_func_matches_pytorch(name, mode, request):
     request.getfixturevalue(mode)
     ours = outcome(jaxblitz.compat, CASES[name])
     assert agree(ours, theirs), f"\ntorch:  {theirs}\ncompat: {ours}"
+
+
+def test_vmap_randomness_different_is_refused_saying_why():
+    with pytest.raises(NotImplementedError, match="randomness='different'"):
+        jaxblitz.compat.func.vmap(lambda r: r, randomness="different")
 
 
 def test_vjp_of_tensors_that_require_grad_is_refused_saying_why():
