@@ -2,10 +2,8 @@
 ``dual_level``, ``make_dual``, ``unpack_dual`` -- refused by name.
 
 compat's autograd is reverse mode only (a tape walked by ``backward()``); dual
-tensors would need a tangent carried through every op. JAX has forward mode
-natively: ``jax.jvp`` on ``jaxblitz.compat.functional(model)``'s ``apply_fn``;
-and ``torch.autograd.grad`` of a ``grad`` taken with ``create_graph=True`` (the
-double-vjp trick) gives a Jacobian-vector product on compat's tape.
+tensors would need a tangent carried through every op. Forward mode is offered
+functionally, as JAX has it: ``torch.func.jvp`` (and ``jacfwd``, ``linearize``).
 """
 
 from __future__ import annotations
@@ -24,9 +22,8 @@ __all__ = [
 ]
 
 _INSTEAD = (
-    "compat's autograd is reverse mode only; use jax.jvp on "
-    "jaxblitz.compat.functional(model)'s apply_fn, or the double-vjp trick with "
-    "torch.autograd.grad(..., create_graph=True)"
+    "compat's autograd has no dual tensors; use torch.func.jvp(func, primals, "
+    "tangents) (with torch.func.functional_call for a module's parameters)"
 )
 
 

@@ -237,6 +237,7 @@ class FunctionOutput(Node):
     def __init__(self, function: BackwardCFunction, index: int):
         super().__init__(None, (), (), (function,), (True,))
         self.function, self.index = function, index
+        self.seq = function.seq  # torch's one node for all of the outputs
 
     def name(self) -> str:
         return self.function.name()

@@ -16,6 +16,9 @@ Every op runs inside ``x64(True)`` (see :mod:`jaxblitz.compat.tensor._dtype`).
 from __future__ import annotations
 
 import functools
+import heapq
+import itertools
+import math
 import re
 import weakref
 from collections.abc import Callable, Sequence
@@ -26,6 +29,7 @@ import numpy as np
 
 from jaxblitz.compat import lazy
 from jaxblitz.compat._eager import _warm
+from jaxblitz.compat._not_offered import NotOffered, refused
 from jaxblitz.compat.autograd import anomaly_mode
 from jaxblitz.compat.autograd.grad_mode import is_grad_enabled, set_grad_enabled
 from jaxblitz.compat.tensor import _dtype, _layout
@@ -59,6 +63,8 @@ _QUALIFIED = {  # what torch's name() says for its C++ nodes
 # recomputed twins, in recording order (torch packs saved tensors in that order).
 observers: list[Callable[[Node], None]] = []
 
+_SEQUENCE = itertools.count()
+
 
 class Node:
     """A recorded op: ``grad_fn``. Subclassed per torch name (``MulBackward0``)."""
@@ -74,10 +80,12 @@ class Node:
         "hooks",
         "prehooks",
         "posthooks",
+        "seq",
         "__weakref__",
     )
 
     def __init__(self, fn, static, saved, inputs, mask):
+        self.seq = next(_SEQUENCE)  # torch's sequence_nr: the backward's order
         self.retained = None  # a tensor that called retain_grad()
         self.checks = ()  # what torch would have saved: see `_saved_checks`
         self.hooks = None  # hooks registered on the tensor this node made
@@ -121,6 +129,11 @@ class Node:
                 t = TensorBase._wrap(None)
                 t._s, t._view = where[1], where[3]
                 return t
+        if name.startswith("_raw_saved_"):
+            raise NotOffered(
+                f"{type(self).__name__}.{name} (a SavedTensor, for hooks on saved "
+                f"tensors) is not supported by jaxblitz.compat: {_SAVED_HOOKS}"
+            )
         raise AttributeError(
             f"'{type(self).__name__}' object has no attribute '{name}'"
         )
@@ -717,26 +730,48 @@ def record_view(
 # ---------------------------------------------------------------------------
 
 
+class _Ready:
+    """A node in :func:`_topological`'s ready queue, ordered by priority alone."""
+
+    __slots__ = ("key", "node")
+
+    def __init__(self, node: Node):
+        self.node = node
+        # a leaf's AccumulateGrad runs as soon as it is ready (torch gives it the
+        # highest sequence number); else the node made last runs first
+        self.key = -math.inf if isinstance(node, AccumulateGrad) else -node.seq
+
+    def __lt__(self, other: _Ready) -> bool:
+        return self.key < other.key
+
+
 def _topological(root: Node) -> list[Node]:
-    """The nodes below ``root``, root first, each before the nodes it feeds: a
-    depth-first walk of the inputs in order, reversed. (A node with no inputs, a
-    leaf's, is finished where it is met, as the walk would finish it.)"""
-    order, seen, stack = [], {root}, [(root, iter(root.inputs))]
-    finish, mark, push = order.append, seen.add, stack.append
+    """The nodes below ``root`` in the order torch's engine runs them: a node is
+    ready once every node that feeds it has run, and of the ready ones the one
+    made last (highest sequence number) runs first, a leaf's AccumulateGrad
+    before any. The queue is a binary heap as torch's (``std::priority_queue``),
+    so nodes of equal priority come out in the order its sifting leaves them:
+    the order in which hooks see gradients is torch's."""
+    deps: dict[Node, int] = {}
+    seen, stack = {root}, [root]
     while stack:
-        node, children = stack[-1]
-        for child in children:
-            if child is None or child in seen:
+        for child in stack.pop().inputs:
+            if child is None:
                 continue
-            mark(child)
-            if child.inputs:
-                push((child, iter(child.inputs)))
-                break
-            finish(child)
-        else:
-            stack.pop()
-            finish(node)
-    order.reverse()
+            deps[child] = deps.get(child, 0) + 1
+            if child not in seen:
+                seen.add(child)
+                stack.append(child)
+    order, ready = [], [_Ready(root)]
+    while ready:
+        node = heapq.heappop(ready).node
+        order.append(node)
+        for child in node.inputs:
+            if child is None:
+                continue
+            deps[child] -= 1
+            if not deps[child]:
+                heapq.heappush(ready, _Ready(child))
     return order  # root first
 
 
@@ -1182,3 +1217,21 @@ def _read_fn(x, *, layout):
 
 def _write_fn(x, value, *, layout):
     return _layout.write(x, value, layout=layout)
+
+
+# torch.autograd.graph's hooks on saved tensors, refused by name: a pack hook
+# would be called on other tensors, a different number of times, than torch's.
+_SAVED_HOOKS = (
+    "compat's tape keeps the inputs of each op, from which JAX derives its "
+    "backward, not the tensors torch saves; pack and unpack hooks would see other "
+    "tensors, a different number of times. To trade compute for memory, use "
+    "torch.utils.checkpoint"
+)
+saved_tensors_hooks = refused("torch.autograd.graph.saved_tensors_hooks", _SAVED_HOOKS)
+save_on_cpu = refused("torch.autograd.graph.save_on_cpu", _SAVED_HOOKS)
+disable_saved_tensors_hooks = refused(
+    "torch.autograd.graph.disable_saved_tensors_hooks", _SAVED_HOOKS
+)
+allow_mutation_on_saved_tensors = refused(
+    "torch.autograd.graph.allow_mutation_on_saved_tensors", _SAVED_HOOKS
+)

@@ -248,25 +248,33 @@ class Module:
         for _, module in self.named_children():
             yield module
 
-    def _named(self, store: str, recurse: bool, prefix: str = ""):
+    def _named(self, store: str, recurse: bool, prefix: str = "", once: bool = True):
         seen: set[int] = set()
-        modules = self.named_modules(prefix=prefix) if recurse else [(prefix, self)]
+        modules = (
+            self.named_modules(prefix=prefix, remove_duplicate=once)
+            if recurse
+            else [(prefix, self)]
+        )
         for module_prefix, module in modules:
             for name, value in getattr(module, store).items():
-                if value is None or id(value) in seen:
+                if value is None or (once and id(value) in seen):
                     continue
                 seen.add(id(value))
                 yield (f"{module_prefix}.{name}" if module_prefix else name), value
 
-    def named_parameters(self, prefix: str = "", recurse: bool = True):
-        yield from self._named("_parameters", recurse, prefix)
+    def named_parameters(
+        self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
+    ):
+        yield from self._named("_parameters", recurse, prefix, remove_duplicate)
 
     def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
         for _, p in self.named_parameters(recurse=recurse):
             yield p
 
-    def named_buffers(self, prefix: str = "", recurse: bool = True):
-        yield from self._named("_buffers", recurse, prefix)
+    def named_buffers(
+        self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
+    ):
+        yield from self._named("_buffers", recurse, prefix, remove_duplicate)
 
     def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
         for _, b in self.named_buffers(recurse=recurse):

@@ -129,6 +129,12 @@ class Generator:
         return tuple(jax.random.key_data(key).shape) if _typed(key) else (2,)
 
     def next_key(self) -> jax.Array | np.ndarray:
+        if "error" in vmap_randomness:
+            raise RuntimeError(
+                "vmap: called random operation while in randomness error mode. "
+                "Please either use the 'same' or 'different' randomness flags on "
+                "vmap or perform the randomness operation out of vmap"
+            )
         key = self._key
         if isinstance(key, jax.core.Tracer) or _typed(key):
             with x64(True):
@@ -139,6 +145,12 @@ class Generator:
         if not _host_random.on_host():  # JAX's default PRNG changed since
             key = jax.random.wrap_key_data(key, impl="threefry2x32")
         return key
+
+
+# The ``randomness`` of each torch.func.vmap whose function is being traced: a
+# draw under "error" raises, as torch's; under "same" the key is not batched,
+# so every element draws the same numbers.
+vmap_randomness: list[str] = []
 
 
 def _typed(key: Any) -> bool:

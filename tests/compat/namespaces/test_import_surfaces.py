@@ -407,21 +407,7 @@ def test_a_refused_module_imports_with_torchs_public_functions(theirs):
 @pytest.mark.parametrize(
     ("call", "named"),
     [
-        (lambda: ct.func.vmap(lambda x: x)(ct.ones(2, 3)), "torch.func.vmap"),
-        (lambda: ct.vmap(lambda x: x), "torch.func.vmap"),
-        (lambda: ct.func.grad(lambda x: x.sum())(ct.ones(2)), "torch.func.grad"),
-        (
-            lambda: ct.func.functional_call(ct.nn.Linear(2, 2), {}, (ct.ones(2),)),
-            "torch.func.functional_call",
-        ),
-        (
-            lambda: ct.func.stack_module_state([ct.nn.Linear(2, 2)]),
-            "torch.func.stack_module_state",
-        ),
-        (
-            lambda: ct.nn.utils.stateless.functional_call(ct.nn.Linear(2, 2), {}, ()),
-            "torch.nn.utils.stateless.functional_call",
-        ),
+        (lambda: ct.func.functionalize(lambda x: x), "torch.func.functionalize"),
         (
             lambda: ct.autograd.forward_ad.dual_level().__enter__(),
             "torch.autograd.forward_ad.dual_level",
@@ -433,6 +419,19 @@ def test_a_refused_module_imports_with_torchs_public_functions(theirs):
         (
             lambda: ct.autograd.functional.jacobian(lambda x: x, ct.ones(2)),
             "torch.autograd.functional.jacobian",
+        ),
+        (
+            lambda: ct.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t),
+            "torch.autograd.graph.saved_tensors_hooks",
+        ),
+        (
+            lambda: ct.autograd.graph.save_on_cpu(pin_memory=False),
+            "torch.autograd.graph.save_on_cpu",
+        ),
+        (
+            lambda: ct.ones(2, requires_grad=True).pow(2).grad_fn._raw_saved_self,
+            r"PowBackward0\._raw_saved_self \(a SavedTensor, for hooks on saved "
+            r"tensors\)",
         ),
     ],
 )

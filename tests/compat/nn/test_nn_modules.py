@@ -474,3 +474,25 @@ def test_resnet18_with_torch_weights_trains_and_evaluates_as_torch():
         )
 
     check(fn)
+
+
+def test_named_parameters_and_buffers_keep_duplicates_when_asked_as_torch():
+    def fn(torch):
+        class Tied(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.a = torch.nn.Linear(2, 2)
+                self.b = torch.nn.Linear(2, 2)
+                self.b.weight = self.a.weight
+                self.c = self.a
+                self.register_buffer("s", torch.ones(1))
+                self.register_buffer("t", self.s)
+
+        m = Tied()
+        return [
+            [n for n, _ in m.named_parameters(remove_duplicate=flag)]
+            + [n for n, _ in m.named_buffers(remove_duplicate=flag)]
+            for flag in (True, False)
+        ]
+
+    check(fn)

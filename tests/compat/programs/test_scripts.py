@@ -278,6 +278,22 @@ LANDMARKS = {
         "autocast output torch.bfloat16", "autocast loss torch.float32",
         "amp loss", "scale 65536.0", "scaler state ['_growth_tracker', "
         "'backoff_factor', 'growth_factor', 'growth_interval', 'scale']"],
+    "func_per_sample_grads.py": [
+        "loop torch.Size([8, 8]) 8", "vmap agrees with the loop True",
+        "shapes [(8, 8, 1, 3, 3), (8, 8), (8, 16, 8, 3, 3)",
+        "mean is the batch grad True", "params untouched True True"],
+    "func_jacobians_hessians.py": [
+        "vmap of vjp torch.Size([8, 8]) True", "jacrev agrees True",
+        "argnums torch.Size([8, 8, 8]) torch.Size([8, 8]) True",
+        "hessian torch.Size([8, 8, 8]) True True",
+        "batch hessian torch.Size([6, 7, 5, 5])", "hvp agrees True True",
+        "non-scalar refused: grad_and_value(f)(*args): Expected f(*args) to "
+        "return a scalar Tensor, got tensor with 1 dims."],
+    "optimizer_in_backward.py": [
+        "fused step 2 loss", "hook calls 18 first [(10,), (10, 32)]",
+        "grads freed in the hook {None}",
+        "same parameters as the typical loop True", "adam steps [3.0, 3.0, 3.0]",
+        "hook calls after remove 18"],
 }  # fmt: skip
 ON_TORCH = ["blitz_tensors.py", "blitz_nn.py", "blitz_data_parallel.py",
             "basics_tensors.py", "basics_autograd_model.py",
@@ -292,7 +308,9 @@ ON_TORCH = ["blitz_tensors.py", "blitz_nn.py", "blitz_data_parallel.py",
             "siamese_network.py", "super_resolution.py", "gcn.py",
             "char_rnn_generation.py",
             "pruning_tutorial.py", "parametrizations_tutorial.py",
-            "hooks_checkpoint.py", "bilstm_crf.py", "amp_recipe_cpu.py"]  # fmt: skip
+            "hooks_checkpoint.py", "bilstm_crf.py", "amp_recipe_cpu.py",
+            "func_per_sample_grads.py", "func_jacobians_hessians.py",
+            "optimizer_in_backward.py"]  # fmt: skip
 
 # Run again in lazy mode (one program per sync point), which must print what
 # eager mode prints: a Blitz training loop, recurrent and attention models, a
@@ -304,6 +322,9 @@ ON_TORCH = ["blitz_tensors.py", "blitz_nn.py", "blitz_data_parallel.py",
 # super-resolution network and a graph convolution network, pruning and
 # parametrizations (tensors recomputed by hooks), module hooks with
 # activation checkpointing and a CRF decoded with .item() at each step.
+# And torch.func's transforms (vmap of grad of functional_call, Jacobians,
+# Hessians, hvp) and optimizer steps fused into backward by post-accumulate
+# gradient hooks.
 LAZY = ["blitz_cifar10.py", "blitz_nn.py", "char_rnn.py", "examples_polynomial.py",
         "text_classification.py", "transformer_lm.py", "samplers_data.py",
         "lstm_tagger.py", "fgsm_attack.py", "spatial_transformer.py",
@@ -312,11 +333,28 @@ LAZY = ["blitz_cifar10.py", "blitz_nn.py", "char_rnn.py", "examples_polynomial.p
         "time_sequence_prediction.py", "word_language_model.py",
         "siamese_network.py", "super_resolution.py", "gcn.py",
         "char_rnn_generation.py", "pruning_tutorial.py", "parametrizations_tutorial.py",
-        "hooks_checkpoint.py", "bilstm_crf.py", "amp_recipe_cpu.py"]  # fmt: skip
+        "hooks_checkpoint.py", "bilstm_crf.py", "amp_recipe_cpu.py",
+        "func_per_sample_grads.py", "func_jacobians_hessians.py",
+        "optimizer_in_backward.py"]  # fmt: skip
 
 # Scripts that use what compat refuses by name: on compat each prints what
 # comes before that use, then stops with the reason; PyTorch runs it through.
-REFUSED: dict[str, tuple[str, str]] = {}
+REFUSED = {
+    "func_ensembling.py": (
+        "stacked leaves require grad True",
+        "RuntimeError: PyTorch is not linked with support for meta devices",
+    ),
+    "forward_ad.py": (
+        "primal (10, 10) tangent (10, 10)",
+        "torch.autograd.forward_ad.dual_level is not supported by jaxblitz.compat: "
+        "compat's autograd has no dual tensors; use torch.func.jvp",
+    ),
+    "saved_tensor_hooks.py": (
+        "grad_fn hooks [('pre', 1), (2, 1)] [8.1548, 22.1672, 60.2566",
+        "torch.autograd.graph.saved_tensors_hooks is not supported by "
+        "jaxblitz.compat: compat's tape keeps the inputs of each op",
+    ),
+}
 
 RUNS = {name: _compat_run(SCRIPTS / name) for name in sorted(LANDMARKS)}
 LAZY_RUNS = {name: _compat_run(SCRIPTS / name, lazy=True) for name in LAZY}

@@ -1,12 +1,8 @@
 """Blitz 3, "Neural Networks" (a module as a function): ``torch.nn.utils.stateless``
--- ``functional_call``, refused by name as ``torch.func.functional_call`` is
-(:mod:`jaxblitz.compat.func` says why and what to use instead)."""
+-- ``functional_call``, torch's older name of ``torch.func.functional_call``."""
 
 from __future__ import annotations
 
-from jaxblitz.compat._not_offered import refused
-from jaxblitz.compat.func import _INSTEAD
+from jaxblitz.compat._func_state import functional_call
 
 __all__ = ["functional_call"]
-
-functional_call = refused("torch.nn.utils.stateless.functional_call", _INSTEAD)
