@@ -31,7 +31,10 @@ _QUANTIZED = (
 _SPARSE = "sparse tensors are not supported: use dense tensors"
 _DLPACK = "DLPack exchange is not implemented: use torch.from_numpy and Tensor.numpy()"
 BUILD = "a fact of PyTorch's own build or process set-up, which compat does not have"
-STREAMS = "JAX schedules GPU work itself: there are no streams, events or CUDA graphs"
+STREAMS = (
+    "JAX schedules GPU work itself: there are no CUDA graphs, and compat's streams "
+    "and events (torch.cuda.Stream, torch.cuda.Event) are the device's one queue"
+)
 
 REASONS: dict[str, dict[str, str]] = {
     "torch.nn": {
