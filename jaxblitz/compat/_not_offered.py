@@ -68,7 +68,6 @@ STREAMS = (
 
 REASONS: dict[str, dict[str, str]] = {
     "torch.nn": {
-        "AdaptiveLogSoftmaxWithLoss": "not implemented",
         "FractionalMaxPool2d": _FRACTIONAL,
         "FractionalMaxPool3d": _FRACTIONAL,
         "LinearCrossEntropyLoss": _FUSED_LOSS,
