@@ -26,6 +26,10 @@ from jaxblitz import runtime as _runtime
 # module (importing a submodule sets the package's attribute of its name).
 from jaxblitz.compat import _not_offered
 from jaxblitz.compat import tensor as _tensor_module  # noqa: F401
+from jaxblitz.compat._cuda_build import (  # noqa: E402
+    AcceleratorError,
+    OutOfMemoryError,
+)
 from jaxblitz.compat._determinism import (  # noqa: E402
     are_deterministic_algorithms_enabled,
     get_deterministic_debug_mode,

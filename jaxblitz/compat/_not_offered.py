@@ -1,12 +1,16 @@
 """The names of torch, torch.nn, torch.nn.functional and torch.optim that compat
-does not offer, each refused by name with its reason: ``nn.FractionalMaxPool2d`` raises
-:class:`NotOffered` (a ``NotImplementedError``, and an ``AttributeError``, so
-``hasattr`` still answers False). torch's submodules that compat does not offer
-(``torch.fx``...) are refused the same way as attributes, and as imports by
-:class:`SubmoduleRefuser` (a ``ModuleNotFoundError`` saying why)."""
+does not offer, each refused by name with its reason: ``nn.LinearCrossEntropyLoss``
+raises :class:`NotOffered` (a ``NotImplementedError``, and an ``AttributeError``,
+so ``hasattr`` still answers False), and ``from torch.nn import
+LinearCrossEntropyLoss`` :class:`NotOfferedImport` (an ``ImportError`` saying
+why). torch's submodules that compat does not offer (``torch.fx``...) are refused
+the same way as attributes, and as imports by :class:`SubmoduleRefuser` (a
+``ModuleNotFoundError`` saying why)."""
 
 from __future__ import annotations
 
+import dis
+import inspect
 import sys
 from collections.abc import Callable, Sequence
 from importlib.machinery import ModuleSpec
@@ -16,6 +20,32 @@ from typing import Any
 
 class NotOffered(NotImplementedError, AttributeError):
     """A PyTorch name compat does not offer; the message says why."""
+
+
+class NotOfferedImport(ImportError, NotImplementedError):
+    """:class:`NotOffered` as ``from torch.nn import FractionalMaxPool2d`` raises
+    it. Python turns an AttributeError there into a bare "cannot import name",
+    dropping the reason, and no class can be both errors (their layouts
+    conflict)."""
+
+
+_IMPORT_FROM = dis.opmap["IMPORT_FROM"]
+
+
+def refusal(message: str, module: str) -> Exception:
+    """The error refusing a name, raised by ``module``'s ``__getattr__``:
+    :class:`NotOfferedImport` where the statement asking is ``from module import
+    name``, else :class:`NotOffered`."""
+    here = inspect.currentframe()
+    # this function's frame <- the module's __getattr__ <- the asking code
+    asking = here.f_back.f_back if here and here.f_back else None
+    if (
+        asking is not None
+        and asking.f_lasti >= 0
+        and asking.f_code.co_code[asking.f_lasti] == _IMPORT_FROM
+    ):
+        return NotOfferedImport(message, name=module)
+    return NotOffered(message)
 
 
 _FRACTIONAL = (
@@ -31,11 +61,13 @@ _QUANTIZED = (
 _SPARSE = "sparse tensors are not supported: use dense tensors"
 _DLPACK = "DLPack exchange is not implemented: use torch.from_numpy and Tensor.numpy()"
 BUILD = "a fact of PyTorch's own build or process set-up, which compat does not have"
-STREAMS = "JAX schedules GPU work itself: there are no streams, events or CUDA graphs"
+STREAMS = (
+    "JAX schedules GPU work itself: there are no CUDA graphs, and compat's streams "
+    "and events (torch.cuda.Stream, torch.cuda.Event) are the device's one queue"
+)
 
 REASONS: dict[str, dict[str, str]] = {
     "torch.nn": {
-        "AdaptiveLogSoftmaxWithLoss": "not implemented",
         "FractionalMaxPool2d": _FRACTIONAL,
         "FractionalMaxPool3d": _FRACTIONAL,
         "LinearCrossEntropyLoss": _FUSED_LOSS,
@@ -253,8 +285,9 @@ def refuser(
         # a refused name, or a refused submodule (torch.fx)
         reason = reasons.get(name) or SUBMODULES.get(f"{namespace}.{name}")
         if reason is not None:
-            raise NotOffered(
-                f"{namespace}.{name} is not supported by jaxblitz.compat: {reason}"
+            raise refusal(
+                f"{namespace}.{name} is not supported by jaxblitz.compat: {reason}",
+                module,
             )
         raise AttributeError(f"module '{module}' has no attribute '{name}'")
 

@@ -1,9 +1,12 @@
 """Blitz 4, "Training on GPU": ``torch.cuda``, backed by JAX's GPU platform.
 
 ``torch.cuda.is_available()`` is true when JAX sees a GPU (``pip install
-"jax[cuda12]"``); ``torch.device("cuda")`` is then JAX's first GPU. Streams, events
-and CUDA graphs do not exist here (JAX schedules its own work): they raise
-``NotImplementedError``. ``torch.cuda.amp`` is :mod:`jaxblitz.compat._cuda_amp`.
+"jax[cuda12]"``); ``torch.device("cuda")`` is then JAX's first GPU. Without one,
+each name answers as torch's CPU-only build does. Streams and events are the
+device's one ordered queue (:mod:`jaxblitz.compat._cuda_streams`); CUDA graphs,
+allocator knobs and NVML queries are refused by name
+(:mod:`jaxblitz.compat._cuda_build`). ``torch.cuda.amp`` is
+:mod:`jaxblitz.compat._cuda_amp`.
 """
 
 from __future__ import annotations
@@ -14,8 +17,44 @@ from typing import Any
 import jax
 
 from jaxblitz.compat import _cuda_amp as amp
-from jaxblitz.compat import _not_offered, _wait
-from jaxblitz.compat.tensor._dtype import device, gpus, jax_device
+from jaxblitz.compat import _cuda_build, _not_offered, _wait
+from jaxblitz.compat._cuda_build import (
+    AcceleratorError,
+    DeferredCudaCallError,
+    OutOfMemoryError,
+    get_arch_list,
+    get_device_capability,
+    get_gencode_flags,
+    get_rng_state,
+    get_rng_state_all,
+    init,
+    is_bf16_supported,
+    is_tf32_supported,
+    max_memory_cached,
+    max_memory_reserved,
+    mem_get_info,
+    memory_cached,
+    memory_reserved,
+    memory_stats,
+    set_rng_state,
+    set_rng_state_all,
+)
+from jaxblitz.compat._cuda_streams import (
+    Event,
+    Stream,
+    StreamContext,
+    current_stream,
+    default_stream,
+    device,
+    device_of,
+    is_current_stream_capturing,
+    set_device,
+    set_stream,
+    stream,
+)
+from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.tensor import creation as _creation
+from jaxblitz.compat.tensor._dtype import gpus, jax_device
 from jaxblitz.compat.tensor.creation import initial_seed, manual_seed
 
 # torch.cuda.amp: `import torch.cuda.amp` ports to `import jaxblitz.compat.cuda.amp`,
@@ -26,8 +65,50 @@ sys.modules[__name__ + ".amp"] = amp
 # name (_not_offered.SubmoduleRefuser), not as children of a plain module.
 __path__: list[str] = []
 
+# torch.cuda.FloatTensor, torch.cuda.FloatStorage...
+globals().update(_cuda_build.TENSOR_TYPES)
+globals().update(_cuda_build.STORAGE_TYPES)
+has_half = True
+has_magma = False
+
 __all__ = [
+    *_cuda_build.TENSOR_TYPES,
+    *_cuda_build.STORAGE_TYPES,
+    "AcceleratorError",
+    "DeferredCudaCallError",
+    "Event",
+    "OutOfMemoryError",
+    "Stream",
+    "StreamContext",
     "amp",
+    "current_stream",
+    "default_generators",
+    "default_stream",
+    "device",
+    "device_of",
+    "get_arch_list",
+    "get_device_capability",
+    "get_gencode_flags",
+    "get_rng_state",
+    "get_rng_state_all",
+    "has_half",
+    "has_magma",
+    "init",
+    "is_bf16_supported",
+    "is_current_stream_capturing",
+    "is_tf32_supported",
+    "max_memory_cached",
+    "max_memory_reserved",
+    "mem_get_info",
+    "memory_cached",
+    "memory_reserved",
+    "memory_stats",
+    "seed_all",
+    "set_device",
+    "set_rng_state",
+    "set_rng_state_all",
+    "set_stream",
+    "stream",
     "current_device",
     "device_count",
     "empty_cache",
@@ -46,10 +127,10 @@ __all__ = [
 
 
 def _gpu(index: Any = None) -> jax.Device:
-    if isinstance(index, str | device):
-        index = device(index).index
+    if isinstance(index, str | _dtype.device):
+        index = _dtype.device(index).index
     # Raises torch's "Torch not compiled with CUDA enabled" without a GPU.
-    return jax_device(device("cuda", index))
+    return jax_device(_dtype.device("cuda", index))
 
 
 def is_available() -> bool:
@@ -116,15 +197,13 @@ def seed() -> None:
     )
 
 
-def __getattr__(name: str) -> Any:
-    # Streams, events, graphs, nvtx...: named, not silently absent; an
-    # AttributeError too, so that hasattr answers False.
-    reason = _not_offered.SUBMODULES.get(f"torch.cuda.{name}")
-    if reason is not None:
-        raise _not_offered.NotOffered(
-            f"torch.cuda.{name} is not supported by jaxblitz.compat: {reason}"
-        )
-    raise _not_offered.NotOffered(
-        f"torch.cuda.{name} is not supported by jaxblitz.compat (JAX schedules GPU "
-        "work itself: there are no streams, events or CUDA graphs)"
-    )
+def seed_all() -> None:
+    seed()
+
+
+# torch's CPU build: no CUDA generators; on a GPU, compat's one generator each
+default_generators = (_creation.default_generator,) * len(gpus())
+
+# CUDA graphs, allocator knobs, NVML...: refused by name, an AttributeError too
+# (hasattr answers False); a name torch lacks gets the plain AttributeError.
+__getattr__ = _not_offered.refuser(__name__, "torch.cuda", _cuda_build.REFUSED)

@@ -25,7 +25,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any, Final
 
-from jaxblitz.compat._not_offered import NotOffered
+from jaxblitz.compat import _not_offered
 from jaxblitz.compat.nn.module import Module
 
 __all__ = [
@@ -326,8 +326,9 @@ _NOT_OFFERED = (
 
 def __getattr__(name: str) -> Any:
     if name in _NOT_OFFERED:
-        raise NotOffered(
+        raise _not_offered.refusal(
             f"torch.jit.{name} is not supported by jaxblitz.compat: compat runs "
-            "modules and functions as written, with no TorchScript compiler"
+            "modules and functions as written, with no TorchScript compiler",
+            __name__,
         )
     raise AttributeError(f"module '{__name__}' has no attribute '{name}'")

@@ -30,6 +30,7 @@ from jaxblitz.compat.nn.activation import (
     Tanhshrink,
     Threshold,
 )
+from jaxblitz.compat.nn.adaptive_softmax import AdaptiveLogSoftmaxWithLoss
 from jaxblitz.compat.nn.bilinear import Bilinear
 from jaxblitz.compat.nn.channel_shuffle import (
     ChannelShuffle,
@@ -334,6 +335,7 @@ __all__ = [
     "Softshrink",
     "Softsign",
     "SyncBatchNorm",
+    "AdaptiveLogSoftmaxWithLoss",
     "Tanh",
     "Tanhshrink",
     "Threshold",

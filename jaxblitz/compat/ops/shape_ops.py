@@ -1690,15 +1690,21 @@ class ShapeMixin(AutogradMixin):
         return _restride(self, squeeze(self, dim), name)
 
     def storage(self) -> TypedStorage:
-        warnings.warn(
-            "TypedStorage is deprecated. It will be removed in the future and "
-            "UntypedStorage will be the only storage class. This should only matter "
-            "to you if you are using storages directly.  To access UntypedStorage "
-            "directly, use tensor.untyped_storage() instead of tensor.storage()",
-            UserWarning,
-            stacklevel=2,
-        )
+        warn_typed_storage(stacklevel=3)
         return TypedStorage(self._s, self.dtype)
+
+
+def warn_typed_storage(stacklevel: int) -> None:
+    """torch's warning for a typed storage (``Tensor.storage()``,
+    ``torch.cuda.FloatStorage``)."""
+    warnings.warn(
+        "TypedStorage is deprecated. It will be removed in the future and "
+        "UntypedStorage will be the only storage class. This should only matter "
+        "to you if you are using storages directly.  To access UntypedStorage "
+        "directly, use tensor.untyped_storage() instead of tensor.storage()",
+        UserWarning,
+        stacklevel=stacklevel,
+    )
 
 
 def _restride(self: Tensor, view: Tensor, name: str) -> Tensor:

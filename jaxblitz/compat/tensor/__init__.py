@@ -12,7 +12,9 @@ module that owns it:
   ``x[idx]`` and ``x[idx] = v``;
 - :class:`~jaxblitz.compat.ops.inplace.InplaceMixin`: ``add_``, ``+=``, ``fill_``,
   ``copy_``, ``uniform_``;
-- :class:`~jaxblitz.compat.tensor.creation.CreationMixin`: ``new_ones``, ``new_tensor``.
+- :class:`~jaxblitz.compat.tensor.creation.CreationMixin`: ``new_ones``, ``new_tensor``;
+- :class:`~jaxblitz.compat.tensor._fringe.FringeMixin`: other devices' queries,
+  deprecated methods, and the quantized/complex/sparse ones refused by name.
 
 Every math op goes through the funnel :func:`jaxblitz.compat.autograd.graph.apply`.
 Imports run one way: ``_dtype`` -> ``_tensor_base`` -> ``autograd.graph`` ->
@@ -32,6 +34,7 @@ from jaxblitz.compat.ops._scatter import ScatterMixin
 from jaxblitz.compat.ops.inplace import InplaceMixin
 from jaxblitz.compat.ops.shape_ops import ShapeMixin
 from jaxblitz.compat.tensor import _dtype, _layout, _tensor_base, creation
+from jaxblitz.compat.tensor._fringe import FringeMixin
 from jaxblitz.compat.tensor._sparse import SparseMixin
 from jaxblitz.compat.tensor._tensor_base import Size, _as_int, _type_name, sizes
 from jaxblitz.compat.tensor.creation import CreationMixin
@@ -47,6 +50,7 @@ class Tensor(
     RandomMixin,
     CreationMixin,
     SparseMixin,
+    FringeMixin,
 ):
     """``torch.Tensor``. Build with ``torch.tensor``/``zeros``/...; see module doc."""
 

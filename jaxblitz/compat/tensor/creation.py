@@ -1030,19 +1030,28 @@ class CreationMixin(TensorBase):
 
 class _TensorType(type):
     """torch's ``tensortype``: calling one builds a tensor of its dtype;
-    ``isinstance`` asks for that dtype on the CPU (it is no subclass of Tensor)."""
+    ``isinstance`` asks for that dtype on its device type, the CPU's or
+    (``torch.cuda.FloatTensor``) the GPU's; it is no subclass of Tensor."""
 
     dtype: _dtype.dtype
+    is_cuda: builtins.bool
 
-    def __instancecheck__(cls, obj: Any) -> bool:
+    def __instancecheck__(cls, obj: Any) -> builtins.bool:
         return (
             isinstance(obj, TensorBase)
             and obj.dtype is cls.dtype
-            and obj.device.type == "cpu"
+            and obj.device.type == ("cuda" if cls.is_cuda else "cpu")
         )
 
     def __call__(cls, *args: Any, device: Any = None, **kwargs: Any) -> Tensor:
-        return _legacy_new(cls.dtype, device or "cpu", args, kwargs, alias=False)
+        if not cls.is_cuda:
+            return _legacy_new(cls.dtype, device or "cpu", args, kwargs, alias=False)
+        if not _dtype.gpus():
+            raise TypeError(
+                f"type torch.cuda.{cls.__name__} not available. Torch not compiled "
+                "with CUDA enabled."
+            )
+        return _legacy_new(cls.dtype, device or "cuda", args, kwargs, alias=False)
 
 
 def _legacy_new(
@@ -1085,9 +1094,10 @@ def _options(dt: _dtype.dtype) -> str:
     )
 
 
-def _legacy_type(name: str, dt: _dtype.dtype) -> type:
-    cls = _TensorType(name, (), {"__module__": "torch", "__slots__": ()})
-    cls.dtype = dt
+def _legacy_type(name: str, dt: _dtype.dtype, cuda: builtins.bool = False) -> type:
+    module = "torch.cuda" if cuda else "torch"
+    cls = _TensorType(name, (), {"__module__": module, "__slots__": ()})
+    cls.dtype, cls.is_cuda = dt, cuda
     return cls
 
 

@@ -66,9 +66,9 @@ def test_cudnn_flags_are_kept_for_the_script_to_read_back(monkeypatch):
     assert torch.backends.cudnn.benchmark is True
 
 
-def test_streams_and_events_are_refused_by_name():
-    with pytest.raises(NotImplementedError, match="torch.cuda.Stream"):
-        torch.cuda.Stream()
+def test_cuda_graphs_are_refused_by_name():
+    with pytest.raises(NotImplementedError, match="torch.cuda.CUDAGraph"):
+        torch.cuda.CUDAGraph()
 
 
 def test_variable_is_a_tensor_sharing_storage_with_the_flag_set():

@@ -146,3 +146,46 @@ def test_every_public_name_of_torch_distributions_is_offered_or_refused():
         except AttributeError:
             unexplained.append(name)
     assert not unexplained, f"absent with no reason given: {unexplained}"
+
+
+def test_every_public_tensor_method_is_offered_or_refused_by_name():
+    import jaxblitz.compat as ct
+
+    unexplained = []
+    for name in dir(pt.Tensor):
+        if name.startswith("_"):
+            continue
+        try:
+            getattr(ct.Tensor, name)
+        except NotOffered:
+            pass
+        except AttributeError:
+            unexplained.append(name)
+    assert not unexplained, f"absent with no reason given: {unexplained}"
+
+
+@pytest.mark.parametrize(
+    ("module", "name", "why"),
+    [
+        ("jaxblitz.compat.nn", "LinearCrossEntropyLoss", "fused linear"),
+        ("jaxblitz.compat", "sparse_coo_tensor", "sparse tensors"),
+        ("jaxblitz.compat.cuda", "CUDAGraph", "no CUDA graphs"),
+    ],
+)
+def test_a_refused_name_imported_with_from_says_why(module, name, why):
+    namespace: dict = {}
+    with pytest.raises(ImportError, match=f"{name} is not supported.*{why}") as e:
+        exec(f"from {module} import {name}", namespace)  # noqa: S102 -- the statement
+    assert isinstance(e.value, NotImplementedError)
+    ours = importlib.import_module(module)
+    assert not hasattr(ours, name)
+    with pytest.raises(NotOffered, match=why):
+        getattr(ours, name)
+    # a script's fallback still runs
+    exec(  # noqa: S102
+        f"try:\n    from {module} import {name}\nexcept ImportError:\n    {name} = 1",
+        namespace,
+    )
+    assert namespace[name] == 1
+    with pytest.raises(ImportError, match="cannot import name 'no_such_name'"):
+        exec(f"from {module} import no_such_name", namespace)  # noqa: S102

@@ -60,6 +60,7 @@ from jaxblitz.compat.nn.modules.activation import (
     Tanhshrink,
     Threshold,
 )
+from jaxblitz.compat.nn.modules.adaptive import AdaptiveLogSoftmaxWithLoss
 from jaxblitz.compat.nn.modules.batchnorm import (
     BatchNorm1d,
     BatchNorm2d,
@@ -231,6 +232,7 @@ from jaxblitz.compat.nn.modules.upsampling import (
 )
 
 __all__ = [
+    "AdaptiveLogSoftmaxWithLoss",
     "AdaptiveAvgPool1d",
     "AdaptiveAvgPool2d",
     "AdaptiveAvgPool3d",
@@ -397,7 +399,7 @@ __getattr__ = _not_offered.refuser(
     "torch.nn.modules",
     _not_offered.reasons(
         "torch.nn",
-        """AdaptiveLogSoftmaxWithLoss FractionalMaxPool2d FractionalMaxPool3d
+        """FractionalMaxPool2d FractionalMaxPool3d
         LinearCrossEntropyLoss LinearCrossEntropyOptions""",
     ),
 )
