@@ -60,6 +60,8 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
             f"self and mat2 must have the same dtype, but got "
             f"{bdt.scalar_type} and {wdt.scalar_type}"
         )
+    if len(shape) != 2:
+        return _linear_nd(input, weight, bias, shape)
     weight_t = weight.t()  # torch records TBackward0 here too (next_functions)
     precision = _precision.of("matmul", input, weight)
     if bias is None:
@@ -69,3 +71,19 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     return apply(
         "AddmmBackward0", _addmm_fn, bias, input, weight_t, precision=precision
     )
+
+
+def _linear_nd(input: Tensor, weight: Tensor, bias: Tensor | None, shape) -> Tensor:
+    """torch's linear on an input that is not a matrix, node for node: with a
+    bias, a contiguous input is flattened to rows for addmm and viewed back
+    (ViewBackward0), another one goes through matmul and adds the bias
+    (AddBackward0); without one, matmul (its own nodes)."""
+    if bias is None:
+        return input.matmul(weight.t())
+    if not input.is_contiguous():
+        return input.matmul(weight.t()) + bias
+    rows = 1
+    for size in shape[:-1]:  # not -1: a 0 in the shape makes it ambiguous
+        rows *= size
+    out = linear(input.reshape(rows, shape[-1]), weight, bias)
+    return out.view(*shape[:-1], out.shape[-1])

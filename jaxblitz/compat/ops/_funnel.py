@@ -117,6 +117,27 @@ def _true_divide(x, y):
     return lax.platform_dependent(x, y, cpu=exact, default=lambda x, y: x / y)
 
 
+def _mean(x, axis=None, keepdims=False):
+    """``jnp.mean`` as torch's CPU mean rounds it: the sum divided by the count.
+    jnp.mean divides by the count as a constant, which XLA rewrites into a
+    multiply by its reciprocal (an ulp off, 160 / 12 in float32); on the CPU
+    the count goes in through a barrier. torch's CUDA mean multiplies by the
+    reciprocal itself, so elsewhere the rewrite stays."""
+    axes = range(x.ndim) if axis is None else np.atleast_1d(axis)
+    n = math.prod(x.shape[a] for a in axes)
+    small = x.dtype in (jnp.float16, jnp.bfloat16)  # summed in float32, as jnp
+    total = jnp.sum(
+        x, axis=axis, keepdims=keepdims, dtype=jnp.float32 if small else None
+    )
+
+    def exact(total):
+        count = jnp.full(total.shape, n, total.dtype)
+        return total / lax.optimization_barrier(count)
+
+    out = lax.platform_dependent(total, cpu=exact, default=lambda t: t / n)
+    return out.astype(x.dtype)
+
+
 def _div_fn(x, y, *, mode, dt):
     x, y = _cast(x, dt), _cast(y, dt)
     if mode is None:

@@ -92,11 +92,31 @@ def matmul(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor
     input, other = _as_tensor(input), _as_tensor(other)
     _check_matmul(input, other)
     _check_arguments(_KERNELS.get(input.dim(), "mm"), self=input, mat2=other)
-    names = {(2, 2): "MmBackward0", (2, 1): "MvBackward0", (1, 1): "DotBackward0"}
-    name = names.get((input.dim(), other.dim()), "UnsafeViewBackward0")
+    name = _matmul_node(input, other)
     precision = _precision.of("matmul", input, other)
     return _to_out(apply(name, _matmul_fn, input, other, precision=precision), out)
 
+
+def _matmul_node(input: Tensor, other: Tensor) -> str:
+    """The grad_fn torch's matmul ends in: a vector times a matrix is mm on the
+    vector unsqueezed, then squeezed; a matrix times a batch is folded into mm
+    on the transposes, copied back to contiguous, when the matrix requires
+    grad; every other batched form ends in _unsafe_view."""
+    dims = input.dim(), other.dim()
+    name = _MATMUL_NODES.get(dims)
+    if name is not None:
+        return name
+    if dims[0] == 2 and input.requires_grad:
+        return "CloneBackward0"
+    return "UnsafeViewBackward0"
+
+
+_MATMUL_NODES = {
+    (2, 2): "MmBackward0",
+    (2, 1): "MvBackward0",
+    (1, 1): "DotBackward0",
+    (1, 2): "SqueezeBackward4",
+}
 
 saves("MmBackward0", (1, 0), (0, 1))
 saves("MvBackward0", (1, 0), (0, 1))

@@ -323,3 +323,33 @@ def test_fill_gradients_match_torch():
 )
 def test_bad_fill_arguments_raise_torch_errors(call):
     _raises_as_torch(call)
+
+
+@pytest.mark.parametrize("grads", [(True, False), (False, True), (True, True)])
+@pytest.mark.parametrize(
+    "shapes",
+    [((4,), (4, 6)), ((2, 4), (3, 4, 6)), ((4,), (3, 4, 6)), ((3, 2, 4), (4, 6))],
+    ids=str,
+)
+@pytest.mark.parametrize("mode", ["eagerly", "lazily"])
+def test_matmul_of_a_vector_or_batch_ends_in_torchs_node(shapes, grads, mode, request):
+    # a vector times a matrix: mm, then squeeze; a matrix times a batch with
+    # the matrix requiring grad: folded into mm and copied back to contiguous
+    request.getfixturevalue(mode)
+
+    def run(T):
+        a, b = (
+            T.arange(float(np.prod(s))).reshape(s).requires_grad_(g)
+            for s, g in zip(shapes, grads, strict=True)
+        )
+        out = a @ b
+        out.sum().backward()
+        return out.grad_fn.name(), out, a.grad, b.grad
+
+    theirs, ours = _both(run)
+    assert ours[0] == theirs[0]
+    for t, o in zip(theirs[2:], ours[2:], strict=True):
+        assert (t is None) == (o is None)
+        if t is not None:
+            _same(t, o)
+    _same(theirs[1], ours[1])

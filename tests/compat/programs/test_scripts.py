@@ -294,6 +294,38 @@ LANDMARKS = {
         "grads freed in the hook {None}",
         "same parameters as the typical loop True", "adam steps [3.0, 3.0, 3.0]",
         "hook calls after remove 18"],
+    "mnist_forward_forward.py": [
+        "layers 2 ['Layer', 'Layer'] registered 0", "training layer:  1",
+        "negatives differ True torch.int64", "test error:", "layer modes True True"],
+    "mnist_rnn.py": [
+        "(rnn): LSTM(14, 24, batch_first=True)", "Train Epoch: 3 [64/96 (67%)]",
+        "Test set: Average loss:", "lr [0.343] dropout2d warned True",
+        "adadelta state ['acc_delta', 'square_avg', 'step']",
+        "dropout2d 2-D rows mixed True (64, 6) values [0.0, 2.0]",
+        "dropout2d 4-D channels whole True"],
+    "actor_critic.py": [
+        "Episode 40\tLast reward:", "Solved! Running reward is now",
+        "episode shapes [((), (), 'torch.float32', 'torch.float32')]",
+        "heads (2,) (1,) value grad_fn ViewBackward0",
+        "smooth_l1 beta 0.5 1.3467 [0.1333, -0.3333, 0.3333]"],
+    "vision_transformer.py": [
+        "patches (2, 4, 48) [4.0, 5.0, 6.0, 7.0, 12.0] [381.0, 382.0, 383.0]",
+        "AssertionError Input height (8) and width (8) must be divisible",
+        "EPOCH [4/4]", "reloaded <All keys matched successfully>",
+        "ConvViT params 32 7523", "class token is a parameter True in state_dict True",
+        "per-head weights (8, 4, 9, 9) True"],
+    "dqn_tutorial.py": [
+        "target load <All keys matched successfully>", "episode 12 durations",
+        "amsgrad state ['exp_avg', 'exp_avg_sq', 'max_exp_avg_sq', 'step']",
+        "masked put [7.0, 0.0, 9.0] gather [1.5, 2.0, 0.0]",
+        "clipped [100.0, -100.0, 0.5]"],
+    "warmstart_and_zero_grad.py": [
+        "(dropout1): Dropout2d(p=0.25, inplace=False)",
+        "<All keys matched successfully>", "_IncompatibleKeys(missing_keys=["
+        "'head.weight', 'head.bias'], unexpected_keys=['fc3.weight', 'fc3.bias'])",
+        "size mismatch for fc3.weight: copying a param with shape "
+        "torch.Size([10, 84]) from checkpoint", "renamed <All keys matched",
+        "[2,     4] loss:", "zero_grad() None", "two backwards accumulate True"],
 }  # fmt: skip
 ON_TORCH = ["blitz_tensors.py", "blitz_nn.py", "blitz_data_parallel.py",
             "basics_tensors.py", "basics_autograd_model.py",
@@ -311,6 +343,9 @@ ON_TORCH = ["blitz_tensors.py", "blitz_nn.py", "blitz_data_parallel.py",
             "hooks_checkpoint.py", "bilstm_crf.py", "amp_recipe_cpu.py",
             "func_per_sample_grads.py", "func_jacobians_hessians.py",
             "optimizer_in_backward.py"]  # fmt: skip
+ON_TORCH += ["mnist_forward_forward.py", "mnist_rnn.py", "actor_critic.py",
+             "vision_transformer.py", "dqn_tutorial.py",
+             "warmstart_and_zero_grad.py"]  # fmt: skip
 
 # Run again in lazy mode (one program per sync point), which must print what
 # eager mode prints: a Blitz training loop, recurrent and attention models, a
@@ -336,6 +371,10 @@ LAZY = ["blitz_cifar10.py", "blitz_nn.py", "char_rnn.py", "examples_polynomial.p
         "hooks_checkpoint.py", "bilstm_crf.py", "amp_recipe_cpu.py",
         "func_per_sample_grads.py", "func_jacobians_hessians.py",
         "optimizer_in_backward.py"]  # fmt: skip
+# And: layers trained locally each with its own optimizer, an LSTM over image
+# rows, two vision transformers and warmstarted, partly loaded state_dicts.
+LAZY += ["mnist_forward_forward.py", "mnist_rnn.py", "vision_transformer.py",
+         "warmstart_and_zero_grad.py"]  # fmt: skip
 
 # Scripts that use what compat refuses by name: on compat each prints what
 # comes before that use, then stops with the reason; PyTorch runs it through.

@@ -104,6 +104,30 @@ def test_division_by_a_scalar_or_a_row_rounds_as_torchs():
     assert (compat.arange(2000.0) / 7)[350].item() == 50.0
 
 
+@pytest.mark.parametrize("mode", ["eagerly", "lazily"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+def test_a_mean_divides_its_sum_by_the_count_as_torchs(dtype, mode, request):
+    """jnp.mean divides by the count as a constant, which XLA multiplies by
+    its reciprocal: the mean of twelve episode lengths summing to 160 came out
+    an ulp above torch's 160 / 12. Whole numbers: the sums are exact, so only
+    the division's rounding is compared."""
+    request.getfixturevalue(mode)
+    rng = np.random.default_rng(3)
+    a = rng.integers(0, 30, size=(7, 12, 9)).astype(np.float32)
+    cases = (
+        lambda x: x.mean(),
+        lambda x: x.mean(1),
+        lambda x: x.mean((0, 2), keepdim=True),
+        lambda x: x[0, :, 0].mean(),
+    )
+    for f in cases:
+        want = f(torch.tensor(a, dtype=getattr(torch, dtype))).float().numpy()
+        got = f(compat.tensor(a, dtype=getattr(compat, dtype))).float().numpy()
+        np.testing.assert_array_equal(got, want)
+    episodes = [16.0, 12, 9, 14, 11, 10, 11, 28, 12, 9, 17, 11]
+    assert compat.tensor(episodes).mean().item() == torch.tensor(episodes).mean().item()
+
+
 @pytest.fixture
 def pool(monkeypatch):
     """compat's record of XLA's pool, fresh, with JAX's start-up faked: the calls
