@@ -417,10 +417,6 @@ def test_a_refused_module_imports_with_torchs_public_functions(theirs):
             "torch.autograd.forward_ad.make_dual",
         ),
         (
-            lambda: ct.autograd.functional.jacobian(lambda x: x, ct.ones(2)),
-            "torch.autograd.functional.jacobian",
-        ),
-        (
             lambda: ct.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t),
             "torch.autograd.graph.saved_tensors_hooks",
         ),
