@@ -98,7 +98,6 @@ REASONS: dict[str, dict[str, str]] = {
         "scaled_mm": _LOW_PRECISION,
     },
     "torch.optim": {
-        "Muon": "not implemented",
         "SparseAdam": "compat has no sparse gradients",
         "swap_in_optimizer_params_and_state": "not implemented: load the state "
         "with Optimizer.load_state_dict and copy the parameters in with copy_",
