@@ -107,18 +107,20 @@ def _lowest_fn(x, index, *, out):
 # -- argument checks -----------------------------------------------------------------
 
 
-def _sizes(name: str, arg: str, position: int, value: Any, n: int) -> tuple:
-    """An int (for every axis) or ``n`` ints, as ATen's binding and meta take
-    them."""
+def _parsed(name: str, arg: str, position: int, value: Any, n: int) -> tuple:
+    """An int (for every axis) or a sequence of ints, as ATen's binding parses
+    it (its length is the meta function's check: :func:`_lengths`)."""
     values = _ints(name, arg, position, value)
-    if not isinstance(value, tuple | list):
-        values = values * n
-    if len(values) != n:
-        ints = "Ints" if n == 2 else "three Ints"
-        raise RuntimeError(
-            f"{name}: {arg} must either be a single Int or tuple of {ints}"
-        )
-    return values
+    return values if isinstance(value, tuple | list) else values * n
+
+
+def _lengths(name: str, n: int, kernel: tuple, out: tuple) -> None:
+    ints = "Ints" if n == 2 else "three Ints"
+    for arg, values in (("kernel_size", kernel), ("output_size", out)):
+        if len(values) != n:
+            raise RuntimeError(
+                f"{name}: {arg} must either be a single Int or tuple of {ints}"
+            )
 
 
 def _check(n: int, input: Tensor, kernel: tuple, out: tuple, samples: Any) -> None:
@@ -185,13 +187,14 @@ def _pool(n: int, input: Tensor, kernel_size: Any, output_size: Any, samples: An
         pool = functools.partial(_pool, n)
         return _autocast.run(name, pool, input, kernel_size, output_size, samples)
     _tensor(name, input)
-    kernel = _sizes(name, "kernel_size", 2, kernel_size, n)
-    out = _sizes(name, "output_size", 3, output_size, n)
+    kernel = _parsed(name, "kernel_size", 2, kernel_size, n)
+    out = _parsed(name, "output_size", 3, output_size, n)
     if not isinstance(samples, Tensor):
         raise TypeError(
             f"{name}(): argument 'random_samples' (position 4) must be Tensor, not "
             f"{type(samples).__name__}"
         )
+    _lengths(name, n, kernel, out)
     _check(n, input, kernel, out, samples)
     index = run(
         _fractional_argmax_fn,
@@ -323,9 +326,8 @@ class _FractionalMaxPoolNd(Module):
             raise ValueError(
                 "only one of output_size and output_ratio may be specified"
             )
-        if self.output_ratio is not None and not all(
-            0 < r < 1 for r in self.output_ratio[:n]
-        ):
+        ratio = self.output_ratio
+        if ratio is not None and not all(0 < ratio[i] < 1 for i in range(n)):
             raise ValueError(
                 f"output_ratio must be between 0 and 1 (got {output_ratio})"
             )

@@ -197,6 +197,9 @@ ERRORS = {
     "kernel_float": lambda f, x, s: f.fractional_max_pool2d(
         x, 3.0, 5, _random_samples=s
     ),
+    "kernel_of_three_output_float": lambda f, x, s: f.fractional_max_pool2d(
+        x, (3, 2, 1), 5.0, _random_samples=s
+    ),
     "output_of_three": lambda f, x, s: f.fractional_max_pool2d(
         x, 3, (5, 5, 1), _random_samples=s
     ),
