@@ -23,7 +23,7 @@ class NotOffered(NotImplementedError, AttributeError):
 
 
 class NotOfferedImport(ImportError, NotImplementedError):
-    """:class:`NotOffered` as ``from torch.nn import FractionalMaxPool2d`` raises
+    """:class:`NotOffered` as ``from torch.nn import LinearCrossEntropyLoss`` raises
     it. Python turns an AttributeError there into a bare "cannot import name",
     dropping the reason, and no class can be both errors (their layouts
     conflict)."""
@@ -48,10 +48,6 @@ def refusal(message: str, module: str) -> Exception:
     return NotOffered(message)
 
 
-_FRACTIONAL = (
-    "fractional max pooling (random pooling regions) is not implemented; "
-    "MaxPool or AdaptiveMaxPool are the deterministic equivalents"
-)
 _LOW_PRECISION = "float8 and grouped matrix products have no counterpart in compat"
 _FUSED_LOSS = "torch's fused linear + cross-entropy loss is not implemented"
 
@@ -68,17 +64,11 @@ STREAMS = (
 
 REASONS: dict[str, dict[str, str]] = {
     "torch.nn": {
-        "FractionalMaxPool2d": _FRACTIONAL,
-        "FractionalMaxPool3d": _FRACTIONAL,
         "LinearCrossEntropyLoss": _FUSED_LOSS,
         "LinearCrossEntropyOptions": _FUSED_LOSS,
     },
     "torch.nn.functional": {
         "conv_tbc": "the time-batch-channel convolution is not implemented",
-        "fractional_max_pool2d": _FRACTIONAL,
-        "fractional_max_pool2d_with_indices": _FRACTIONAL,
-        "fractional_max_pool3d": _FRACTIONAL,
-        "fractional_max_pool3d_with_indices": _FRACTIONAL,
         "grouped_mm": _LOW_PRECISION,
         "boolean_dispatch": "TorchScript's helper for an op whose result depends on "
         "a flag (max_pool2d's return_indices): compat has no TorchScript compiler; "
@@ -98,7 +88,6 @@ REASONS: dict[str, dict[str, str]] = {
         "scaled_mm": _LOW_PRECISION,
     },
     "torch.optim": {
-        "Muon": "not implemented",
         "SparseAdam": "compat has no sparse gradients",
         "swap_in_optimizer_params_and_state": "not implemented: load the state "
         "with Optimizer.load_state_dict and copy the parameters in with copy_",

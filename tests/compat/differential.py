@@ -1003,15 +1003,22 @@ def run_optimizer(info, everything: bool = False) -> list[Outcome]:
     return out
 
 
-def _default_params(dtype, seed):
+def _default_params(dtype, seed, cls=None):
     g = torch.Generator().manual_seed(seed)
     weight = torch.randn(4, 3, generator=g, dtype=dtype)
     bias = torch.randn(4, generator=g, dtype=dtype)
+    if cls is not None and cls.__name__ in _MATRICES_ONLY:
+        return [torch.nn.Parameter(weight)]
     return [torch.nn.Parameter(weight), torch.nn.Parameter(bias)]
 
 
+# optimizers that take 2-D parameters alone (torch raises for a bias): their
+# samples step the weight only
+_MATRICES_ONLY = frozenset({"Muon"})
+
+
 def _run_optimizer_case(cls, c_cls, oi, dtype, seed):
-    t_params = oi.params if oi.params is not None else _default_params(dtype, seed)
+    t_params = oi.params if oi.params is not None else _default_params(dtype, seed, cls)
     leaves = [p for p in tensors(t_params) if p.requires_grad]
     rng = np.random.default_rng(seed)
     grads = [

@@ -62,6 +62,10 @@ from jaxblitz.compat.nn.fold import (
     Fold,
     Unfold,
 )
+from jaxblitz.compat.nn.fractional_pooling import (
+    FractionalMaxPool2d,
+    FractionalMaxPool3d,
+)
 from jaxblitz.compat.nn.instancenorm import (
     InstanceNorm1d,
     InstanceNorm2d,
@@ -240,6 +244,8 @@ __all__ = [
     "FeatureAlphaDropout",
     "Flatten",
     "Fold",
+    "FractionalMaxPool2d",
+    "FractionalMaxPool3d",
     "GELU",
     "GLU",
     "GRU",

@@ -58,6 +58,12 @@ from jaxblitz.compat.nn.fold import (  # noqa: F401
     fold,
     unfold,
 )
+from jaxblitz.compat.nn.fractional_pooling import (  # noqa: F401
+    fractional_max_pool2d,
+    fractional_max_pool2d_with_indices,
+    fractional_max_pool3d,
+    fractional_max_pool3d_with_indices,
+)
 from jaxblitz.compat.nn.functional_activation import (  # noqa: F401
     celu,
     celu_,

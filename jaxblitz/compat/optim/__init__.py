@@ -13,6 +13,7 @@ from jaxblitz.compat.optim.adam_variants import Adamax, NAdam, RAdam
 from jaxblitz.compat.optim.adaptive import Adadelta, Adagrad, RMSprop
 from jaxblitz.compat.optim.asgd import ASGD
 from jaxblitz.compat.optim.lbfgs import LBFGS
+from jaxblitz.compat.optim.muon import Muon
 from jaxblitz.compat.optim.optimizer import Optimizer
 from jaxblitz.compat.optim.rprop import Rprop
 from jaxblitz.compat.optim.sgd import SGD
@@ -27,6 +28,7 @@ __all__ = [
     "AdamW",
     "Adamax",
     "LBFGS",
+    "Muon",
     "NAdam",
     "RAdam",
     "Optimizer",

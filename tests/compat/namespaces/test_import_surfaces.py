@@ -353,13 +353,13 @@ def test_a_distributed_sampler_feeds_a_data_loader():
 @pytest.mark.parametrize(
     ("namespace", "name"),
     [
-        ("nn", "FractionalMaxPool2d"),
+        ("nn", "LinearCrossEntropyLoss"),
         ("nn.functional", "scaled_mm"),
         ("optim", "SparseAdam"),
     ],
 )
 def test_a_torch_name_compat_does_not_offer_is_refused_with_its_reason(namespace, name):
-    """``nn.FractionalMaxPool2d`` raises NotImplementedError naming it and why; it is
+    """``nn.LinearCrossEntropyLoss`` raises NotImplementedError naming it and why; it is
     also an AttributeError, so ``hasattr`` answers False and ``getattr`` with a
     default gives the default."""
     module = ct

@@ -116,12 +116,12 @@ def test_consume_prefix_strips_keys_and_metadata_as_torchs():
 
 
 def test_a_refused_layer_is_refused_from_its_implementation_module_too():
-    from jaxblitz.compat.nn.modules import pooling
+    from jaxblitz.compat.nn import modules
 
-    with pytest.raises(NotImplementedError, match="fractional max pooling"):
-        pooling.FractionalMaxPool2d  # noqa: B018 -- reading the name is the test
+    with pytest.raises(NotImplementedError, match="fused linear"):
+        modules.LinearCrossEntropyLoss  # noqa: B018 -- reading the name is the test
     with pytest.raises(AttributeError, match="has no attribute 'Nope'"):
-        pooling.Nope  # noqa: B018
+        modules.Nope  # noqa: B018
 
 
 def test_the_data_modules_hold_the_loaders_classes():

@@ -194,6 +194,8 @@ from jaxblitz.compat.nn.modules.pooling import (
     AvgPool1d,
     AvgPool2d,
     AvgPool3d,
+    FractionalMaxPool2d,
+    FractionalMaxPool3d,
     LPPool1d,
     LPPool2d,
     LPPool3d,
@@ -279,6 +281,8 @@ __all__ = [
     "FeatureAlphaDropout",
     "Flatten",
     "Fold",
+    "FractionalMaxPool2d",
+    "FractionalMaxPool3d",
     "GELU",
     "GLU",
     "GRU",
@@ -399,7 +403,6 @@ __getattr__ = _not_offered.refuser(
     "torch.nn.modules",
     _not_offered.reasons(
         "torch.nn",
-        """FractionalMaxPool2d FractionalMaxPool3d
-        LinearCrossEntropyLoss LinearCrossEntropyOptions""",
+        "LinearCrossEntropyLoss LinearCrossEntropyOptions",
     ),
 )

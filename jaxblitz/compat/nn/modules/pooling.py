@@ -2,6 +2,10 @@
 scripts that import from it; the classes are compat's ``torch.nn``'s."""
 
 from jaxblitz.compat import _not_offered
+from jaxblitz.compat.nn.fractional_pooling import (
+    FractionalMaxPool2d,
+    FractionalMaxPool3d,
+)
 from jaxblitz.compat.nn.layers import (
     MaxPool1d,
     MaxPool2d,
@@ -57,11 +61,9 @@ __all__ = [
     "AdaptiveAvgPool1d",
     "AdaptiveAvgPool2d",
     "AdaptiveAvgPool3d",
+    "FractionalMaxPool2d",
+    "FractionalMaxPool3d",
 ]
 
 # torch.nn's names compat does not offer: refused by name, with the reason
-__getattr__ = _not_offered.refuser(
-    __name__,
-    "torch.nn.modules.pooling",
-    _not_offered.reasons("torch.nn", "FractionalMaxPool2d FractionalMaxPool3d"),
-)
+__getattr__ = _not_offered.refuser(__name__, "torch.nn.modules.pooling")
