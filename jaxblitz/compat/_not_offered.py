@@ -294,6 +294,7 @@ def refused(qualname: str, reason: str) -> Callable[..., Any]:
 
     refuse.__name__ = refuse.__qualname__ = name
     refuse.__doc__ = f"``{qualname}``: refused (not supported by jaxblitz.compat)."
+    refuse.refused = True  # type: ignore[attr-defined] -- what the docs count
     return refuse
 
 

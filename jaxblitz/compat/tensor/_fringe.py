@@ -28,6 +28,7 @@ def _refused(name: str, reason: str) -> Callable[..., Any]:
 
     refuse.__name__ = refuse.__qualname__ = name
     refuse.__doc__ = f"``Tensor.{name}``: refused (not supported by jaxblitz.compat)."
+    refuse.refused = True  # type: ignore[attr-defined] -- what the docs count
     return refuse
 
 

@@ -40,6 +40,7 @@ def _no_sparse(name: str) -> Callable[..., Any]:
 
     refuse.__name__ = refuse.__qualname__ = name
     refuse.__doc__ = f"``Tensor.{name}``: refused (compat has no sparse tensors)."
+    refuse.refused = True  # type: ignore[attr-defined] -- what the docs count
     return refuse
 
 
