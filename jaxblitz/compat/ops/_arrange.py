@@ -224,12 +224,7 @@ def einsum(equation: Any, *operands: Any) -> Tensor:
                 f"einsum(): found '.' for operand {k} that is not part of any ellipsis"
             )
     _require_tensors("einsum", *operands[:1])
-    dt = operands[0].dtype
-    for t in operands[1:]:
-        if t.dtype is not dt:
-            raise RuntimeError(
-                f"expected scalar type {dt.scalar_type} but found {t.dtype.scalar_type}"
-            )
+    dt = _einsum_dtype(equation, operands)
     _check_devices(*operands)
     return apply(
         "EinsumBackward",
@@ -239,6 +234,38 @@ def einsum(equation: Any, *operands: Any) -> Tensor:
         dt=dt.np_name,
         precision=_precision.of("matmul", *operands),
     )
+
+
+def _sums_out(equation: str) -> bool:
+    """Whether ``equation`` sums over any label (a contraction or a reduction)."""
+    lhs, arrow, out = equation.partition("->")
+    terms = lhs.split(",")
+    if not arrow:  # implicit output: the labels seen once, with any ellipsis
+        labels = "".join(t.replace("...", "") for t in terms)
+        return any(labels.count(c) > 1 for c in labels)
+    kept = set(out.replace("...", ""))
+    dropped_ellipsis = "..." not in out and any("..." in t for t in terms)
+    return dropped_ellipsis or any(c not in kept for t in terms for c in t if c != ".")
+
+
+def _einsum_dtype(equation: str, operands: tuple) -> _dtype.dtype:
+    # torch: one operand is reduced with sum() (bool and ints give int64); a
+    # product with nothing summed is mul() (promoting); a contraction is bmm(),
+    # which takes one dtype only and no bool
+    first = operands[0].dtype
+    if not _sums_out(equation):
+        return _promote(*operands) if len(operands) > 1 else first
+    if len(operands) == 1:
+        return first if first.is_floating_point else _dtype.int64
+    if first is _dtype.bool:
+        raise NotImplementedError("\"bmm\" not implemented for 'Bool'")
+    for t in operands[1:]:
+        if t.dtype is not first:
+            raise RuntimeError(
+                f"expected scalar type {first.scalar_type} "
+                f"but found {t.dtype.scalar_type}"
+            )
+    return first
 
 
 _LETTERS = string.ascii_letters  # torch: sublist labels 0-25 'a'-'z', 26-51 'A'-'Z'
