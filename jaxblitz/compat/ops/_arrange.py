@@ -18,10 +18,12 @@ from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.backends import _precision
 from jaxblitz.compat.ops._declare import declare, saves
 from jaxblitz.compat.ops._funnel import (
+    _check_cast,
     _check_devices,
     _promote,
     _require_tensors,
     _tensor,
+    _to_out,
 )
 from jaxblitz.compat.ops._reduce import _dim
 from jaxblitz.compat.tensor import _dtype
@@ -185,7 +187,7 @@ def repeat_interleave(
 
 
 @declare(method=True)
-def outer(input: Tensor, vec2: Tensor) -> Tensor:
+def outer(input: Tensor, vec2: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``torch.outer`` (``ger``): ``input[i] * vec2[j]``; torch records a mul."""
     _require_tensors("outer", input, vec2)
     for name, v in (("self", input), ("vec2", vec2)):
@@ -194,7 +196,8 @@ def outer(input: Tensor, vec2: Tensor) -> Tensor:
                 f"outer: Expected 1-D argument {name}, but got {v.dim()}-D"
             )
     dt = _promote(input, vec2)
-    return apply("MulBackward0", _outer_fn, input, vec2, dt=dt.np_name)
+    _check_cast(dt, out)
+    return _to_out(apply("MulBackward0", _outer_fn, input, vec2, dt=dt.np_name), out)
 
 
 ger = outer
