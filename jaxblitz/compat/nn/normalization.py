@@ -24,6 +24,7 @@ from jaxblitz.compat.autograd.grad_mode import no_grad
 from jaxblitz.compat.autograd.graph import apply, run
 from jaxblitz.compat.nn.module import Module, Parameter
 from jaxblitz.compat.tensor import Tensor, _dtype, creation
+from jaxblitz.compat.tensor._fresh_layout import keeps_channels_last
 
 # -- pure JAX functions --------------------------------------------------------------
 
@@ -131,6 +132,7 @@ def batch_norm(
     )
 
 
+@keeps_channels_last(1)
 def aten_batch_norm(
     input: Tensor,
     weight: Tensor | None,

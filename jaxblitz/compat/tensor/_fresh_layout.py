@@ -9,6 +9,7 @@ of the format, as ``clone(memory_format=...)`` does: the values are the same,
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import jax.numpy as jnp
@@ -54,3 +55,37 @@ def laid_out(t: Any, memory_format: Any, like: Any = None) -> Any:
         return t
     shape = tuple(t.shape)
     return _relaid(t, tuple(reversed(order)), _info.strides_in(order, shape))
+
+
+def _suggests_channels_last(t: Any) -> bool:
+    """torch's ``suggest_memory_format``: a 4-d tensor laid out channels-last
+    (and not also row-major, as a tensor with one channel can be)."""
+    return (
+        getattr(t, "dim", None) is not None
+        and t.dim() == 4
+        and not t.is_contiguous()
+        and t.is_contiguous(memory_format=_info.channels_last)
+    )
+
+
+def keeps_channels_last(sources: int):
+    """For a 4-d op (conv2d, batch_norm, the 2-d pools) whose result torch lays
+    out channels-last when one of its first ``sources`` arguments is: the
+    result (or each result) re-laid out so."""
+
+    def wrap(fn):
+        @functools.wraps(fn)
+        def op(*args: Any, **kwargs: Any) -> Any:
+            out = fn(*args, **kwargs)
+            given = [*args[:sources], kwargs.get("input"), kwargs.get("weight")]
+            if not any(_suggests_channels_last(t) for t in given):
+                return out
+            outs = out if isinstance(out, tuple) else (out,)
+            for t in outs:
+                if t.dim() == 4 and t._view is None:
+                    laid_out(t, _info.channels_last)
+            return out
+
+        return op
+
+    return wrap
