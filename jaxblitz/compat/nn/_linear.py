@@ -12,6 +12,7 @@ from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.backends import _precision
 from jaxblitz.compat.ops._funnel import _check_arguments, _tensor
 from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.tensor._dtype import _CPP
 
 
 def _addmm_fn(bias, x, weight_t, *, precision):
@@ -49,17 +50,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
             f"mat1 and mat2 shapes cannot be multiplied ({rows}x{shape[-1]} "
             f"and {wshape[1]}x{wshape[0]})"
         )
-    dt, wdt = input.dtype, weight.dtype
-    if dt != wdt:
-        raise RuntimeError(
-            f"mat1 and mat2 must have the same dtype, but got "
-            f"{dt.scalar_type} and {wdt.scalar_type}"
-        )
-    if bias is not None and (bdt := bias.dtype) != wdt:
-        raise RuntimeError(
-            f"self and mat2 must have the same dtype, but got "
-            f"{bdt.scalar_type} and {wdt.scalar_type}"
-        )
+    check_dtypes(input, weight, bias)
     if len(shape) != 2:
         return _linear_nd(input, weight, bias, shape)
     weight_t = weight.t()  # torch records TBackward0 here too (next_functions)
@@ -71,6 +62,27 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     return apply(
         "AddmmBackward0", _addmm_fn, bias, input, weight_t, precision=precision
     )
+
+
+def check_dtypes(input: Tensor, weight: Tensor, bias: Tensor | None) -> None:
+    """torch's refusals of linear's mixed dtypes: mm's without a bias, addmm's
+    with one."""
+    dt, wdt = input.dtype, weight.dtype
+    if dt != wdt and bias is None:
+        raise RuntimeError(
+            "expected m1 and m2 to have the same dtype, but got: "
+            f"{_CPP[dt.name]} != {_CPP[wdt.name]}"
+        )
+    if dt != wdt:
+        raise RuntimeError(
+            f"mat1 and mat2 must have the same dtype, but got "
+            f"{dt.scalar_type} and {wdt.scalar_type}"
+        )
+    if bias is not None and (bdt := bias.dtype) != wdt:
+        raise RuntimeError(
+            f"self and mat2 must have the same dtype, but got "
+            f"{bdt.scalar_type} and {wdt.scalar_type}"
+        )
 
 
 def _linear_nd(input: Tensor, weight: Tensor, bias: Tensor | None, shape) -> Tensor:

@@ -21,6 +21,7 @@ from jaxblitz.compat.nn._args import _by, _ints, _keep, _spread, _static
 from jaxblitz.compat.nn._convnd import conv_nd_fn
 from jaxblitz.compat.ops._funnel import _tensor
 from jaxblitz.compat.tensor import Tensor, _dtype
+from jaxblitz.compat.tensor._fresh_layout import keeps_channels_last
 from jaxblitz.compat.tensor._tensor_base import TensorBase, _as_int
 
 
@@ -400,6 +401,7 @@ def _conv2d_plan(
     return strides, pairs, dilations, im2col, nonempty, plain and even, image_bytes
 
 
+@keeps_channels_last(2)
 def conv2d(
     input: Tensor,
     weight: Tensor,

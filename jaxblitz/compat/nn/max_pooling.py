@@ -47,6 +47,7 @@ from jaxblitz.compat.nn.pooling import (
 from jaxblitz.compat.ops._funnel import _tensor
 from jaxblitz.compat.tensor import Tensor
 from jaxblitz.compat.tensor._checks import check_values
+from jaxblitz.compat.tensor._fresh_layout import keeps_channels_last
 
 # -- max pooling ---------------------------------------------------------------------
 
@@ -82,6 +83,7 @@ def _max_pool2d_plan(
     return k, s, p, d, (h, w), out, plain and square
 
 
+@keeps_channels_last(1)
 def max_pool2d(
     input: Tensor,
     kernel_size: Any,

@@ -24,6 +24,7 @@ from jaxblitz.compat.autograd.grad_mode import no_grad
 from jaxblitz.compat.autograd.graph import apply, run
 from jaxblitz.compat.nn.module import Module, Parameter
 from jaxblitz.compat.tensor import Tensor, _dtype, creation
+from jaxblitz.compat.tensor._fresh_layout import keeps_channels_last
 
 # -- pure JAX functions --------------------------------------------------------------
 
@@ -64,13 +65,15 @@ def _running_stats_fn(x, running_mean, running_var, *, momentum):
 
 
 def _layer_norm_fn(x, weight, bias, *, n, eps):
+    dtype, x = x.dtype, _opmath(x)
     axes = tuple(range(x.ndim - n, x.ndim))
     mean = x.mean(axes, keepdims=True)
     centred = x - mean
     y = centred * lax.rsqrt((centred * centred).mean(axes, keepdims=True) + eps)
     if weight is not None:
         y = y * weight
-    return y if bias is None else y + bias
+    y = y if bias is None else y + bias
+    return y.astype(dtype)  # torch: a half input's float32 params keep it half
 
 
 def _group_norm_fn(x, weight, bias, *, groups, eps):
@@ -129,6 +132,7 @@ def batch_norm(
     )
 
 
+@keeps_channels_last(1)
 def aten_batch_norm(
     input: Tensor,
     weight: Tensor | None,
@@ -167,12 +171,7 @@ def aten_batch_norm(
         raise NotImplementedError(
             f"\"batch_norm\" not implemented for '{input.dtype.scalar_type}'"
         )
-    given = [t for t in (weight, bias, running_mean, running_var) if t is not None]
-    low = input.dtype in (_dtype.float16, _dtype.bfloat16)  # torch: float32 params ok
-    if any(t.dtype != input.dtype for t in given) and not (
-        low and all(t.dtype == _dtype.float32 for t in given)
-    ):
-        raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+    _check_param_dtypes(input, weight, bias, running_mean, running_var)
     if training and running_mean is not None and running_var is not None:
         mean, var = run(
             _running_stats_fn,
@@ -245,6 +244,7 @@ def layer_norm(
         raise NotImplementedError(
             f"\"LayerNormKernelImpl\" not implemented for '{input.dtype.scalar_type}'"
         )
+    _check_param_dtypes(input, weight, bias)
     return apply(
         "NativeLayerNormBackward0", _layer_norm_fn, input, weight, bias, n=n, eps=eps
     )
@@ -328,16 +328,28 @@ def normalize(
 
 
 def _check_param_dtypes(input: Tensor, *params: Tensor | None) -> None:
-    """torch's CPU check that a norm's parameters are of the input's dtype (or
-    float32, for a half or bfloat16 input)."""
-    for t in params:
-        if t is None or t.dtype == input.dtype:
-            continue
-        low = input.dtype in (_dtype.float16, _dtype.bfloat16)
-        if not (low and t.dtype == _dtype.float32):
+    """torch's CPU check of a norm's parameters (ATen's ``mixed_data_type.h``):
+    the first given parameter decides; if its dtype is not the input's, every
+    parameter must be float32 and the input half or bfloat16; else each must be
+    of the input's dtype (the kernel reads them as such)."""
+    given = [t for t in params if t is not None]
+    if not given:
+        return
+    if given[0].dtype != input.dtype:
+        if any(t.dtype != _dtype.float32 for t in given):
             raise RuntimeError(
-                "mixed dtype (CPU): expect parameter to have scalar type of "
-                f"{input.dtype.scalar_type}"
+                "mixed dtype (CPU): expect parameter to have scalar type of Float"
+            )
+        if input.dtype not in (_dtype.float16, _dtype.bfloat16):
+            raise RuntimeError(
+                "mixed dtype (CPU): all inputs must share same datatype."
+            )
+        return
+    for t in given[1:]:
+        if t.dtype != input.dtype:
+            raise RuntimeError(
+                f"expected scalar type {input.dtype.scalar_type} "
+                f"but found {t.dtype.scalar_type}"
             )
 
 

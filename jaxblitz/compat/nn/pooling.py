@@ -28,6 +28,7 @@ from jaxblitz.compat.nn._pool_args import _pool2d_check, _pool_axes_check, _pool
 from jaxblitz.compat.nn.module import Module
 from jaxblitz.compat.ops._funnel import _tensor
 from jaxblitz.compat.tensor import Tensor
+from jaxblitz.compat.tensor._fresh_layout import keeps_channels_last
 
 # -- pure JAX functions --------------------------------------------------------------
 
@@ -252,6 +253,7 @@ def avg_pool1d(
     return two.squeeze(-2)
 
 
+@keeps_channels_last(1)
 def avg_pool2d(
     input: Tensor,
     kernel_size: Any,

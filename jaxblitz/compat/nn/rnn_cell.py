@@ -14,6 +14,7 @@ from typing import Any
 from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.backends import _precision
 from jaxblitz.compat.nn import _rnn_scan
+from jaxblitz.compat.nn._linear import check_dtypes
 from jaxblitz.compat.nn.module import Module
 from jaxblitz.compat.nn.rnn import _reset_uniform, _split, _uniform_parameters
 from jaxblitz.compat.tensor import Tensor
@@ -98,6 +99,10 @@ class RNNCellBase(Module):
                     f"hidden{i} has inconsistent hidden_size: got {shape[1]}, "
                     f"expected {self.hidden_size}"
                 )
+        # torch: linear(input, w_ih, b_ih) + linear(hx, w_hh, b_hh), no promotion
+        check_dtypes(input, self.weight_ih, self.bias_ih)
+        if states[0] is not None:
+            check_dtypes(states[0], self.weight_hh, self.bias_hh)
         return apply(
             _NODE[mode],
             _rnn_scan.cell_fn,

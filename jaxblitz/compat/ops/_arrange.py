@@ -18,10 +18,12 @@ from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.backends import _precision
 from jaxblitz.compat.ops._declare import declare, saves
 from jaxblitz.compat.ops._funnel import (
+    _check_cast,
     _check_devices,
     _promote,
     _require_tensors,
     _tensor,
+    _to_out,
 )
 from jaxblitz.compat.ops._reduce import _dim
 from jaxblitz.compat.tensor import _dtype
@@ -185,7 +187,7 @@ def repeat_interleave(
 
 
 @declare(method=True)
-def outer(input: Tensor, vec2: Tensor) -> Tensor:
+def outer(input: Tensor, vec2: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``torch.outer`` (``ger``): ``input[i] * vec2[j]``; torch records a mul."""
     _require_tensors("outer", input, vec2)
     for name, v in (("self", input), ("vec2", vec2)):
@@ -194,7 +196,8 @@ def outer(input: Tensor, vec2: Tensor) -> Tensor:
                 f"outer: Expected 1-D argument {name}, but got {v.dim()}-D"
             )
     dt = _promote(input, vec2)
-    return apply("MulBackward0", _outer_fn, input, vec2, dt=dt.np_name)
+    _check_cast(dt, out)
+    return _to_out(apply("MulBackward0", _outer_fn, input, vec2, dt=dt.np_name), out)
 
 
 ger = outer
@@ -224,12 +227,7 @@ def einsum(equation: Any, *operands: Any) -> Tensor:
                 f"einsum(): found '.' for operand {k} that is not part of any ellipsis"
             )
     _require_tensors("einsum", *operands[:1])
-    dt = operands[0].dtype
-    for t in operands[1:]:
-        if t.dtype is not dt:
-            raise RuntimeError(
-                f"expected scalar type {dt.scalar_type} but found {t.dtype.scalar_type}"
-            )
+    dt = _einsum_dtype(equation, operands)
     _check_devices(*operands)
     return apply(
         "EinsumBackward",
@@ -239,6 +237,38 @@ def einsum(equation: Any, *operands: Any) -> Tensor:
         dt=dt.np_name,
         precision=_precision.of("matmul", *operands),
     )
+
+
+def _sums_out(equation: str) -> bool:
+    """Whether ``equation`` sums over any label (a contraction or a reduction)."""
+    lhs, arrow, out = equation.partition("->")
+    terms = lhs.split(",")
+    if not arrow:  # implicit output: the labels seen once, with any ellipsis
+        labels = "".join(t.replace("...", "") for t in terms)
+        return any(labels.count(c) > 1 for c in labels)
+    kept = set(out.replace("...", ""))
+    dropped_ellipsis = "..." not in out and any("..." in t for t in terms)
+    return dropped_ellipsis or any(c not in kept for t in terms for c in t if c != ".")
+
+
+def _einsum_dtype(equation: str, operands: tuple) -> _dtype.dtype:
+    # torch: one operand is reduced with sum() (bool and ints give int64); a
+    # product with nothing summed is mul() (promoting); a contraction is bmm(),
+    # which takes one dtype only and no bool
+    first = operands[0].dtype
+    if not _sums_out(equation):
+        return _promote(*operands) if len(operands) > 1 else first
+    if len(operands) == 1:
+        return first if first.is_floating_point else _dtype.int64
+    if first is _dtype.bool:
+        raise NotImplementedError("\"bmm\" not implemented for 'Bool'")
+    for t in operands[1:]:
+        if t.dtype is not first:
+            raise RuntimeError(
+                f"expected scalar type {first.scalar_type} "
+                f"but found {t.dtype.scalar_type}"
+            )
+    return first
 
 
 _LETTERS = string.ascii_letters  # torch: sublist labels 0-25 'a'-'z', 26-51 'A'-'Z'

@@ -26,13 +26,15 @@ from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.ops._declare import declare, saves
 from jaxblitz.compat.ops._funnel import (
     _as_tensor,
+    _check_cast,
     _no_grad,
     _norm_fn,
     _not_implemented,
     _promote,
     _require_tensors,
+    _to_out,
 )
-from jaxblitz.compat.ops._linalg import matmul
+from jaxblitz.compat.ops._linalg import _exact_out, dot_refusal, matmul
 from jaxblitz.compat.tensor import _dtype
 from jaxblitz.compat.tensor._checks import check_values
 from jaxblitz.compat.tensor._tensor_base import TensorBase, wrap_dim
@@ -370,10 +372,12 @@ def trace(input: Tensor) -> Tensor:
 
 
 @declare(method=True)
-def kron(input: Tensor, other: Tensor) -> Tensor:
+def kron(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     input, other = _as_tensor(input), _as_tensor(other)
     dt = _promote(input, other)
-    return apply("UnsafeViewBackward0", _kron_fn, input, other, dt=dt.np_name)
+    _check_cast(dt, out)
+    result = apply("UnsafeViewBackward0", _kron_fn, input, other, dt=dt.np_name)
+    return _to_out(result, out)
 
 
 @declare(method=True)
@@ -485,9 +489,9 @@ def tensordot(a: Tensor, b: Tensor, dims: Any = 2, out: Any = None) -> Tensor:
 
 
 @declare(method=True)
-def vdot(input: Tensor, other: Tensor) -> Tensor:
+def vdot(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     if _autocast.on:
-        return _autocast.run("vdot", vdot, input, other)
+        return _autocast.run("vdot", vdot, input, other, out=out)
     input, other = _as_tensor(input), _as_tensor(other)
     if input.dim() != 1 or other.dim() != 1:
         raise RuntimeError(
@@ -504,7 +508,8 @@ def vdot(input: Tensor, other: Tensor) -> Tensor:
             f"inconsistent tensor size, expected tensor [{n}] and src [{m}] to have "
             f"the same number of elements, but got {n} and {m} elements respectively"
         )
-    return apply("VdotBackward0", _vdot_fn, input, other)
+    result = apply("VdotBackward0", _vdot_fn, input, other)
+    return _exact_out(result, out, dot_refusal(input, out))
 
 
 saves("VdotBackward0", (1, 0), (0, 1))

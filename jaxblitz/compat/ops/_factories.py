@@ -16,6 +16,7 @@ from jaxblitz.compat._warn_always import warn_once
 from jaxblitz.compat.autograd.grad_mode import no_grad
 from jaxblitz.compat.ops._declare import declare
 from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.tensor._fresh_layout import laid_out
 from jaxblitz.compat.tensor._tensor_base import (
     TensorBase,
     _as_int,
@@ -183,6 +184,7 @@ def randint_like(
         dtype=dt,
         device=device or _dtype.tensor_device(input),
     )
+    out = laid_out(out, memory_format, input)
     if requires_grad:
         out.requires_grad_(True)
     return out

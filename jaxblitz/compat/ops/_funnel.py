@@ -591,6 +591,15 @@ def _to_out(result: Tensor, out: Tensor | None) -> Tensor:
     return out
 
 
+def _check_cast(dt: _dtype.dtype, out: Tensor | None) -> None:
+    """torch's refusal of an ``out`` that the result's dtype does not cast to."""
+    if out is not None and not _dtype.can_cast(dt, out.dtype):
+        raise RuntimeError(
+            f"result type {dt.scalar_type} can't be cast to the desired output "
+            f"type {out.dtype.scalar_type}"
+        )
+
+
 def _tensor(name: str, input: Any) -> None:
     """torch's TypeError for an ``input`` that is not a Tensor."""
     if not isinstance(input, TensorBase):

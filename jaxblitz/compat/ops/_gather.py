@@ -287,12 +287,23 @@ saves("GatherBackward0", (0, None), (1, None))
 
 
 def _scatter_args(name: str, input: Tensor, dim: int, index: Tensor, src: Any):
-    _require_tensors(name, input)
+    _require_tensors(name, input, index)
     dim = wrap_dim(dim, input.dim())
+    # torch: the whole family's dtype checks are scatter's, in its words
+    if index.numel() and index.dtype not in (_dtype.int64, _dtype.int32):
+        raise RuntimeError("scatter(): Expected dtype int32/int64 for index")
     if isinstance(src, TensorBase) and src.dtype is not input.dtype:
-        raise RuntimeError(f"{name}(): Expected self.dtype to be equal to src.dtype")
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
     _check_gather(name, input, dim, index, src)
     return dim
+
+
+def _require_src(name: str, src: Any) -> None:
+    if not isinstance(src, TensorBase):
+        raise TypeError(
+            f"{name}(): argument 'src' (position 4) must be Tensor, not "
+            f"{type(src).__name__}"
+        )
 
 
 @declare(method=True, inplace=True)
@@ -340,8 +351,8 @@ saves("ScatterBackward1", (1, None))
 def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     if _autocast.on:
         return _autocast.run("scatter_add", scatter_add, input, dim, index, src)
+    _require_src("scatter_add", src)
     dim = _scatter_args("scatter_add", input, dim, index, src)
-    _require_tensors("scatter_add", src)
     return apply(
         "ScatterAddBackward0", _scatter_fn, input, index, src, axis=dim, reduce="add"
     )
@@ -363,12 +374,13 @@ def scatter_reduce(
 ) -> Tensor:
     """``torch.scatter_reduce``: sum, prod, mean, amax or amin of what lands where."""
     _no_out("scatter_reduce", out)
+    _require_src("scatter_reduce", src)
+    reduce = {"max": "amax", "min": "amin"}.get(reduce, reduce)  # torch's aliases
     if reduce not in ("sum", "prod", "mean", "amax", "amin"):
-        raise NotImplementedError(
-            f"scatter_reduce(reduce={reduce!r}): jaxblitz.compat takes 'sum', "
-            "'prod', 'mean', 'amax' or 'amin'"
+        raise RuntimeError(
+            "reduce argument must be either sum, prod, mean, amax or amin, got "
+            f"{reduce}"
         )
-    _require_tensors("scatter_reduce", src)
     if reduce == "mean" and input.dtype is _dtype.bool:
         raise _not_implemented("scatter_gather_tensor_cpu_reduce_mean", input.dtype)
     dim = _scatter_args("scatter_reduce", input, dim, index, src)

@@ -18,6 +18,7 @@ from jaxblitz.compat.ops._funnel import (
     _as_tensor,
     _cast,
     _check_arguments,
+    _check_cast,
     _matmul_fn,
     _not_implemented,
     _promote,
@@ -94,7 +95,19 @@ def matmul(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor
     _check_arguments(_KERNELS.get(input.dim(), "mm"), self=input, mat2=other)
     name = _matmul_node(input, other)
     precision = _precision.of("matmul", input, other)
-    return _to_out(apply(name, _matmul_fn, input, other, precision=precision), out)
+    return _exact_out(apply(name, _matmul_fn, input, other, precision=precision), out)
+
+
+def _exact_out(result: Tensor, out: Tensor | None, refusal: str = "") -> Tensor:
+    """torch's ``out=`` for the products, whose kernels write only the result's
+    dtype (``refusal``: the kernel's own words for another one)."""
+    if out is not None and out.dtype is not result.dtype:
+        raise RuntimeError(
+            refusal
+            or f"Expected out tensor to have dtype {_CPP[result.dtype.np_name]}, "
+            f"but got {_CPP[out.dtype.np_name]} instead"
+        )
+    return _to_out(result, out)
 
 
 def _matmul_node(input: Tensor, other: Tensor) -> str:
@@ -129,45 +142,61 @@ _KERNELS = {3: "bmm"}
 
 
 @declare(method=True)
-def mm(input: Tensor, mat2: Tensor) -> Tensor:
+def mm(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> Tensor:
     if _autocast.on:
-        return _autocast.run("mm", mm, input, mat2)
+        return _autocast.run("mm", mm, input, mat2, out=out)
     if input.dim() != 2 or mat2.dim() != 2:
         raise RuntimeError("self must be a matrix")
-    return matmul(input, mat2)
+    return matmul(input, mat2, out=out)
 
 
 @declare(method=True)
-def mv(input: Tensor, vec: Tensor) -> Tensor:
+def mv(input: Tensor, vec: Tensor, *, out: Tensor | None = None) -> Tensor:
     if _autocast.on:
-        return _autocast.run("mv", mv, input, vec)
+        return _autocast.run("mv", mv, input, vec, out=out)
     if input.dim() != 2 or vec.dim() != 1:
         raise RuntimeError(
             f"vector + matrix @ vector expected, got 1, {input.dim()}, {vec.dim()}"
         )
-    return matmul(input, vec)
+    if out is not None and out.dtype is not input.dtype:  # torch: mv is addmv
+        raise RuntimeError(
+            "addmv input tensors must have the same dtype, but got "
+            f"{out.dtype.scalar_type}, {input.dtype.scalar_type}, and "
+            f"{vec.dtype.scalar_type}"
+        )
+    return matmul(input, vec, out=out)
 
 
 @declare(method=True)
-def dot(input: Tensor, other: Tensor) -> Tensor:
+def dot(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     if _autocast.on:
-        return _autocast.run("dot", dot, input, other)
+        return _autocast.run("dot", dot, input, other, out=out)
     if input.dim() != 1 or other.dim() != 1:
         raise RuntimeError(
             f"1D tensors expected, but got {input.dim()}D and {other.dim()}D tensors"
         )
-    return matmul(input, other)
+    return _exact_out(matmul(input, other), out, dot_refusal(input, out))
+
+
+def dot_refusal(input: Tensor, out: Tensor | None) -> str:
+    """dot's and vdot's words for an ``out`` of another dtype."""
+    if out is None:
+        return ""
+    return (
+        f"result dtype {out.dtype.scalar_type} does not match input dtype "
+        f"{input.dtype.scalar_type}"
+    )
 
 
 @declare(method=True)
-def bmm(input: Tensor, mat2: Tensor) -> Tensor:
+def bmm(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> Tensor:
     if _autocast.on:
-        return _autocast.run("bmm", bmm, input, mat2)
+        return _autocast.run("bmm", bmm, input, mat2, out=out)
     if input.dim() != 3 or mat2.dim() != 3:
         raise RuntimeError("batch1 must be a 3D tensor")
     if input.shape[0] != mat2.shape[0]:
         raise RuntimeError("batch1 and batch2 must have same number of batches")
-    return matmul(input, mat2)
+    return matmul(input, mat2, out=out)
 
 
 def _numbers(what: str, beta: Any, alpha: Any) -> tuple[Any, Any]:
@@ -178,11 +207,19 @@ def _numbers(what: str, beta: Any, alpha: Any) -> tuple[Any, Any]:
 
 @declare(method=True, inplace=True)
 def addmm(
-    input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1
+    input: Tensor,
+    mat1: Tensor,
+    mat2: Tensor,
+    *,
+    beta: Any = 1,
+    alpha: Any = 1,
+    out: Tensor | None = None,
 ) -> Tensor:
     """``beta * input + alpha * (mat1 @ mat2)``; beta=0 ignores input's values."""
     if _autocast.on:
-        return _autocast.run("addmm", addmm, input, mat1, mat2, beta=beta, alpha=alpha)
+        return _autocast.run(
+            "addmm", addmm, input, mat1, mat2, beta=beta, alpha=alpha, out=out
+        )
     beta, alpha = _numbers("addmm", beta, alpha)
     if mat1.dim() != 2 or mat2.dim() != 2:
         raise RuntimeError(
@@ -203,7 +240,7 @@ def addmm(
         )
     _check_arguments("addmm", self=input, mat1=mat1, mat2=mat2)
     precision = _precision.of("matmul", mat1, mat2)
-    return apply(
+    result = apply(
         "AddmmBackward0",
         _addmm_fn,
         input,
@@ -213,6 +250,7 @@ def addmm(
         alpha=alpha,
         precision=precision,
     )
+    return _exact_out(result, out)
 
 
 saves("AddmmBackward0", (2, 1), (1, 2))
@@ -247,11 +285,19 @@ def _scaled_product(name, input, a, b, beta, alpha, names, fn=_addmm_fn):
 
 @declare(method=True, inplace=True)
 def addmv(
-    input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any = 1
+    input: Tensor,
+    mat: Tensor,
+    vec: Tensor,
+    *,
+    beta: Any = 1,
+    alpha: Any = 1,
+    out: Tensor | None = None,
 ) -> Tensor:
     """``beta * input + alpha * (mat @ vec)``; beta=0 ignores input's values."""
     if _autocast.on:
-        return _autocast.run("addmv", addmv, input, mat, vec, beta=beta, alpha=alpha)
+        return _autocast.run(
+            "addmv", addmv, input, mat, vec, beta=beta, alpha=alpha, out=out
+        )
     beta, alpha = _numbers("addmv", beta, alpha)
     input, mat, vec = _as_tensor(input), _as_tensor(mat), _as_tensor(vec)
     if not (mat.dim() == 2 and vec.dim() == 1 and input.dim() <= 1):
@@ -273,9 +319,10 @@ def addmv(
         )
     if input.dtype is _dtype.bool:
         raise NotImplementedError("\"addmv_impl_cpu\" not implemented for 'Bool'")
-    return _scaled_product(
+    result = _scaled_product(
         "AddmvBackward0", input, mat, vec, beta, alpha, ("mat", "vec")
     )
+    return _exact_out(result, out)
 
 
 saves("AddmvBackward0", (2, 1), (1, 2))
@@ -299,12 +346,18 @@ def _batches(batch1: Tensor, batch2: Tensor) -> None:
 
 @declare(method=True, inplace=True)
 def baddbmm(
-    input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1
+    input: Tensor,
+    batch1: Tensor,
+    batch2: Tensor,
+    *,
+    beta: Any = 1,
+    alpha: Any = 1,
+    out: Tensor | None = None,
 ) -> Tensor:
     """``beta * input + alpha * (batch1 @ batch2)``, batch by batch."""
     if _autocast.on:
         return _autocast.run(
-            "baddbmm", baddbmm, input, batch1, batch2, beta=beta, alpha=alpha
+            "baddbmm", baddbmm, input, batch1, batch2, beta=beta, alpha=alpha, out=out
         )
     beta, alpha = _numbers("baddbmm", beta, alpha)
     input, batch1, batch2 = map(_as_tensor, (input, batch1, batch2))
@@ -326,9 +379,10 @@ def baddbmm(
     _expand_check(input, (batch1.shape[0], batch1.shape[1], batch2.shape[2]))
     if input.dtype is _dtype.bool:
         raise NotImplementedError("\"baddbmm\" not implemented for 'Bool'")
-    return _scaled_product(
+    result = _scaled_product(
         "BaddbmmBackward0", input, batch1, batch2, beta, alpha, ("batch1", "batch2")
     )
+    return _exact_out(result, out)
 
 
 saves("BaddbmmBackward0", (2, 1), (1, 2))
@@ -351,12 +405,18 @@ def _addbmm_fn(bias, x, y, *, beta, alpha, precision):
 
 @declare(method=True, inplace=True)
 def addbmm(
-    input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1
+    input: Tensor,
+    batch1: Tensor,
+    batch2: Tensor,
+    *,
+    beta: Any = 1,
+    alpha: Any = 1,
+    out: Tensor | None = None,
 ) -> Tensor:
     """``beta * input + alpha * sum(batch1 @ batch2)`` over the batches."""
     if _autocast.on:
         return _autocast.run(
-            "addbmm", addbmm, input, batch1, batch2, beta=beta, alpha=alpha
+            "addbmm", addbmm, input, batch1, batch2, beta=beta, alpha=alpha, out=out
         )
     beta, alpha = _numbers("addbmm", beta, alpha)
     input, batch1, batch2 = map(_as_tensor, (input, batch1, batch2))
@@ -373,10 +433,16 @@ def addbmm(
         )
     _expand_check(input, (batch1.shape[1], batch2.shape[2]))
     names = ("batch1", "batch2")
-    out = _scaled_product(
+    result = _scaled_product(
         "AddbmmBackward0", input, batch1, batch2, beta, alpha, names, _addbmm_fn
     )
-    return out
+    refusal = (
+        ""
+        if out is None
+        else "self and mat2 must have the same dtype, but got "
+        f"{out.dtype.scalar_type} and {batch2.dtype.scalar_type}"
+    )
+    return _exact_out(result, out, refusal)
 
 
 saves("AddbmmBackward0", (2, 1), (1, 2))
@@ -395,11 +461,19 @@ def _addr_fn(input, v1, v2, *, beta, alpha, dt):
 
 @declare(method=True, inplace=True)
 def addr(
-    input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any = 1
+    input: Tensor,
+    vec1: Tensor,
+    vec2: Tensor,
+    *,
+    beta: Any = 1,
+    alpha: Any = 1,
+    out: Tensor | None = None,
 ) -> Tensor:
     """``beta * input + alpha * outer(vec1, vec2)``, promoting as torch."""
     if _autocast.on:
-        return _autocast.run("addr", addr, input, vec1, vec2, beta=beta, alpha=alpha)
+        return _autocast.run(
+            "addr", addr, input, vec1, vec2, beta=beta, alpha=alpha, out=out
+        )
     beta, alpha = _numbers("addr", beta, alpha)
     input, vec1, vec2 = map(_as_tensor, (input, vec1, vec2))
     for name, v in (("vec1", vec1), ("vec2", vec2)):
@@ -417,7 +491,8 @@ def addr(
                 "floating point number."
             )
     _expand_check(input, (vec1.shape[0], vec2.shape[0]))
-    return apply(
+    _check_cast(dt, out)
+    result = apply(
         "AddrBackward0",
         _addr_fn,
         input,
@@ -427,6 +502,7 @@ def addr(
         alpha=alpha,
         dt=dt.np_name,
     )
+    return _to_out(result, out)
 
 
 saves("AddrBackward0", (2, 1), (1, 2))

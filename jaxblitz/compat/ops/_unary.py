@@ -38,8 +38,9 @@ from jaxblitz.compat.ops._funnel import (
     _where_fn,
 )
 from jaxblitz.compat.ops._scalars import scalar_arg
-from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.tensor import _dtype, _info
 from jaxblitz.compat.tensor._dtype import _CPP
+from jaxblitz.compat.tensor._fresh_layout import laid_out
 from jaxblitz.compat.tensor._tensor_base import TensorBase
 
 if TYPE_CHECKING:
@@ -406,13 +407,13 @@ def to_dtype(input: Tensor, dt: _dtype.dtype, *, memory_format: Any = None) -> T
         if not dt.is_floating_point:  # torch: an integer or bool result has no grad
             input = input.detach()
         out = apply("ToCopyBackward0", _cast_fn, input, dt=dt.np_name)
+        if memory_format is None or memory_format is _info.preserve_format:
+            return laid_out(out, _info.preserve_format, input)  # torch keeps strides
     return _formatted(out, memory_format)
 
 
 def _formatted(t: Tensor, memory_format: Any) -> Tensor:
     """``t``, or a copy laid out in ``memory_format`` where it is not already."""
-    from jaxblitz.compat.tensor import _info
-
     if memory_format is None or memory_format is _info.preserve_format:
         return t
     if not isinstance(memory_format, _info.memory_format):

@@ -29,6 +29,7 @@ from jaxblitz.compat._warn_always import warn_once
 from jaxblitz.compat.tensor import _dtype, _host_random
 from jaxblitz.compat.tensor._checks import check_values, error
 from jaxblitz.compat.tensor._dtype import x64
+from jaxblitz.compat.tensor._fresh_layout import laid_out
 from jaxblitz.compat.tensor._layout import Layout
 from jaxblitz.compat.tensor._tensor_base import (
     Size,
@@ -563,11 +564,15 @@ def empty(
     device: Any = None,
     requires_grad: bool = False,
     layout: Any = None,
+    memory_format: Any = None,
+    _like: Any = None,
 ) -> Tensor:
     """``torch.empty``: JAX has no uninitialised memory, so zeros."""
     _check_layout("empty", layout)
     size = _size("empty", size)
-    return zeros(size, dtype=dtype, device=device, requires_grad=requires_grad)
+    out = zeros(size, dtype=dtype, device=device)
+    out = laid_out(out, memory_format, _like)
+    return out.requires_grad_(True) if requires_grad else out
 
 
 @_placed
@@ -937,15 +942,17 @@ def _like(fn):
         dtype: Any = None,
         device: Any = None,
         requires_grad: bool = False,
+        memory_format: Any = None,
         **kwargs: Any,
     ) -> Tensor:
-        return fn(
+        out = fn(
             *input.shape,
             dtype=dtype or input.dtype,
             device=device or _dtype.tensor_device(input),  # torch: input's, unless told
-            requires_grad=requires_grad,
             **kwargs,
         )
+        out = laid_out(out, memory_format, input)
+        return out.requires_grad_(True) if requires_grad else out
 
     like.__name__ = fn.__name__ + "_like"
     return like
@@ -962,14 +969,16 @@ def full_like(
     dtype: Any = None,
     device: Any = None,
     requires_grad: bool = False,
+    memory_format: Any = None,
 ) -> Tensor:
-    return full(
+    out = full(
         input.shape,
         fill_value,
         dtype=dtype or input.dtype,
         device=device or _dtype.tensor_device(input),
-        requires_grad=requires_grad,
     )
+    out = laid_out(out, memory_format, input)
+    return out.requires_grad_(True) if requires_grad else out
 
 
 # ---------------------------------------------------------------------------

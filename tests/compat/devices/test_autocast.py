@@ -120,8 +120,6 @@ DTYPES = [("float32",) * 3, ("bfloat16",) * 3, ("bfloat16", "float32", "float32"
 @pytest.mark.parametrize("dtypes", DTYPES, ids=["f32", "bf16", "mixed"])
 @pytest.mark.parametrize("name", sorted(OPS))
 def test_an_op_under_cpu_autocast_gives_pytorchs_dtype_and_values(name, dtypes, mode):
-    if name == "einsum_elementwise" and len(set(dtypes)) > 1:
-        pytest.skip("compat's einsum refuses mixed dtypes, autocast or not")
     if name in MODULES and dtypes[0] != "float32":
         pytest.skip("an input unlike the weights: torch's ValueError, not autocast")
     fn, shapes = OPS[name]

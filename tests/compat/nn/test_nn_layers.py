@@ -731,3 +731,19 @@ def test_linear_on_a_vector_or_batch_records_torchs_nodes_and_values(
         return _graph(y.grad_fn, depth), y, grads
 
     check(fn)
+
+
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("shape", [(4, 3), (3,), (2, 4, 3)])
+def test_linear_of_another_dtype_than_its_weight_is_refused_as_torch(shape, bias):
+    # torch: addmm's words with a bias, mm's without
+    def call(lib):
+        b = lib.zeros(2) if bias else None
+        x = lib.zeros(*shape, dtype=lib.float64)
+        lib.nn.functional.linear(x, lib.zeros(2, 3), b)
+
+    with pytest.raises(RuntimeError) as want:
+        call(pt)
+    with pytest.raises(RuntimeError) as got:
+        call(jaxblitz.compat)
+    assert str(got.value) == str(want.value)

@@ -384,6 +384,23 @@ BAD_CALLS = {
         _t(lib, 3), _t(lib, 2, 4)
     ),
     "rnn_cell_hidden": lambda nn, lib: nn.RNNCell(3, 4)(_t(lib, 2, 3), _t(lib, 2, 5)),
+    # a cell is two linears: an input or hidden state unlike the weights is refused
+    "rnn_cell_input_dtype": lambda nn, lib: nn.RNNCell(3, 4)(
+        _t(lib, 2, 3, dtype="float64")
+    ),
+    "lstm_cell_input_dtype": lambda nn, lib: nn.LSTMCell(3, 4)(
+        _t(lib, 3, dtype="bfloat16")
+    ),
+    "gru_cell_weight_dtype": lambda nn, lib: nn.GRUCell(3, 4).double()(_t(lib, 2, 3)),
+    "gru_cell_no_bias_dtype": lambda nn, lib: nn.GRUCell(3, 4, bias=False)(
+        _t(lib, 2, 3, dtype="float16")
+    ),
+    "rnn_cell_hidden_dtype": lambda nn, lib: nn.RNNCell(3, 4)(
+        _t(lib, 2, 3), _t(lib, 2, 4, dtype="float64")
+    ),
+    "lstm_cell_hidden_dtype": lambda nn, lib: nn.LSTMCell(3, 4)(
+        _t(lib, 2, 3), (_t(lib, 2, 4, dtype="float64"), _t(lib, 2, 4))
+    ),
 }
 
 
@@ -474,3 +491,18 @@ def test_bad_packing_is_refused_in_torchs_words(call):
         call(torch.nn.utils.rnn, torch)
     with pytest.raises(type(expected.value), match=re.escape(str(expected.value))):
         call(rnn_utils, compat)
+
+
+def test_lstm_cell_with_a_float64_cell_state_promotes_as_torch():
+    # torch: the cell state only meets the gates elementwise, so it promotes
+    want_cell = torch.nn.LSTMCell(3, 4)
+    cell = compat.nn.LSTMCell(3, 4)
+    cell.load_state_dict(
+        {k: compat.tensor(v.numpy()) for k, v in want_cell.state_dict().items()}
+    )
+    x, c = _values((2, 3), 1), _values((2, 4), 2).astype(np.float64)
+    want = want_cell(torch.tensor(x), (torch.zeros(2, 4), torch.tensor(c)))
+    got = cell(compat.tensor(x), (compat.zeros(2, 4), compat.tensor(c)))
+    for w, g in zip(want, got, strict=True):
+        assert str(g.dtype) == str(w.dtype) == "torch.float64"
+        np.testing.assert_allclose(g.detach().numpy(), w.detach().numpy(), rtol=1e-6)

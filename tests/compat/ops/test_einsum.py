@@ -52,3 +52,40 @@ def test_einsum_errors_are_torchs():
             compat.einsum(bad, x, y)
     with pytest.raises(ValueError, match=r"valid range \[0, 52\)"):
         compat.einsum(x, [0, 60], y, [60, 2])
+
+
+DTYPE_CASES = [
+    ("ij,kl->ijkl", ["float32", "float64"]),  # nothing summed: a promoting mul
+    ("ij,ij->ij", ["float16", "bool"]),
+    ("ij,j->ij", ["float64", "float32"]),
+    ("ij,jk,kl->ijkl", ["int32", "float32", "float64"]),
+    ("ij,jk", ["float32", "float64"]),  # a contraction: bmm, one dtype only
+    ("ij,ij->", ["float32", "float64"]),
+    ("ij,jk", ["float32", "bool"]),
+    ("ij,jk", ["bool", "float32"]),
+    ("ij,jk", ["bool", "bool"]),
+    ("ij,jk", ["int32", "int32"]),
+    ("ij->", ["int32"]),  # one operand: a sum, bool and ints give int64
+    ("ij->i", ["bool"]),
+    ("ii->i", ["bool"]),
+    ("ij->ji", ["int32"]),
+]
+
+
+@pytest.mark.parametrize(("equation", "dtypes"), DTYPE_CASES)
+def test_einsum_mixed_dtypes_promote_or_refuse_as_torchs(equation, dtypes):
+    terms = equation.split("->")[0].split(",")
+    arrays = [
+        np.arange(1, 2 ** len(t) + 1).reshape((2,) * len(t)).astype(d)
+        for t, d in zip(terms, dtypes, strict=True)
+    ]
+    try:
+        want = torch.einsum(equation, *(torch.tensor(a) for a in arrays))
+    except (RuntimeError, NotImplementedError) as e:
+        with pytest.raises(type(e)) as got:
+            compat.einsum(equation, *(compat.tensor(a) for a in arrays))
+        assert str(got.value) == str(e)
+        return
+    got = compat.einsum(equation, *(compat.tensor(a) for a in arrays))
+    assert str(got.dtype) == str(want.dtype)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
