@@ -84,6 +84,11 @@ class Node:
         "__weakref__",
     )
 
+    def __lt__(self, other: Node) -> bool:
+        """Never: nodes of equal priority in :func:`_topological`'s ready queue
+        (``(priority, node)`` entries) compare as equal, as in torch's queue."""
+        return False
+
     def __init__(self, fn, static, saved, inputs, mask):
         self.seq = next(_SEQUENCE)  # torch's sequence_nr: the backward's order
         self.retained = None  # a tensor that called retain_grad()
@@ -730,28 +735,15 @@ def record_view(
 # ---------------------------------------------------------------------------
 
 
-class _Ready:
-    """A node in :func:`_topological`'s ready queue, ordered by priority alone."""
-
-    __slots__ = ("key", "node")
-
-    def __init__(self, node: Node):
-        self.node = node
-        # a leaf's AccumulateGrad runs as soon as it is ready (torch gives it the
-        # highest sequence number); else the node made last runs first
-        self.key = -math.inf if isinstance(node, AccumulateGrad) else -node.seq
-
-    def __lt__(self, other: _Ready) -> bool:
-        return self.key < other.key
-
-
 def _topological(root: Node) -> list[Node]:
     """The nodes below ``root`` in the order torch's engine runs them: a node is
     ready once every node that feeds it has run, and of the ready ones the one
     made last (highest sequence number) runs first, a leaf's AccumulateGrad
     before any. The queue is a binary heap as torch's (``std::priority_queue``),
     so nodes of equal priority come out in the order its sifting leaves them:
-    the order in which hooks see gradients is torch's."""
+    the order in which hooks see gradients is torch's. (Its entries are
+    ``(priority, node)``: priorities tie only between AccumulateGrad nodes,
+    which compare as equal, so the heap orders by priority alone.)"""
     deps: dict[Node, int] = {}
     seen, stack = {root}, [root]
     while stack:
@@ -762,16 +754,21 @@ def _topological(root: Node) -> list[Node]:
             if child not in seen:
                 seen.add(child)
                 stack.append(child)
-    order, ready = [], [_Ready(root)]
+    order, ready = [], [(0, root)]
+    push, pop, first = heapq.heappush, heapq.heappop, -math.inf
     while ready:
-        node = heapq.heappop(ready).node
+        node = pop(ready)[1]
         order.append(node)
         for child in node.inputs:
             if child is None:
                 continue
-            deps[child] -= 1
-            if not deps[child]:
-                heapq.heappush(ready, _Ready(child))
+            left = deps[child] - 1
+            deps[child] = left
+            if not left:  # a leaf's AccumulateGrad as soon as it is ready
+                push(
+                    ready,
+                    (first if isinstance(child, AccumulateGrad) else -child.seq, child),
+                )
     return order  # root first
 
 

@@ -60,9 +60,10 @@ def laid_out(t: Any, memory_format: Any, like: Any = None) -> Any:
 def _suggests_channels_last(t: Any) -> bool:
     """torch's ``suggest_memory_format``: a 4-d tensor laid out channels-last
     (and not also row-major, as a tensor with one channel can be)."""
+    if getattr(t, "_view", None) is None:  # a whole row-major storage, or no tensor
+        return False  # (is_contiguous() holds): the hot path, one read
     return (
-        getattr(t, "dim", None) is not None
-        and t.dim() == 4
+        t.dim() == 4
         and not t.is_contiguous()
         and t.is_contiguous(memory_format=_info.channels_last)
     )
@@ -77,8 +78,10 @@ def keeps_channels_last(sources: int):
         @functools.wraps(fn)
         def op(*args: Any, **kwargs: Any) -> Any:
             out = fn(*args, **kwargs)
-            given = [*args[:sources], kwargs.get("input"), kwargs.get("weight")]
-            if not any(_suggests_channels_last(t) for t in given):
+            for t in (*args[:sources], kwargs.get("input"), kwargs.get("weight")):
+                if _suggests_channels_last(t):
+                    break
+            else:
                 return out
             outs = out if isinstance(out, tuple) else (out,)
             for t in outs:
