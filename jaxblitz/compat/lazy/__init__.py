@@ -55,7 +55,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.tensor import _dtype, _meta
 
 __all__ = [
     "LazyArray",
@@ -433,6 +433,8 @@ class jit:  # noqa: N801 -- used as jax.jit is
                 # values made while lazy, held since (an optimizer's state): as
                 # arrays (checked only on failure: eager calls pay nothing)
                 leaves = jax.tree.leaves((args, kwargs))
+                if _meta.has_meta(leaves):  # meta operands: shapes, no values
+                    return self.meta(args, kwargs, leaves)
                 if not any(type(v) is LazyArray for v in leaves):
                     raise
                 return self.eager(*args, **kwargs)
@@ -443,13 +445,31 @@ class jit:  # noqa: N801 -- used as jax.jit is
     def eager(self, *args: Any, **kwargs: Any) -> Any:
         """Run now, whatever the mode (pending inputs sync first)."""
         args, kwargs = jax.tree.map(concrete, (args, kwargs))
-        return self.jitted(*args, **kwargs)
+        try:
+            return self.jitted(*args, **kwargs)
+        except TypeError:
+            leaves = jax.tree.leaves((args, kwargs))
+            if not _meta.has_meta(leaves):
+                raise
+            return self.meta(args, kwargs, leaves)
+
+    def meta(self, args: tuple, kwargs: dict, leaves: list) -> Any:
+        """The call on meta operands: its outputs' shapes and dtypes as meta
+        arrays, from the function run abstractly; nothing runs or is recorded."""
+        return _meta.call(self.fun, args, dict(kwargs), self.static_argnames, leaves)
 
     def record(self, args: tuple, kwargs: dict) -> Any:
         static = tuple([kwargs.pop(k, _ABSENT) for k in self.static_argnames])
         leaves = _flat(args) if not kwargs else None
         if leaves is None:
             leaves, treedef = jax.tree.flatten((args, kwargs))
+            if _meta.has_meta(leaves):  # (a MetaArray's type is never _flat's)
+                kwargs.update(
+                    (k, v)
+                    for k, v in zip(self.static_argnames, static, strict=True)
+                    if v is not _ABSENT
+                )
+                return self.meta(args, kwargs, leaves)
         else:  # positional leaves only (compat's own calls): no pytree walk
             treedef = _TREES.get(len(leaves))
             if treedef is None:

@@ -60,6 +60,7 @@ def _init(
             "Only Tensors of floating point and complex dtype can require gradients"
         )
     weight, bias_values = _draw(key, shape, dt)
+    device = _dtype.factory_device(device)  # torch.empty's: the default device
     with x64(True):  # a float64 layer is float64
         weight_param = Parameter(Tensor._wrap(from_host(weight)).to(device))
         if not bias:

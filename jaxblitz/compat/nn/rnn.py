@@ -61,6 +61,7 @@ def _uniform_parameters(
     key = creation.default_generator.next_key()
     flat = _host_random.uniform(key, (sum(sizes),), dt.np, -bound, bound)
     params, start = [], 0
+    device = _dtype.factory_device(device)  # torch.empty's: the default device
     with x64(True):  # a float64 layer is float64
         for shape, n in zip(shapes, sizes, strict=True):
             values = flat[start : start + n].reshape(shape)

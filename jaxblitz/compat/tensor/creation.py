@@ -26,7 +26,7 @@ import numpy as np
 
 from jaxblitz.compat import _threads
 from jaxblitz.compat._warn_always import warn_once
-from jaxblitz.compat.tensor import _dtype, _host_random
+from jaxblitz.compat.tensor import _dtype, _host_random, _meta
 from jaxblitz.compat.tensor._checks import check_values, error
 from jaxblitz.compat.tensor._dtype import x64
 from jaxblitz.compat.tensor._layout import Layout
@@ -325,7 +325,15 @@ def _finish(array: Any, dtype: Any, device: Any, requires_grad: bool) -> Tensor:
     tensor's array is left uncommitted
     (:func:`jaxblitz.compat.tensor._dtype.placement`), an accelerator's is
     committed to it."""
-    target = _dtype.placement(_dtype.factory_device(device))
+    where = _dtype.factory_device(device)
+    if where.type == "meta":  # the shape and dtype, no elements kept
+        t = TensorBase._wrap(_meta.like(array, _meta_dtype(array, dtype)))
+        if requires_grad:
+            t._set_requires_grad(
+                True, "Only Tensors of floating point and complex dtype"
+            )
+        return t
+    target = _dtype.placement(where)
     if target is None and dtype is None and isinstance(array, np.ndarray):
         return _host_made(array, requires_grad)
     with x64(True):
@@ -338,6 +346,12 @@ def _finish(array: Any, dtype: Any, device: Any, requires_grad: bool) -> Tensor:
     if requires_grad:
         t._set_requires_grad(True, "Only Tensors of floating point and complex dtype")
     return t
+
+
+def _meta_dtype(array: Any, dtype: Any) -> np.dtype:
+    """The dtype a meta tensor of ``array`` gets: ``dtype``'s, else the
+    array's as a torch dtype."""
+    return _dtype.to_dtype(array.dtype if dtype is None else dtype).np
 
 
 def _host_made(array: np.ndarray, requires_grad: bool) -> Tensor:
@@ -382,7 +396,10 @@ def _filled(name: str, size: tuple, fill: Any, dt: np.dtype, device: Any) -> Any
     the accelerator it is placed on (no copy over). None where NumPy refuses
     the fill (out of the dtype's range, NaN into integers): XLA's casts then."""
     shape = _size(name, size)
-    if _dtype.placement(_dtype.factory_device(device)) is None:
+    where = _dtype.factory_device(device)
+    if where.type == "meta":  # torch allocates nothing for a meta tensor
+        return _meta.MetaArray(shape, dt)
+    if _dtype.placement(where) is None:
         try:
             with np.errstate(all="ignore"):  # float16's overflow to inf is torch's
                 return np.full(shape, fill, dt)
