@@ -48,8 +48,8 @@ from jaxblitz.compat.autograd.graph import (
 )
 from jaxblitz.compat.autograd.variable import Variable
 from jaxblitz.compat.tensor._dtype import float64, x64
-from jaxblitz.compat.tensor._tensor_base import TensorBase, from_host
 from jaxblitz.compat.tensor._meta import MetaArray
+from jaxblitz.compat.tensor._tensor_base import TensorBase, from_host
 from jaxblitz.compat.tensor.creation import rand, zeros_like
 from jaxblitz.grad import GradcheckError, numerical_jacobian
 

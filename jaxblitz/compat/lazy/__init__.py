@@ -378,6 +378,7 @@ def _current() -> _Graph:
 
 _ABSENT = object()  # a static argument not passed
 _TRACED = object()  # _record's answer for a call on traced values
+_META = object()  # _record's answer for a call on meta arrays
 # JAX's concrete array type, learnt from the first array recorded: the common
 # case then skips the abstract isinstance checks
 _ARRAY: list = [None]
@@ -463,13 +464,6 @@ class jit:  # noqa: N801 -- used as jax.jit is
         leaves = _flat(args) if not kwargs else None
         if leaves is None:
             leaves, treedef = jax.tree.flatten((args, kwargs))
-            if _meta.has_meta(leaves):  # (a MetaArray's type is never _flat's)
-                kwargs.update(
-                    (k, v)
-                    for k, v in zip(self.static_argnames, static, strict=True)
-                    if v is not _ABSENT
-                )
-                return self.meta(args, kwargs, leaves)
         else:  # positional leaves only (compat's own calls): no pytree walk
             treedef = _TREES.get(len(leaves))
             if treedef is None:
@@ -478,6 +472,13 @@ class jit:  # noqa: N801 -- used as jax.jit is
             with _lock:
                 out = self._record(static, leaves, treedef)
             if out is not _TRACED:
+                if out is _META:  # meta operands: nothing recorded
+                    kwargs.update(
+                        (k, v)
+                        for k, v in zip(self.static_argnames, static, strict=True)
+                        if v is not _ABSENT
+                    )
+                    return self.meta(args, kwargs, leaves)
                 return out
         # inside a trace (torch.compile), or outside compat's x64 ops: now
         _metrics["eager calls"] += 1
@@ -538,6 +539,9 @@ class jit:  # noqa: N801 -- used as jax.jit is
                     committed, where = True, v.sharding
                 elif where is None:
                     where = v.sharding
+            elif kind is _meta.MetaArray:  # (a type _flat never passes)
+                graph.forget(first)
+                return _META
             else:
                 sigs.append((np.shape(v), np.result_type(v), kind))
             refs.append(-1 - graph.input(v))

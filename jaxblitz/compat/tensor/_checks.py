@@ -20,6 +20,7 @@ import jax
 import numpy as np
 
 from jaxblitz.compat import lazy
+from jaxblitz.compat.tensor._meta import MetaArray
 
 if TYPE_CHECKING:
     from jaxblitz.compat.tensor._tensor_base import TensorBase
@@ -41,7 +42,8 @@ def check_values(
     with ``traced`` (what needs them) a :class:`TracedValueError` says so, as
     for any value read; without it the check is left out."""
     arrays = [t._value() for t in tensors]
-    if any(t.is_meta for t in tensors):  # torch's meta kernels check no values
+    if any(type(a) is MetaArray for a in arrays):  # torch's meta kernels check
+        return  # no values
         return
     if any(lazy.pending(a) for a in arrays):
         lazy.check(find, arrays, error, **static)
@@ -51,6 +53,8 @@ def check_values(
             for t in tensors:
                 t._needs_value(traced)
         return
+    if any(type(a) is MetaArray for a in arrays):  # torch's meta kernels check
+        return  # no values
     marked, values = find(*[t._host() for t in tensors], **static)
     marked = np.asarray(marked)
     if marked.any():
@@ -95,7 +99,7 @@ def check_range(
 ) -> None:
     """:func:`check_values` for integer values in ``[low, high)`` (``skip``, an
     ignored value, aside): an index, a class."""
-    if not t.numel() or t.is_meta:  # (as check_values)
+    if not t.numel() or type(t._s.pending) is MetaArray:  # (as check_values)
         return
     pending = t._value()
     if (
@@ -114,11 +118,13 @@ def check_array_range(
 ) -> None:
     """:func:`check_range` for an index already read out of its tensor (an
     array, pending or not); inside a trace, nothing to check."""
-    if type(array).__name__ == "MetaArray":  # (as check_values)
-        return
     if lazy.pending(array):
         lazy.check(_outside, [array], error, low=low, high=high, skip=None)
-    elif not isinstance(array, jax.core.Tracer) and np.size(array):
+    elif (
+        not isinstance(array, jax.core.Tracer)
+        and type(array) is not MetaArray  # (as check_values)
+        and np.size(array)
+    ):
         marked, values = _outside(np.asarray(array), low=low, high=high, skip=None)
         if marked.any():
             first = int(np.argmax(marked.reshape(-1)))

@@ -493,9 +493,12 @@ class TensorBase:
         return UntypedStorage(self._s)
 
     def data_ptr(self) -> int:
-        if not self._s.nbytes() or self.is_meta:  # torch's: 0 where no memory
+        s = self._s
+        if not s.nbytes():
             return 0
-        return _address(self._s) + self.storage_offset() * self.element_size()
+        # torch's meta storage is at address 0: a view's is its offset
+        base = 0 if type(s.pending) is MetaArray else _address(s)
+        return base + self.storage_offset() * self.element_size()
 
     def _is_view(self) -> bool:
         return self._base is not None
@@ -691,7 +694,8 @@ class TensorBase:
                 f"a Tensor with {self.numel()} elements cannot be converted to Scalar"
             )
         self._needs_value(what)
-        self._needs_item()
+        if type(self._s.pending) is MetaArray:
+            raise RuntimeError(_meta.NO_ITEM)
         return np.asarray(self._data).reshape(()).item()
 
     def item(self) -> Any:
