@@ -220,3 +220,15 @@ def test_shape_inference_runs_a_model_on_meta_input():
     ).to("meta")  # fmt: skip
     out = net(torch.empty(8, 3, 32, 32, device="meta"))
     assert out.is_meta and tuple(out.shape) == (8, 6 * 14 * 14)
+
+
+def test_skip_init_makes_the_module_on_meta_then_gives_it_storage():
+    def run(t):
+        norm = t.nn.utils.skip_init(t.nn.BatchNorm1d, 4)
+        return [
+            (n, str(v.device), tuple(v.shape)) for n, v in norm.state_dict().items()
+        ]
+
+    assert run(torch) == run(real)
+    layer = torch.nn.utils.skip_init(torch.nn.Linear, 3, 2)
+    assert layer.weight.requires_grad and layer.weight.abs().sum().item() == 0.0
