@@ -56,12 +56,14 @@ def _uniform_parameters(
         raise RuntimeError(
             "Only Tensors of floating point and complex dtype can require gradients"
         )
+    device = _dtype.factory_device(device)  # torch.empty's: the default device
+    if device.type == "meta":  # torch's meta kernels draw nothing
+        return [Parameter(creation.empty(s, dtype=dt, device=device)) for s in shapes]
     bound = 1.0 / math.sqrt(hidden_size)
     sizes = [math.prod(s) for s in shapes]
     key = creation.default_generator.next_key()
     flat = _host_random.uniform(key, (sum(sizes),), dt.np, -bound, bound)
     params, start = [], 0
-    device = _dtype.factory_device(device)  # torch.empty's: the default device
     with x64(True):  # a float64 layer is float64
         for shape, n in zip(shapes, sizes, strict=True):
             values = flat[start : start + n].reshape(shape)

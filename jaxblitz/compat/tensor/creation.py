@@ -311,6 +311,8 @@ def _placed(fn):
     ) -> Tensor:
         _check_layout(fn.__name__, layout)
         where = _dtype.factory_device(device)
+        if where.type == "meta":
+            return _on_meta(fn, args, where, kwargs)
         target = _dtype.placement(where)
         if target is None:
             return fn(*args, device=where, **kwargs)
@@ -318,6 +320,18 @@ def _placed(fn):
             return fn(*args, device=where, **kwargs)
 
     return placed
+
+
+def _on_meta(fn: Any, args: tuple, where: Any, kwargs: dict) -> Tensor:
+    """A factory call on the meta device: its shape and dtype, and the generator
+    left as it was (torch's meta kernels draw nothing; compat's draw, if any,
+    is dropped)."""
+    generator = kwargs.get("generator") or default_generator
+    state = generator._key
+    try:
+        return fn(*args, device=where, **kwargs)
+    finally:
+        generator._key = state
 
 
 def _finish(array: Any, dtype: Any, device: Any, requires_grad: bool) -> Tensor:

@@ -232,3 +232,19 @@ def test_skip_init_makes_the_module_on_meta_then_gives_it_storage():
     assert run(torch) == run(real)
     layer = torch.nn.utils.skip_init(torch.nn.Linear, 3, 2)
     assert layer.weight.requires_grad and layer.weight.abs().sum().item() == 0.0
+
+
+def test_making_meta_tensors_and_layers_draws_nothing_from_the_generator():
+    def run(t, meta: bool):
+        t.manual_seed(0)
+        if meta:  # as in torch, none of this moves the generator
+            t.rand(3, device="meta")
+            t.randn(2, generator=None, device="meta")
+            with t.device("meta"):
+                t.nn.Linear(3, 2), t.nn.Conv2d(1, 2, 3), t.nn.Embedding(4, 3)
+                t.nn.LSTM(2, 3)
+                t.empty(5).uniform_()
+        return t.rand(3).tolist()
+
+    assert run(real, True) == run(real, False)
+    assert run(torch, True) == run(torch, False)
