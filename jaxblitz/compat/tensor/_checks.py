@@ -42,9 +42,6 @@ def check_values(
     with ``traced`` (what needs them) a :class:`TracedValueError` says so, as
     for any value read; without it the check is left out."""
     arrays = [t._value() for t in tensors]
-    if any(type(a) is MetaArray for a in arrays):  # torch's meta kernels check
-        return  # no values
-        return
     if any(lazy.pending(a) for a in arrays):
         lazy.check(find, arrays, error, **static)
         return

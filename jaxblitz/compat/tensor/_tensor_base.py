@@ -513,11 +513,6 @@ class TensorBase:
         if isinstance(array, jax.core.Tracer):
             raise TracedValueError(array, what, todo)
 
-    def _needs_item(self) -> None:
-        """torch's error for a number asked of a meta tensor."""
-        if type(self._s.pending) is MetaArray:
-            raise RuntimeError(_meta.NO_ITEM)
-
     # -- metadata ----------------------------------------------------------------
     @property
     def shape(self) -> Size:
@@ -721,7 +716,6 @@ class TensorBase:
         self._needs_value(
             "using a tensor as an index", "index with Python ints or tensors"
         )
-        self._needs_item()
         return int(self.item())
 
     def __bool__(self) -> bool:
@@ -735,7 +729,6 @@ class TensorBase:
             "compute both branches and pick with torch.where, or decide outside "
             "the step",
         )
-        self._needs_item()
         return bool(self.item())
 
     def __iter__(self):
