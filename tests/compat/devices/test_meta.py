@@ -96,6 +96,7 @@ OPS = {
     "cross_entropy": lambda t, x, y: t.nn.functional.cross_entropy(
         x, t.zeros(2, dtype=t.int64, device="meta")
     ),
+    "meta index": lambda t, x, y: x[:, t.tensor([[0], [2]], device="meta")],
     "add_ in place": lambda t, x, y: x.add_(1),
     "copy_ from cpu": lambda t, x, y: x.copy_(t.ones(2, 3)),
 }
@@ -143,6 +144,9 @@ READS = {
     "int": lambda t: int(t.ones((), device="meta")),
     "bool": lambda t: bool(t.ones((), device="meta")),
     "index": lambda t: [1, 2, 3][t.tensor(1, device="meta")],
+    "0-d meta index": lambda t: t.empty(3, 2, device="meta")[
+        t.tensor(1, device="meta")
+    ],
     "tolist": lambda t: t.empty(2, device="meta").tolist(),
     "numpy": lambda t: t.empty(2, device="meta").numpy(),
     "np.asarray": lambda t: __import__("numpy").asarray(t.empty(2, device="meta")),
