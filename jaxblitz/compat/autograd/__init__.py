@@ -48,6 +48,7 @@ from jaxblitz.compat.autograd.graph import (
 )
 from jaxblitz.compat.autograd.variable import Variable
 from jaxblitz.compat.tensor._dtype import float64, x64
+from jaxblitz.compat.tensor._meta import MetaArray
 from jaxblitz.compat.tensor._tensor_base import TensorBase, from_host
 from jaxblitz.compat.tensor.creation import rand, zeros_like
 from jaxblitz.grad import GradcheckError, numerical_jacobian
@@ -135,6 +136,8 @@ def _one(like: Any) -> Any:
     every step; JAX arrays are immutable, so one serves all)."""
     if isinstance(like, jax.core.Tracer):  # inside torch.compile
         return jnp.ones(like.shape, like.dtype)
+    if type(like) is MetaArray:  # a meta output's gradient is meta
+        return like
     key = (like.shape, like.dtype, like.sharding if like.committed else None)
     one = _ONES.get(key)
     if one is None:

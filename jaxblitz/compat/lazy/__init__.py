@@ -55,7 +55,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.tensor import _dtype, _meta
 
 __all__ = [
     "LazyArray",
@@ -378,6 +378,7 @@ def _current() -> _Graph:
 
 _ABSENT = object()  # a static argument not passed
 _TRACED = object()  # _record's answer for a call on traced values
+_META = object()  # _record's answer for a call on meta arrays
 # JAX's concrete array type, learnt from the first array recorded: the common
 # case then skips the abstract isinstance checks
 _ARRAY: list = [None]
@@ -433,6 +434,8 @@ class jit:  # noqa: N801 -- used as jax.jit is
                 # values made while lazy, held since (an optimizer's state): as
                 # arrays (checked only on failure: eager calls pay nothing)
                 leaves = jax.tree.leaves((args, kwargs))
+                if _meta.has_meta(leaves):  # meta operands: shapes, no values
+                    return self.meta(args, kwargs, leaves)
                 if not any(type(v) is LazyArray for v in leaves):
                     raise
                 return self.eager(*args, **kwargs)
@@ -443,7 +446,18 @@ class jit:  # noqa: N801 -- used as jax.jit is
     def eager(self, *args: Any, **kwargs: Any) -> Any:
         """Run now, whatever the mode (pending inputs sync first)."""
         args, kwargs = jax.tree.map(concrete, (args, kwargs))
-        return self.jitted(*args, **kwargs)
+        try:
+            return self.jitted(*args, **kwargs)
+        except TypeError:
+            leaves = jax.tree.leaves((args, kwargs))
+            if not _meta.has_meta(leaves):
+                raise
+            return self.meta(args, kwargs, leaves)
+
+    def meta(self, args: tuple, kwargs: dict, leaves: list) -> Any:
+        """The call on meta operands: its outputs' shapes and dtypes as meta
+        arrays, from the function run abstractly; nothing runs or is recorded."""
+        return _meta.call(self.fun, args, dict(kwargs), self.static_argnames, leaves)
 
     def record(self, args: tuple, kwargs: dict) -> Any:
         static = tuple([kwargs.pop(k, _ABSENT) for k in self.static_argnames])
@@ -458,6 +472,13 @@ class jit:  # noqa: N801 -- used as jax.jit is
             with _lock:
                 out = self._record(static, leaves, treedef)
             if out is not _TRACED:
+                if out is _META:  # meta operands: nothing recorded
+                    kwargs.update(
+                        (k, v)
+                        for k, v in zip(self.static_argnames, static, strict=True)
+                        if v is not _ABSENT
+                    )
+                    return self.meta(args, kwargs, leaves)
                 return out
         # inside a trace (torch.compile), or outside compat's x64 ops: now
         _metrics["eager calls"] += 1
@@ -518,6 +539,9 @@ class jit:  # noqa: N801 -- used as jax.jit is
                     committed, where = True, v.sharding
                 elif where is None:
                     where = v.sharding
+            elif kind is _meta.MetaArray:  # (a type _flat never passes)
+                graph.forget(first)
+                return _META
             else:
                 sigs.append((np.shape(v), np.result_type(v), kind))
             refs.append(-1 - graph.input(v))

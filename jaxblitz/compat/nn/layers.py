@@ -43,6 +43,15 @@ def _draw(key: Any, shape: tuple[int, ...], dt: Any) -> tuple[np.ndarray, np.nda
     return flat[:n].reshape(shape), flat[n:]
 
 
+def _init_key(device: Any) -> Any:
+    """The key of a new layer's initial values; None for a layer made on the
+    meta device, which draws nothing (torch's meta kernels leave the generator
+    as it was)."""
+    if _dtype.factory_device(device).type == "meta":
+        return None
+    return creation.default_generator.next_key()
+
+
 def _init(
     key: Any, shape: tuple[int, ...], bias: bool, device: Any, dtype: Any
 ) -> tuple[Parameter, Parameter | None]:
@@ -58,6 +67,14 @@ def _init(
     if not dt.is_floating_point:
         raise RuntimeError(
             "Only Tensors of floating point and complex dtype can require gradients"
+        )
+    device = _dtype.factory_device(device)  # torch.empty's: the default device
+    if key is None:  # made on meta (see _init_key)
+        weight_param = Parameter(creation.empty(shape, dtype=dt, device=device))
+        if not bias:
+            return weight_param, None
+        return weight_param, Parameter(
+            creation.empty(shape[0], dtype=dt, device=device)
         )
     weight, bias_values = _draw(key, shape, dt)
     with x64(True):  # a float64 layer is float64
@@ -101,7 +118,7 @@ class Linear(Module):
     ):
         super().__init__()
         self.in_features, self.out_features = in_features, out_features
-        key = creation.default_generator.next_key()
+        key = _init_key(device)
         self.weight, bias_param = _init(
             key, (out_features, in_features), bias, device, dtype
         )
@@ -187,7 +204,7 @@ class _ConvNd(Module):
         self.padding = padding if isinstance(padding, str) else spread(padding)
         self.dilation, self.groups = dilations, groups
         self.padding_mode = padding_mode
-        key = creation.default_generator.next_key()
+        key = _init_key(device)
         self.weight, bias_param = _init(key, shape, bias, device, dtype)
         self.register_parameter("bias", bias_param)
 

@@ -7,6 +7,7 @@ core's params tree flattened with dots.
 
 from __future__ import annotations
 
+import warnings
 from collections import OrderedDict
 from collections.abc import Iterator
 from types import MappingProxyType
@@ -16,7 +17,7 @@ from jaxblitz.compat.autograd.grad_mode import no_grad
 from jaxblitz.compat.bridge import load_params
 from jaxblitz.compat.nn import hooks as _hooks
 from jaxblitz.compat.tensor import Tensor, _dtype
-from jaxblitz.compat.tensor.creation import empty
+from jaxblitz.compat.tensor.creation import empty, empty_like
 
 _NONE: Any = MappingProxyType({})  # a store a module lacks: nothing in it
 
@@ -345,8 +346,18 @@ class Module:
                     continue
                 if assign:
                     self._assign(key, own[key], value)
-                else:
-                    own[key].copy_(value)
+                    continue
+                if own[key].is_meta and not value.is_meta:
+                    warnings.warn(
+                        f"for {key.rpartition('.')[2]}: copying from a non-meta "
+                        "parameter in the checkpoint to a meta parameter in the "
+                        "current model, which is a no-op. (Did you mean to pass "
+                        "`assign=True` to assign items in the state dictionary to "
+                        "their corresponding key in the module instead of copying "
+                        "them in place?)",
+                        stacklevel=2,
+                    )
+                own[key].copy_(value)
         return _IncompatibleKeys(missing, unexpected)
 
     def _assign(self, key: str, own: Tensor, value: Tensor) -> None:
@@ -420,6 +431,14 @@ class Module:
             return t.to(*[a for a in target if a is not None])
 
         return self._apply(convert)
+
+    def to_empty(self, *, device: Any, recurse: bool = True) -> Module:
+        """torch's ``to_empty``: each parameter and buffer replaced by an
+        uninitialised tensor of its shape and dtype on ``device`` (a model made
+        on the ``meta`` device gets storage, to be filled by its init or
+        ``load_state_dict``). torch's values are whatever memory held; compat's
+        are zeros, as its ``torch.empty``'s."""
+        return self._apply(lambda t: empty_like(t, device=device), recurse=recurse)
 
     def cuda(self, device: Any = None) -> Module:
         return self._apply(lambda t: t.cuda(device))

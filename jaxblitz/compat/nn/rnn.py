@@ -56,6 +56,9 @@ def _uniform_parameters(
         raise RuntimeError(
             "Only Tensors of floating point and complex dtype can require gradients"
         )
+    device = _dtype.factory_device(device)  # torch.empty's: the default device
+    if device.type == "meta":  # torch's meta kernels draw nothing
+        return [Parameter(creation.empty(s, dtype=dt, device=device)) for s in shapes]
     bound = 1.0 / math.sqrt(hidden_size)
     sizes = [math.prod(s) for s in shapes]
     key = creation.default_generator.next_key()

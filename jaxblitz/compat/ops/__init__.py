@@ -35,7 +35,7 @@ import numpy as np
 
 from jaxblitz.compat.autograd.graph import AutogradMixin
 from jaxblitz.compat.ops import _special_math
-from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.tensor import _dtype, _meta
 from jaxblitz.compat.tensor._tensor_base import TensorBase, from_host
 from jaxblitz.compat.tensor.creation import LEGACY_DTYPES
 
@@ -202,7 +202,11 @@ class MathMixin(AutogradMixin):
             here = _dtype.tensor_device(self)  # None while traced: stays put
             if here is not None and dev != here:
                 target = _dtype.placement(dev)
-                if target is None:  # to the CPU: uncommitted, as CPU tensors are
+                if dev.type == "meta":  # its shape and dtype; the values dropped
+                    moved = _meta.like(out._value())
+                elif here.type == "meta":
+                    raise NotImplementedError(_meta.NO_DATA)
+                elif target is None:  # to the CPU: uncommitted, as CPU tensors are
                     moved = from_host(np.asarray(out._data))
                 else:  # committed: the work on it runs there (an int64 or
                     with _dtype.x64(True):  # float64 crosses as itself)

@@ -17,7 +17,7 @@ from jax import lax
 from jaxblitz.compat.autograd.grad_mode import is_grad_enabled
 from jaxblitz.compat.autograd.graph import apply, run
 from jaxblitz.compat.ops._declare import declare
-from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.tensor import _dtype, _meta
 from jaxblitz.compat.tensor._checks import check_values, error
 from jaxblitz.compat.tensor._tensor_base import TensorBase
 from jaxblitz.compat.tensor.creation import tensor
@@ -502,6 +502,10 @@ def _check_arguments(method: str, **tensors: Any) -> None:
 def _to_device_of(dest: Tensor, src: Tensor) -> Tensor:
     """``src`` on ``dest``'s device, for ``dest.copy_(src)`` (torch copies across
     devices; the result stays where ``dest`` is)."""
+    if _meta.is_meta(dest) or _meta.is_meta(src):  # into meta: no values kept
+        if not _meta.is_meta(dest):
+            raise NotImplementedError(_meta.NO_DATA)
+        return src if _meta.is_meta(src) else src.to(_meta.META)
     if _dtype.home() is None:
         return src
     here, there = _dtype.tensor_device(dest), _dtype.tensor_device(src)

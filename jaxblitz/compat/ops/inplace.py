@@ -18,6 +18,7 @@ from jaxblitz.compat import _autocast, ops
 from jaxblitz.compat.autograd.graph import AutogradMixin, apply
 from jaxblitz.compat.ops._declare import declared
 from jaxblitz.compat.ops._numeric import _fill_fn, filled
+from jaxblitz.compat.tensor import _meta
 from jaxblitz.compat.tensor._dtype import x64
 from jaxblitz.compat.tensor._tensor_base import TensorBase
 from jaxblitz.compat.tensor.creation import (
@@ -60,6 +61,8 @@ def _random_fill(fill: Callable) -> Callable[..., Tensor]:
         self._check_inplace()
         if fill is _normal and b < 0:
             raise RuntimeError(f"normal expects std >= 0.0, but found std {b:g}")
+        if _meta.is_meta(self):  # torch's meta kernels draw nothing
+            return self
         key = (generator or default_generator).next_key()
         with x64(True):
             array = fill(key, self.shape, self.dtype.np, a, b)

@@ -34,6 +34,7 @@ from jaxblitz.compat.ops._declare import declare, saves
 from jaxblitz.compat.tensor import _dtype, _info, _layout
 from jaxblitz.compat.tensor._checks import check_array_range, check_range
 from jaxblitz.compat.tensor._layout import Layout
+from jaxblitz.compat.tensor._meta import NO_ITEM, MetaArray
 from jaxblitz.compat.tensor._tensor_base import (
     TensorBase,
     UntypedStorage,
@@ -1286,6 +1287,10 @@ def _parts(index: Any) -> list[tuple[str, Any, int]]:
             parts.append(("c", None, 0))
         elif item is Ellipsis:
             parts.append(("...", Ellipsis, 0))
+        elif type(item) is MetaArray:  # a meta index: positions of no value
+            if not item.ndim:  # torch reads a 0-d index as a number
+                raise RuntimeError(NO_ITEM)
+            parts.append(("a", item, 1))
         else:  # torch: a TypeError for a str, an IndexError for the rest
             error = TypeError if isinstance(item, str) else IndexError
             raise error(_VALID_INDICES.format(type(item).__name__))

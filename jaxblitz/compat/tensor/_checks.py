@@ -20,6 +20,7 @@ import jax
 import numpy as np
 
 from jaxblitz.compat import lazy
+from jaxblitz.compat.tensor._meta import MetaArray
 
 if TYPE_CHECKING:
     from jaxblitz.compat.tensor._tensor_base import TensorBase
@@ -49,6 +50,8 @@ def check_values(
             for t in tensors:
                 t._needs_value(traced)
         return
+    if any(type(a) is MetaArray for a in arrays):  # torch's meta kernels check
+        return  # no values
     marked, values = find(*[t._host() for t in tensors], **static)
     marked = np.asarray(marked)
     if marked.any():
@@ -93,7 +96,7 @@ def check_range(
 ) -> None:
     """:func:`check_values` for integer values in ``[low, high)`` (``skip``, an
     ignored value, aside): an index, a class."""
-    if not t.numel():
+    if not t.numel() or type(t._s.pending) is MetaArray:  # (as check_values)
         return
     pending = t._value()
     if (
@@ -114,7 +117,11 @@ def check_array_range(
     array, pending or not); inside a trace, nothing to check."""
     if lazy.pending(array):
         lazy.check(_outside, [array], error, low=low, high=high, skip=None)
-    elif not isinstance(array, jax.core.Tracer) and np.size(array):
+    elif (
+        not isinstance(array, jax.core.Tracer)
+        and type(array) is not MetaArray  # (as check_values)
+        and np.size(array)
+    ):
         marked, values = _outside(np.asarray(array), low=low, high=high, skip=None)
         if marked.any():
             first = int(np.argmax(marked.reshape(-1)))

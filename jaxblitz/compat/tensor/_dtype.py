@@ -461,7 +461,7 @@ def explicit_default() -> device | None:
     a source tensor's device (``torch.tensor(cuda_tensor)``)."""
     stack = _defaults()
     found = stack[-1] if len(stack) > 1 else stack[0]
-    if found is None or found.index is not None or found.type == "cpu":
+    if found is None or found.index is not None or found.type in ("cpu", "meta"):
         return found
     jax_device(found)  # torch asks its device for an index: none here raises
     return device(found.type, 0)  # torch: the current device of its type
@@ -483,8 +483,9 @@ def placement(d: device) -> jax.Device | None:
     JAX's CPU device where the default device is an accelerator, else JAX's
     default device), so compat's own arrays join work anywhere, as before. A
     tensor on an accelerator is committed to its device: the work on it runs
-    there."""
-    return None if d.type == "cpu" else jax_device(d)
+    there. A meta tensor has no JAX device (its storage is a shape and a
+    dtype, :mod:`._meta`): None too."""
+    return None if d.type in ("cpu", "meta") else jax_device(d)
 
 
 _SAME = "Expected all tensors to be on the same device"

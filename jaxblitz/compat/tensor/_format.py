@@ -187,11 +187,16 @@ def _add_suffixes(text: str, suffixes: list[str], indent: int) -> str:
 
 def tensor_repr(t, prefix: str = "tensor(") -> str:
     indent = len(prefix)
-    values = np.asarray(t._data)
     suffixes = []
     if t.device.type != "cpu":
         suffixes.append(f"device='{t.device}'")
     default = (_dtype.get_default_dtype(), _dtype.int64, _dtype.bool)
+    if t.is_meta:  # torch: no values to print, the size instead
+        suffixes.append(f"size={tuple(t.shape)}")
+        if t.dtype is not _dtype.get_default_dtype():
+            suffixes.append(f"dtype={t.dtype}")
+        return _add_suffixes(prefix + "...", suffixes + _grad_suffix(t), indent)
+    values = np.asarray(t._data)
     if values.size == 0:
         if values.ndim != 1:
             suffixes.append(f"size={tuple(values.shape)}")
@@ -202,15 +207,16 @@ def tensor_repr(t, prefix: str = "tensor(") -> str:
         if t.dtype not in default:
             suffixes.append(f"dtype={t.dtype}")
         body = tensor_str(values, t.dtype.is_floating_point, indent)
+    # torch measures the first line with its prefix: a one-line body wraps
+    # its suffix at 80 columns counting "tensor("
+    return _add_suffixes(prefix + body, suffixes + _grad_suffix(t), indent)
+
+
+def _grad_suffix(t) -> list[str]:
     try:
         node = t.grad_fn
     except RuntimeError:  # a view made under no_grad whose base changed since
-        suffixes.append("grad_fn=<Invalid>")
-    else:
-        if node is not None:
-            suffixes.append(f"grad_fn=<{type(node).__name__}>")
-        elif t.requires_grad:
-            suffixes.append("requires_grad=True")
-    # torch measures the first line with its prefix: a one-line body wraps
-    # its suffix at 80 columns counting "tensor("
-    return _add_suffixes(prefix + body, suffixes, indent)
+        return ["grad_fn=<Invalid>"]
+    if node is not None:
+        return [f"grad_fn=<{type(node).__name__}>"]
+    return ["requires_grad=True"] if t.requires_grad else []

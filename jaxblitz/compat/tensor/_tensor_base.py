@@ -33,10 +33,11 @@ import numpy as np
 from jaxblitz.compat import lazy
 from jaxblitz.compat.autograd import grad_mode
 from jaxblitz.compat.lazy import LazyArray
-from jaxblitz.compat.tensor import _dtype, _info, _layout, _transfer
+from jaxblitz.compat.tensor import _dtype, _info, _layout, _meta, _transfer
 from jaxblitz.compat.tensor._dtype import device, dtype, x64
 from jaxblitz.compat.tensor._format import tensor_repr
 from jaxblitz.compat.tensor._info import TorchName
+from jaxblitz.compat.tensor._meta import MetaArray
 
 if TYPE_CHECKING:
     from jaxblitz.compat.autograd.graph import Node
@@ -423,6 +424,8 @@ class TensorBase:
     def _set_data(self, array: jax.Array) -> None:
         """Write ``array`` (this tensor's shape and dtype) into the storage."""
         self._vc[0] += 1
+        if type(self._s.pending) is MetaArray:  # a meta tensor keeps no values
+            return
         if self._as is not None:
             array = _bitcast(lazy.concrete(array), self._s.dtype)
         s, view = self._s, self._view
@@ -490,9 +493,12 @@ class TensorBase:
         return UntypedStorage(self._s)
 
     def data_ptr(self) -> int:
-        if not self._s.nbytes():
+        s = self._s
+        if not s.nbytes():
             return 0
-        return _address(self._s) + self.storage_offset() * self.element_size()
+        # torch's meta storage is at address 0: a view's is its offset
+        base = 0 if type(s.pending) is MetaArray else _address(s)
+        return base + self.storage_offset() * self.element_size()
 
     def _is_view(self) -> bool:
         return self._base is not None
@@ -539,7 +545,7 @@ class TensorBase:
         if type(array) is LazyArray:
             return _dtype.device_of(array)
         if array is None or not isinstance(array, jax.Array):
-            return _CPU
+            return _meta.META if type(array) is MetaArray else _CPU
         return _dtype.device_of(array)
 
     @property
@@ -669,6 +675,11 @@ class TensorBase:
 
     def __array__(self, dtype=None, copy=None):
         self._needs_value("np.asarray(tensor)")
+        if self.is_meta:  # torch's: as .numpy() of a tensor off the CPU
+            raise TypeError(
+                "can't convert meta device type tensor to numpy. Use Tensor.cpu() "
+                "to copy the tensor to host memory first."
+            )
         array = np.asarray(self._data)
         return array if dtype is None else array.astype(dtype)
 
@@ -678,6 +689,8 @@ class TensorBase:
                 f"a Tensor with {self.numel()} elements cannot be converted to Scalar"
             )
         self._needs_value(what)
+        if type(self._s.pending) is MetaArray:
+            raise RuntimeError(_meta.NO_ITEM)
         return np.asarray(self._data).reshape(()).item()
 
     def item(self) -> Any:
@@ -685,6 +698,8 @@ class TensorBase:
 
     def tolist(self) -> Any:
         self._needs_value(".tolist()")
+        if self.is_meta:
+            raise NotImplementedError(_meta.NO_DATA)
         return np.asarray(self._data).tolist()
 
     def __float__(self) -> float:

@@ -26,7 +26,7 @@ import numpy as np
 
 from jaxblitz.compat import _threads
 from jaxblitz.compat._warn_always import warn_once
-from jaxblitz.compat.tensor import _dtype, _host_random
+from jaxblitz.compat.tensor import _dtype, _host_random, _meta
 from jaxblitz.compat.tensor._checks import check_values, error
 from jaxblitz.compat.tensor._dtype import x64
 from jaxblitz.compat.tensor._fresh_layout import laid_out
@@ -312,6 +312,8 @@ def _placed(fn):
     ) -> Tensor:
         _check_layout(fn.__name__, layout)
         where = _dtype.factory_device(device)
+        if where.type == "meta":
+            return _on_meta(fn, args, where, kwargs)
         target = _dtype.placement(where)
         if target is None:
             return fn(*args, device=where, **kwargs)
@@ -321,12 +323,32 @@ def _placed(fn):
     return placed
 
 
+def _on_meta(fn: Any, args: tuple, where: Any, kwargs: dict) -> Tensor:
+    """A factory call on the meta device: its shape and dtype, and the generator
+    left as it was (torch's meta kernels draw nothing; compat's draw, if any,
+    is dropped)."""
+    generator = kwargs.get("generator") or default_generator
+    state = generator._key
+    try:
+        return fn(*args, device=where, **kwargs)
+    finally:
+        generator._key = state
+
+
 def _finish(array: Any, dtype: Any, device: Any, requires_grad: bool) -> Tensor:
     """The tensor of ``array`` on ``device`` (None: the default device): a CPU
     tensor's array is left uncommitted
     (:func:`jaxblitz.compat.tensor._dtype.placement`), an accelerator's is
     committed to it."""
-    target = _dtype.placement(_dtype.factory_device(device))
+    where = _dtype.factory_device(device)
+    if where.type == "meta":  # the shape and dtype, no elements kept
+        t = TensorBase._wrap(_meta.like(array, _meta_dtype(array, dtype)))
+        if requires_grad:
+            t._set_requires_grad(
+                True, "Only Tensors of floating point and complex dtype"
+            )
+        return t
+    target = _dtype.placement(where)
     if target is None and dtype is None and isinstance(array, np.ndarray):
         return _host_made(array, requires_grad)
     with x64(True):
@@ -339,6 +361,12 @@ def _finish(array: Any, dtype: Any, device: Any, requires_grad: bool) -> Tensor:
     if requires_grad:
         t._set_requires_grad(True, "Only Tensors of floating point and complex dtype")
     return t
+
+
+def _meta_dtype(array: Any, dtype: Any) -> np.dtype:
+    """The dtype a meta tensor of ``array`` gets: ``dtype``'s, else the
+    array's as a torch dtype."""
+    return _dtype.to_dtype(array.dtype if dtype is None else dtype).np
 
 
 def _host_made(array: np.ndarray, requires_grad: bool) -> Tensor:
@@ -383,7 +411,10 @@ def _filled(name: str, size: tuple, fill: Any, dt: np.dtype, device: Any) -> Any
     the accelerator it is placed on (no copy over). None where NumPy refuses
     the fill (out of the dtype's range, NaN into integers): XLA's casts then."""
     shape = _size(name, size)
-    if _dtype.placement(_dtype.factory_device(device)) is None:
+    where = _dtype.factory_device(device)
+    if where.type == "meta":  # torch allocates nothing for a meta tensor
+        return _meta.MetaArray(shape, dt)
+    if _dtype.placement(where) is None:
         try:
             with np.errstate(all="ignore"):  # float16's overflow to inf is torch's
                 return np.full(shape, fill, dt)

@@ -278,6 +278,10 @@ LANDMARKS = {
         "autocast output torch.bfloat16", "autocast loss torch.float32",
         "amp loss", "scale 65536.0", "scaler state ['_growth_tracker', "
         "'backoff_factor', 'growth_factor', 'growth_interval', 'scale']"],
+    "func_ensembling.py": [
+        "stacked leaves require grad True", "base on meta torch.Size([32, 144])",
+        "option 1 (4, 16, 10) True", "option 2 (4, 16, 10) True",
+        "ensemble loss 2.2955"],
     "func_per_sample_grads.py": [
         "loop torch.Size([8, 8]) 8", "vmap agrees with the loop True",
         "shapes [(8, 8, 1, 3, 3), (8, 8), (8, 16, 8, 3, 3)",
@@ -342,7 +346,7 @@ ON_TORCH = ["blitz_tensors.py", "blitz_nn.py", "blitz_data_parallel.py",
             "pruning_tutorial.py", "parametrizations_tutorial.py",
             "hooks_checkpoint.py", "bilstm_crf.py", "amp_recipe_cpu.py",
             "func_per_sample_grads.py", "func_jacobians_hessians.py",
-            "optimizer_in_backward.py"]  # fmt: skip
+            "optimizer_in_backward.py", "func_ensembling.py"]  # fmt: skip
 ON_TORCH += ["mnist_forward_forward.py", "mnist_rnn.py", "actor_critic.py",
              "vision_transformer.py", "dqn_tutorial.py",
              "warmstart_and_zero_grad.py"]  # fmt: skip
@@ -370,7 +374,7 @@ LAZY = ["blitz_cifar10.py", "blitz_nn.py", "char_rnn.py", "examples_polynomial.p
         "char_rnn_generation.py", "pruning_tutorial.py", "parametrizations_tutorial.py",
         "hooks_checkpoint.py", "bilstm_crf.py", "amp_recipe_cpu.py",
         "func_per_sample_grads.py", "func_jacobians_hessians.py",
-        "optimizer_in_backward.py"]  # fmt: skip
+        "optimizer_in_backward.py", "func_ensembling.py"]  # fmt: skip
 # And: layers trained locally each with its own optimizer, an LSTM over image
 # rows, two vision transformers and warmstarted, partly loaded state_dicts.
 LAZY += ["mnist_forward_forward.py", "mnist_rnn.py", "vision_transformer.py",
@@ -379,10 +383,6 @@ LAZY += ["mnist_forward_forward.py", "mnist_rnn.py", "vision_transformer.py",
 # Scripts that use what compat refuses by name: on compat each prints what
 # comes before that use, then stops with the reason; PyTorch runs it through.
 REFUSED = {
-    "func_ensembling.py": (
-        "stacked leaves require grad True",
-        "RuntimeError: PyTorch is not linked with support for meta devices",
-    ),
     "forward_ad.py": (
         "primal (10, 10) tangent (10, 10)",
         "torch.autograd.forward_ad.dual_level is not supported by jaxblitz.compat: "
