@@ -14,6 +14,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from tests.parsing import parse
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "jaxblitz"
 
@@ -75,7 +77,7 @@ def _targets(name: str, node: ast.Import | ast.ImportFrom) -> set[str]:
 def import_graph() -> dict[str, set[str]]:
     graph = {}
     for name, path in MODULES.items():
-        tree = ast.parse(path.read_text(), str(path))
+        tree = parse(path.read_text(), str(path))
         graph[name] = set().union(*(_targets(name, n) for n in _imports(tree)))
     return graph
 

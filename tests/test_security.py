@@ -18,6 +18,7 @@ import pytest
 import jaxblitz.compat as torch
 from jaxblitz import integrity, models, train
 from jaxblitz.checkpoints import Checkpointer, CorruptFileError, load_weights
+from tests.parsing import parse
 
 ROOT = Path(__file__).resolve().parents[1]
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
@@ -153,7 +154,7 @@ def _pickle_uses(path: Path) -> list[str]:
     """Calls of pickle.load(s)/torch.load, Unpickler subclasses and classes, np.load
     that may unpickle (no ``allow_pickle=False``) in one source file."""
     found = []
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(parse(path.read_text())):
         if isinstance(node, ast.Attribute) and node.attr == "Unpickler":
             found.append(f"{path.name}:{node.lineno}: Unpickler")
         if isinstance(node, ast.ClassDef) and "unpickler" in node.name.lower():
@@ -207,7 +208,7 @@ def test_the_only_unpicklers_in_the_package_are_the_restricted_ones():
 
 def test_the_compat_unpickler_never_touches_pythons_unpickling():
     source = (ROOT / "jaxblitz/compat/serialization/_unpickler.py").read_text()
-    tree = ast.parse(source)
+    tree = parse(source)
     names = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
     assert not names & {"Unpickler", "load", "loads", "find_class", "__reduce__"}
     calls = {ast.unparse(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}

@@ -33,6 +33,7 @@ from jaxblitz.compat._func_trees import (
     tensors,
 )
 from jaxblitz.compat._not_offered import NotOffered, refused
+from jaxblitz.compat.autograd import _functional_jacobian
 from jaxblitz.compat.autograd.grad_mode import is_grad_enabled
 from jaxblitz.compat.tensor import creation
 from jaxblitz.compat.tensor._dtype import x64
@@ -311,3 +312,7 @@ def linearize(func: Callable, *primals: Any) -> tuple:
             return out_tensors(fn(*arrays(tangents)))
 
     return out_tensors(out), jvp_fn
+
+
+# torch.autograd.functional's vectorized and forward-mode Jacobians run on these
+_functional_jacobian.TRANSFORMS.update(jacrev=jacrev, jacfwd=jacfwd)

@@ -24,7 +24,14 @@ import numpy as np
 
 from jaxblitz.compat import _not_offered, lazy
 from jaxblitz.compat._eager import _fused
-from jaxblitz.compat.autograd import forward_ad, function, functional, fused, graph
+from jaxblitz.compat.autograd import (
+    _functional_checks,
+    forward_ad,
+    function,
+    functional,
+    fused,
+    graph,
+)
 from jaxblitz.compat.autograd import profiler as profiler  # torch.autograd.profiler
 from jaxblitz.compat.autograd.anomaly_mode import (
     detect_anomaly,
@@ -764,6 +771,8 @@ def _warn_undefined_check() -> None:
         stacklevel=4,
     )
 
+
+_functional_checks.GRAD.append(grad)  # torch.autograd.functional's products
 
 # torch.autograd's submodules compat does not offer: refused by name, with the reason
 __getattr__ = _not_offered.refuser(__name__, "torch.autograd")

@@ -7,6 +7,7 @@ an output does not depend on an input.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from jaxblitz.compat.tensor._tensor_base import TensorBase
@@ -123,6 +124,11 @@ def check_requires_grad(inputs: tuple, input_type: str, strict: bool) -> None:
             raise RuntimeError(_INDEPENDENT[input_type].format(i=i))
 
 
+# torch.autograd.grad: set by the package when it has defined it (the package
+# imports this module, so this module cannot import the package)
+GRAD: list[Callable[..., Any]] = []
+
+
 def autograd_grad(
     outputs: tuple,
     inputs: tuple,
@@ -132,8 +138,7 @@ def autograd_grad(
 ) -> tuple:
     """torch's ``_autograd_grad``: ``autograd.grad`` of the outputs that require
     grad, unused inputs allowed (None); all None when no output requires grad."""
-    from jaxblitz.compat.autograd import grad  # the package imports this module
-
+    grad = GRAD[0]
     if not isinstance(outputs, tuple):
         raise AssertionError("Expected outputs to be a tuple")
     if grad_outputs is None:

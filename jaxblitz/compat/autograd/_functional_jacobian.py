@@ -17,6 +17,11 @@ from jaxblitz.compat.autograd._functional_checks import (
 )
 from jaxblitz.compat.tensor.creation import zeros_like
 
+# torch.func's jacrev and jacfwd, which vectorize=True and forward mode run on:
+# set by jaxblitz.compat.func when it is imported (it imports autograd, so
+# autograd cannot import it)
+TRANSFORMS: dict[str, Callable[..., Any]] = {}
+
 
 def _transformed(transform: Callable, func: Callable, inputs: tuple, name: Any) -> Any:
     """The Jacobian of ``func`` by ``torch.func``'s ``transform`` (jacrev or
@@ -35,7 +40,6 @@ def _transformed(transform: Callable, func: Callable, inputs: tuple, name: Any) 
 
 def jacfwd(func: Callable, inputs: Any, strict: bool, vectorize: bool) -> Any:
     """torch's forward-mode ``jacobian``, by ``torch.func.jacfwd``."""
-    from jaxblitz.compat import func as transforms  # it imports autograd
 
     if strict:
         raise RuntimeError(
@@ -49,7 +53,9 @@ def jacfwd(func: Callable, inputs: Any, strict: bool, vectorize: bool) -> Any:
             "Computing Jacobian using forward-AD or forward-over-reverse Hessian is"
             "only implemented for `vectorize=True`."
         )
-    jac, is_outputs_tuple = _transformed(transforms.jacfwd, func, inputs, ("outputs",))
+    jac, is_outputs_tuple = _transformed(
+        TRANSFORMS["jacfwd"], func, inputs, ("outputs",)
+    )
     jac = [list(row) for row in jac]  # torch's forward mode nests lists, not tuples
     return tuple_postprocess(jac, (is_outputs_tuple, is_inputs_tuple))
 
@@ -93,10 +99,9 @@ def jacrev(
 ) -> Any:
     """torch's ``vectorize=True`` reverse mode, by ``torch.func.jacrev``: with
     ``create_graph`` the result is one node on the tape over the inputs."""
-    from jaxblitz.compat import func as transforms  # it imports autograd
 
     if not create_graph:  # torch detaches the result: nothing to record
         inputs = tuple(inp.detach() for inp in inputs)
     name = ("outputs of the user-provided function", "jacobian")
-    jac, is_outputs_tuple = _transformed(transforms.jacrev, func, inputs, name)
+    jac, is_outputs_tuple = _transformed(TRANSFORMS["jacrev"], func, inputs, name)
     return tuple_postprocess(jac, (is_outputs_tuple, is_inputs_tuple))

@@ -21,6 +21,16 @@ from jaxblitz.compat.distributions import (
     constraints,
     transforms,
 )
+from jaxblitz.compat.distributions._cat_stack_transforms import (
+    CatTransform,
+    StackTransform,
+)
+from jaxblitz.compat.distributions._matrix_transforms import (
+    CorrCholeskyTransform,
+    LowerCholeskyTransform,
+    PositiveDefiniteTransform,
+    StickBreakingTransform,
+)
 from jaxblitz.compat.distributions.bernoulli import Bernoulli
 from jaxblitz.compat.distributions.beta import Beta
 from jaxblitz.compat.distributions.binomial import Binomial
@@ -71,21 +81,15 @@ from jaxblitz.compat.distributions.transformed_distribution import (
 from jaxblitz.compat.distributions.transforms import (
     AbsTransform,
     AffineTransform,
-    CatTransform,
     ComposeTransform,
-    CorrCholeskyTransform,
     CumulativeDistributionTransform,
     ExpTransform,
     IndependentTransform,
-    LowerCholeskyTransform,
-    PositiveDefiniteTransform,
     PowerTransform,
     ReshapeTransform,
     SigmoidTransform,
     SoftmaxTransform,
     SoftplusTransform,
-    StackTransform,
-    StickBreakingTransform,
     TanhTransform,
     Transform,
     identity_transform,
@@ -166,3 +170,15 @@ __all__ = [
     "transform_to",
     "transforms",
 ]
+
+# torch's transforms of structured values live in their own modules, which build
+# on transforms.Transform: torch.distributions.transforms names them too
+for _name in (
+    "CatTransform",
+    "StackTransform",
+    "CorrCholeskyTransform",
+    "LowerCholeskyTransform",
+    "PositiveDefiniteTransform",
+    "StickBreakingTransform",
+):
+    setattr(transforms, _name, globals()[_name])

@@ -5,11 +5,11 @@ breaking, as a TransformedDistribution."""
 from __future__ import annotations
 
 from jaxblitz.compat.distributions import constraints
+from jaxblitz.compat.distributions._matrix_transforms import StickBreakingTransform
 from jaxblitz.compat.distributions.normal import Normal
 from jaxblitz.compat.distributions.transformed_distribution import (
     TransformedDistribution,
 )
-from jaxblitz.compat.distributions.transforms import StickBreakingTransform
 from jaxblitz.compat.tensor import Tensor
 
 __all__ = ["LogisticNormal"]

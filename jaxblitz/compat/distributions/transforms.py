@@ -29,23 +29,19 @@ from jaxblitz.compat.tensor import Tensor
 from jaxblitz.compat.tensor._tensor_base import Size
 from jaxblitz.compat.tensor.creation import full_like, zeros_like
 
+# (CatTransform, StackTransform and the matrix transforms are set here by the
+# package: their modules build on Transform)
 __all__ = [
     "AbsTransform",
     "AffineTransform",
-    "CatTransform",
     "ComposeTransform",
-    "CorrCholeskyTransform",
     "CumulativeDistributionTransform",
     "ExpTransform",
     "IndependentTransform",
-    "LowerCholeskyTransform",
-    "PositiveDefiniteTransform",
     "PowerTransform",
     "ReshapeTransform",
     "SigmoidTransform",
     "SoftplusTransform",
-    "StackTransform",
-    "StickBreakingTransform",
     "TanhTransform",
     "SoftmaxTransform",
     "Transform",
@@ -722,17 +718,3 @@ class CumulativeDistributionTransform(Transform):
         if self._cache_size == cache_size:
             return self
         return CumulativeDistributionTransform(self.distribution, cache_size=cache_size)
-
-
-# torch's transforms of structured values, in their own modules (which build on
-# Transform above, hence imported last)
-from jaxblitz.compat.distributions._cat_stack_transforms import (  # noqa: E402
-    CatTransform,
-    StackTransform,
-)
-from jaxblitz.compat.distributions._matrix_transforms import (  # noqa: E402
-    CorrCholeskyTransform,
-    LowerCholeskyTransform,
-    PositiveDefiniteTransform,
-    StickBreakingTransform,
-)

@@ -644,13 +644,6 @@ def _context(context: Any, num_workers: int) -> Any:
     return context
 
 
-# torch.utils.data.dataset and .dataloader, after the names they re-export
-from jaxblitz.compat.utils import _data_dataloader as dataloader  # noqa: E402
-from jaxblitz.compat.utils import _data_dataset as dataset  # noqa: E402
-
-sys.modules[__name__ + ".dataloader"] = dataloader
-sys.modules[__name__ + ".dataset"] = dataset
-
 # torch's DataPipes (deprecated there): refused by name, with the reason
 __getattr__ = _not_offered.refuser(
     __name__,
