@@ -62,8 +62,11 @@ def aten_instance_norm(
         return None if t is None else t.repeat(b)
 
     stats = [repeated(t) for t in (running_mean, running_var)]
+    # torch takes running statistics of any float dtype here: they go in as the
+    # parameters' dtype (the weight's, else the input's) and come back in their own
+    like = (weight if weight is not None else input).dtype
     with no_grad():  # torch repeats the running stats outside autograd
-        stats = [None if t is None else t.detach() for t in stats]
+        stats = [None if t is None else t.detach().to(like) for t in stats]
     out = aten_batch_norm(
         input.reshape(1, b * c, *size[2:]),
         repeated(weight),

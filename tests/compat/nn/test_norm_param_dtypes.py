@@ -65,3 +65,40 @@ def test_norms_with_parameters_of_another_dtype_are_torchs(dtypes):
         np.testing.assert_allclose(
             got.float().numpy(), want.float().numpy(), rtol=tol, atol=tol
         )
+
+
+STATS = list(itertools.product(["float32", "float64", "bfloat16"], repeat=2))
+
+
+def _instance_norm_with_stats(lib, dtypes, affine, use_input_stats):
+    x = lib.tensor(
+        np.sin(np.arange(24.0)).reshape(2, 3, 4), dtype=getattr(lib, dtypes[0])
+    )
+    stat = getattr(lib, dtypes[1])
+    mean = lib.tensor([0.0, 0.1, 0.2], dtype=stat)
+    var = lib.tensor([1.0, 2.0, 3.0], dtype=stat)
+    w = b = None
+    if affine:  # the parameters in the input's dtype
+        w = lib.tensor([2.0, 3.0, 4.0], dtype=x.dtype)
+        b = lib.tensor([0.0, 1.0, 2.0], dtype=x.dtype)
+    out = lib.nn.functional.instance_norm(
+        x, mean, var, w, b, use_input_stats=use_input_stats
+    )
+    return out, mean, var
+
+
+@pytest.mark.parametrize("use_input_stats", [True, False])
+@pytest.mark.parametrize("affine", [False, True])
+@pytest.mark.parametrize("dtypes", STATS, ids="-".join)
+def test_instance_norm_takes_running_statistics_of_any_float_dtype_as_torch(
+    dtypes, affine, use_input_stats
+):
+    # (batch norm refuses such statistics; torch's instance norm casts them)
+    want = _instance_norm_with_stats(torch, dtypes, affine, use_input_stats)
+    got = _instance_norm_with_stats(compat, dtypes, affine, use_input_stats)
+    tol = 2e-2 if "bfloat16" in dtypes else 1e-5
+    for g, w in zip(got, want, strict=True):
+        assert str(g.dtype) == str(w.dtype)
+        np.testing.assert_allclose(
+            g.float().numpy(), w.float().numpy(), rtol=tol, atol=tol
+        )
