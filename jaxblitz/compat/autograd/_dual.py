@@ -48,6 +48,22 @@ def live() -> bool:
     return state[0] is not None and state[1]
 
 
+class off:  # noqa: N801 -- a context manager, named as torch's modes
+    """Ops inside carry no tangents (torch's forward grad mode off)."""
+
+    def __enter__(self) -> None:
+        self.prev, state[1] = state[1], False
+
+    def __exit__(self, *exc: object) -> None:
+        state[1] = self.prev
+
+
+def not_nested() -> None:
+    """torch.func's forward-mode transforms are a dual level of their own."""
+    if state[0] is not None:
+        raise RuntimeError("Nested forward mode AD is not supported at the moment")
+
+
 def tangent(t: Any) -> TensorBase | None:
     """``t``'s tangent at the live level, or None."""
     if not isinstance(t, TensorBase):

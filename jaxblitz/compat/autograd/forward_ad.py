@@ -61,16 +61,6 @@ def _check_level(level: int | None) -> None:
         )
 
 
-class _no_tangents:  # noqa: N801 -- a context manager, named as torch's modes
-    """Ops inside record no tangents (torch's forward grad mode off)."""
-
-    def __enter__(self) -> None:
-        self.prev, _dual.state[1] = _dual.state[1], False
-
-    def __exit__(self, *exc: object) -> None:
-        _dual.state[1] = self.prev
-
-
 def make_dual(tensor: Any, tangent: Any, *, level: int | None = None) -> Any:
     """``tensor`` (aliased, as a view) with ``tangent`` as its forward gradient:
     ``tangent`` itself where its dtype and strides are ``tensor``'s, else a copy
@@ -98,7 +88,7 @@ def make_dual(tensor: Any, tangent: Any, *, level: int | None = None) -> Any:
             "Making a dual Tensor based on a Tensor that already has a forward "
             "gradient at the same level 0 is not supported."
         )
-    with _no_tangents():
+    with _dual.off():
         dual = tensor.view_as(tensor)
         if tangent.dtype is not tensor.dtype or tangent.stride() != tensor.stride():
             tangent = _laid_out_as(tangent, tensor)
@@ -132,7 +122,7 @@ def unpack_dual(tensor: Any, *, level: int | None = None) -> UnpackedDualTensor:
     tangent = _dual.tangent(tensor)
     if tangent is None or not isinstance(tensor, TensorBase):
         return UnpackedDualTensor(tensor, tangent)
-    with _no_tangents():
+    with _dual.off():
         primal = tensor.view_as(tensor)
     return UnpackedDualTensor(primal, tangent)
 
