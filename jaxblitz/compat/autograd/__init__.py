@@ -33,12 +33,12 @@ from jaxblitz.compat.autograd import (
     graph,
 )
 from jaxblitz.compat.autograd import profiler as profiler  # torch.autograd.profiler
+from jaxblitz.compat.autograd._forward_jacobian import forward_jacobian
 from jaxblitz.compat.autograd.anomaly_mode import (
     detect_anomaly,
     is_anomaly_enabled,
     set_detect_anomaly,
 )
-from jaxblitz.compat.autograd._forward_jacobian import forward_jacobian
 from jaxblitz.compat.autograd.function import Function, FunctionCtx
 from jaxblitz.compat.autograd.grad_mode import (
     enable_grad,
@@ -564,7 +564,12 @@ def _gradcheck(
 
 
 def _compare(
-    analytical: list, numerical: list, outputs: list, rtol: float, atol: float, mode: str
+    analytical: list,
+    numerical: list,
+    outputs: list,
+    rtol: float,
+    atol: float,
+    mode: str,
 ) -> None:
     """torch's verdict on each (output, input) Jacobian, and its message."""
     for o, out in enumerate(outputs):

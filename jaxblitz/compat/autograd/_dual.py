@@ -109,7 +109,8 @@ def _jvp_impl(*arrays: Any, fn: Callable, static: tuple, which: tuple) -> Any:
 
     diff = [primals[i] for i in which]
     tans = [
-        jnp.asarray(t).astype(jnp.result_type(p)) for t, p in zip(tans, diff, strict=True)
+        jnp.asarray(t).astype(jnp.result_type(p))
+        for t, p in zip(tans, diff, strict=True)
     ]
     return jax.jvp(partial_fn, diff, tans)[1]
 
@@ -183,6 +184,7 @@ def propagate(
         raise NotImplementedError(why)
     result = call_x64(_jvp, *operands, fn=fn, static=items, which=which)
     set_tangent(out, TensorBase._wrap(result))
+
 
 def _write_impl(base: Any, value: Any, *, layout: Any) -> Any:
     return _layout.write(base, value, layout=layout)

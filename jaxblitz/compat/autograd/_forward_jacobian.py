@@ -5,7 +5,6 @@ computes, column by column through dual tensors, for
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 
