@@ -33,7 +33,7 @@ from jaxblitz.compat._func_trees import (
     tensors,
 )
 from jaxblitz.compat._not_offered import NotOffered, refused
-from jaxblitz.compat.autograd import _functional_jacobian
+from jaxblitz.compat.autograd import _dual, _functional_jacobian
 from jaxblitz.compat.autograd.grad_mode import is_grad_enabled
 from jaxblitz.compat.tensor import creation
 from jaxblitz.compat.tensor._dtype import x64
@@ -251,6 +251,7 @@ def jacfwd(
     """``torch.func.jacfwd``: the Jacobian by forward mode."""
 
     def wrapped(*args: Any, **kwargs: Any) -> Any:
+        _dual.not_nested()
         maker = _pure_aux if has_aux else _pure
         transform = jax.jacfwd(maker(func, args, kwargs), argnums, has_aux=has_aux)
         return _run("jacfwd", transform, args)
@@ -291,6 +292,7 @@ def jvp(
     has_aux: bool = False,
 ) -> tuple:
     """``torch.func.jvp``: ``(output, jvp_out)`` (and ``aux``)."""
+    _dual.not_nested()
     primals, tangents = tuple(primals), tuple(tangents)
     maker = _pure_aux if has_aux else _pure
     pure = maker(func, primals, {})
@@ -302,6 +304,7 @@ def jvp(
 
 def linearize(func: Callable, *primals: Any) -> tuple:
     """``torch.func.linearize``: ``(output, jvp_fn)``."""
+    _dual.not_nested()
     pure = _pure(func, primals, {})
     _checked(primals, "linearize")
     with x64(True):

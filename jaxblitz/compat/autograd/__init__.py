@@ -33,6 +33,7 @@ from jaxblitz.compat.autograd import (
     graph,
 )
 from jaxblitz.compat.autograd import profiler as profiler  # torch.autograd.profiler
+from jaxblitz.compat.autograd._forward_jacobian import forward_jacobian
 from jaxblitz.compat.autograd.anomaly_mode import (
     detect_anomaly,
     is_anomaly_enabled,
@@ -483,23 +484,34 @@ def gradcheck(
     :class:`GradcheckError` a failed check raises (torch's messages). ``fast_mode``
     runs the full check (torch's fast mode checks random projections of it);
     ``nondet_tol`` and ``check_grad_dtypes`` can change nothing here (compat's
-    backward is deterministic and gives each input's dtype). vmap, forward-mode AD
-    and masked tensors are not supported.
+    backward is deterministic and gives each input's dtype). With
+    ``check_forward_ad`` the Jacobian forward-mode AD computes (through dual
+    tensors) is checked too. vmap and masked tensors are not supported.
     """
     for option, value in (
         ("check_batched_grad", check_batched_grad),
         ("check_batched_forward_grad", check_batched_forward_grad),
-        ("check_forward_ad", check_forward_ad),
         ("masked", masked),
     ):
         if value:
             raise NotImplementedError(
                 f"gradcheck({option}=True) is not supported by jaxblitz.compat (it "
-                "has no vmap, forward-mode AD or masked tensors)"
+                "has no vmap or masked tensors)"
             )
+    if not (check_forward_ad or check_backward_ad):
+        raise ValueError(
+            "Expected at least one of check_forward_ad or check_backward_ad to be True"
+        )
     try:
         return _gradcheck(
-            func, inputs, eps, atol, rtol, check_undefined_grad, check_backward_ad
+            func,
+            inputs,
+            eps,
+            atol,
+            rtol,
+            check_undefined_grad,
+            check_backward_ad,
+            check_forward_ad=check_forward_ad,
         )
     except GradcheckError:
         if raise_exception:
@@ -516,6 +528,7 @@ def _gradcheck(
     check_undefined_grad: bool,
     check_backward_ad: bool,
     numerical_grad_mode: bool = False,
+    check_forward_ad: bool = False,
 ) -> bool:
     if not isinstance(inputs, tuple):
         inputs = tuple(inputs) if isinstance(inputs, list) else (inputs,)
@@ -523,7 +536,7 @@ def _gradcheck(
     func_out = _outputs(func, inputs)
     checked = [o for o, out in enumerate(func_out) if out.requires_grad]
     outputs = [func_out[o] for o in checked]
-    if not check_backward_ad:
+    if not (check_backward_ad or check_forward_ad):
         return True
     xs = [np.asarray(inputs[i].detach()) for i in diff]
 
@@ -537,20 +550,36 @@ def _gradcheck(
 
     with x64(True):
         numerical = numerical_jacobian(f, xs, f(*xs), eps)
+    if check_forward_ad:  # torch checks forward mode first
+        forward = forward_jacobian(func, inputs, diff, checked)
+        _compare(forward, numerical, outputs, rtol, atol, "computed with forward mode ")
+    if not check_backward_ad:
+        return True
     analytical = [_tape_jacobian(out, [inputs[i] for i in diff]) for out in outputs]
-    for o, out in enumerate(outputs):  # torch's verdict and message
-        for i in range(len(diff)):
-            a, n = analytical[o][i], numerical[o][i]
-            if not np.allclose(a, n, rtol=rtol, atol=atol):
-                raise GradcheckError(
-                    f"Jacobian mismatch for output {o:d} with respect to input {i:d},\n"
-                    f"numerical:{_jacobian_tensor(n, out)}\n"
-                    f"analytical:{_jacobian_tensor(a, out)}\n"
-                )
+    _compare(analytical, numerical, outputs, rtol, atol, "")
     _check_backward_mul_by_grad_output(outputs, [inputs[i] for i in diff])
     if check_undefined_grad:
         _check_undefined_grads(func, inputs)
     return True
+
+
+def _compare(
+    analytical: list,
+    numerical: list,
+    outputs: list,
+    rtol: float,
+    atol: float,
+    mode: str,
+) -> None:
+    """torch's verdict on each (output, input) Jacobian, and its message."""
+    for o, out in enumerate(outputs):
+        for i, (a, n) in enumerate(zip(analytical[o], numerical[o], strict=True)):
+            if not np.allclose(a, n, rtol=rtol, atol=atol):
+                raise GradcheckError(
+                    f"Jacobian {mode}mismatch for output {o:d} with respect to input "
+                    f"{i:d},\nnumerical:{_jacobian_tensor(n, out)}\n"
+                    f"analytical:{_jacobian_tensor(a, out)}\n"
+                )
 
 
 def gradgradcheck(
@@ -579,8 +608,8 @@ def gradgradcheck(
 
     As torch, missing ``grad_outputs`` are drawn uniformly from [-1, 1) (from
     compat's generator, not torch's: the verdict, not the draw, is what torch and
-    compat share). Forward-over-reverse checks need forward-mode AD, which compat
-    does not have.
+    compat share). Forward-over-reverse checks would need tangents through a
+    backward pass, which compat's tape does not carry.
     """
     for option, value in (
         ("check_batched_grad", check_batched_grad),
@@ -590,7 +619,8 @@ def gradgradcheck(
         if value:
             raise NotImplementedError(
                 f"gradgradcheck({option}=True) is not supported by jaxblitz.compat "
-                "(it has no vmap, forward-mode AD or masked tensors)"
+                "(it has no vmap, tangents through a backward pass or masked "
+                "tensors)"
             )
     inputs = _as_tuple(inputs) if not isinstance(inputs, list) else tuple(inputs)
     if grad_outputs is None:

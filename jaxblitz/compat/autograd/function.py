@@ -36,6 +36,7 @@ from typing import Any
 
 import jax.numpy as jnp
 
+from jaxblitz.compat.autograd import _dual, _function_jvp
 from jaxblitz.compat.autograd.grad_mode import is_grad_enabled, no_grad
 from jaxblitz.compat.autograd.graph import _FREED, Node, _verify, plus
 from jaxblitz.compat.tensor._tensor_base import TensorBase
@@ -111,6 +112,9 @@ class BackwardCFunction(FunctionCtx, Node):
 
     @property
     def saved_tensors(self) -> tuple:
+        forward = self.__dict__.get("_in_jvp")
+        if forward is not None:  # inside jvp: what save_for_forward saved
+            return forward
         if self.saved is None:
             raise RuntimeError(_FREED)
         entries = self._saved_entries
@@ -426,13 +430,17 @@ class Function:
         node_cls, _ = _node_class(cls)
         ctx = node_cls.__new__(node_cls)
         ctx._start(cls, args, executable)
-        with no_grad():
+        dual = _dual.live() and any(_dual.tangent(a) is not None for a in args)
+        with no_grad(), _dual.off():  # torch: forward sees no tangents
             if setup:
                 output = cls.forward(*args)
                 cls.setup_context(ctx, args, output)
             else:
                 output = cls.forward(ctx, *args)
-        return _wrap_outputs(cls, ctx, args, output, executable)
+        result = _wrap_outputs(cls, ctx, args, output, executable)
+        if dual:  # the outputs' tangents are what the Function's jvp says
+            _function_jvp.attach(cls, ctx, args, result)
+        return result
 
 
 def _positional(forward: Any, args: tuple, kwargs: dict, skip: int) -> tuple:

@@ -30,7 +30,7 @@ import numpy as np
 from jaxblitz.compat import lazy
 from jaxblitz.compat._eager import _warm
 from jaxblitz.compat._not_offered import NotOffered, refused
-from jaxblitz.compat.autograd import anomaly_mode
+from jaxblitz.compat.autograd import _dual, anomaly_mode
 from jaxblitz.compat.autograd.grad_mode import is_grad_enabled, set_grad_enabled
 from jaxblitz.compat.tensor import _dtype, _layout
 from jaxblitz.compat.tensor._dtype import call_x64, x64
@@ -668,8 +668,15 @@ def _apply(name, forward, fn, args, static):
     else:  # nothing to record: the value alone
         run = fn if forward is None else _value_of(forward)
     out = call_x64(_fwd, *arrays, fn=run, static=items)
+    tans = _dual.tangents(args) if _dual.live() else None
+    if tans is not None:  # a dual input: the tangent, by JAX's jvp of the value
+        value = fn if forward is None else _value_of(forward)
+        primals = list(arrays)
     if not recording:
-        return TensorBase._wrap(out)
+        result = TensorBase._wrap(out)
+        if tans is not None:
+            _dual.propagate(name, value, primals, items, tans, result)
+        return result
     if forward is not None:
         out, residual = out
         arrays.append(residual)
@@ -683,6 +690,8 @@ def _apply(name, forward, fn, args, static):
     rule = _SAVES.get(name)
     if rule is not None:
         node.checks = _saved_checks(name, args, mask, result, rule)
+    if tans is not None:
+        _dual.propagate(name, value, primals, items, tans, result)
     return result
 
 
@@ -1147,6 +1156,8 @@ class AutogradMixin(TensorBase):
                 else (counter, v, *rest)
                 for counter, v, *rest in node.checks
             )
+        if _dual.live():  # the written elements' tangent is the result's
+            _dual.written(self, result)
         return self
 
     def _inplace_view(self, base: Tensor, result: Tensor) -> Tensor:

@@ -14,6 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from jaxblitz.compat.autograd import _dual
 from jaxblitz.compat.autograd.grad_mode import is_grad_enabled
 from jaxblitz.compat.autograd.graph import apply, run
 from jaxblitz.compat.ops._declare import declare
@@ -77,7 +78,8 @@ def _alpha_operand(alpha) -> tuple[tuple, Any]:
 
 def _without_derivative(name: str, fn, *args):
     """``fn(*args)``, whose backward raises torch's error (torch's grad_fn for
-    such an op is ``NotImplemented``)."""
+    such an op is ``NotImplemented``), and so does forward AD through it."""
+    _dual.underived.append(name)  # (seen while a tangent is traced: torch's name)
 
     @jax.custom_vjp
     def f(*args):

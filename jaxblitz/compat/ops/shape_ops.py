@@ -142,6 +142,7 @@ def _swap_view(self: Tensor, name: str) -> Tensor | None:
         or s.numpy is not None
         or isinstance(s.pending, jax.core.Tracer)
         or _layout.transposed_block(layout) is None
+        or "_fw" in self.__dict__  # a dual tensor: its tangent through apply
     ):
         return None
     needs = is_grad_enabled() and (

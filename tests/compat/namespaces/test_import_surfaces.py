@@ -409,14 +409,6 @@ def test_a_refused_module_imports_with_torchs_public_functions(theirs):
     [
         (lambda: ct.func.functionalize(lambda x: x), "torch.func.functionalize"),
         (
-            lambda: ct.autograd.forward_ad.dual_level().__enter__(),
-            "torch.autograd.forward_ad.dual_level",
-        ),
-        (
-            lambda: ct.autograd.forward_ad.make_dual(ct.ones(2), ct.ones(2)),
-            "torch.autograd.forward_ad.make_dual",
-        ),
-        (
             lambda: ct.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t),
             "torch.autograd.graph.saved_tensors_hooks",
         ),

@@ -4,8 +4,7 @@ and unpacked inside dual_level, tangents through an nn.Module (attributes
 replaced and through functional_call), a custom Function with a jvp
 staticmethod checked by gradcheck(check_forward_ad=True), then the functional
 API, torch.func.jvp, on a function and on a module's parameters. Inputs come
-from fixed formulas; compat has no dual tensors and refuses dual_level by name,
-pointing at torch.func.jvp."""
+from fixed formulas."""
 
 import torch
 import torch.autograd.forward_ad as fwAD
