@@ -668,7 +668,8 @@ def _apply(name, forward, fn, args, static):
     else:  # nothing to record: the value alone
         run = fn if forward is None else _value_of(forward)
     out = call_x64(_fwd, *arrays, fn=run, static=items)
-    tans = _dual.tangents(args) if _dual.live() else None
+    live = _dual.state  # (inline of _dual.live(): every op reads it)
+    tans = _dual.tangents(args) if live[0] is not None and live[1] else None
     if tans is not None:  # a dual input: the tangent, by JAX's jvp of the value
         value = fn if forward is None else _value_of(forward)
         primals = list(arrays)
