@@ -381,6 +381,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.num_processes < 1:
         parser.error(f"--num-processes must be >= 1, got {args.num_processes}")
+    if args.devices_per_process is not None and args.devices_per_process < 1:
+        parser.error(
+            f"--devices-per-process must be >= 1, got {args.devices_per_process}"
+        )
+    if args.timeout is not None and not args.timeout > 0:  # nan too
+        parser.error(f"--timeout must be > 0 seconds, got {args.timeout}")
     rest = args.train_args[1:] if args.train_args[:1] == ["--"] else args.train_args
     return launch(args.num_processes, rest, args.devices_per_process, args.timeout)
 
