@@ -7,30 +7,32 @@ CIFAR-10 needs a local archive or a network (see the README); ``digits`` is bund
 """
 
 import argparse
-from pathlib import Path
 
 import jax
 
-from jaxblitz import data, evaluate, plots, train
+from jaxblitz import data, evaluate, plots, runs, train
 from jaxblitz.checkpoints import load_weights, save_weights
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--dataset", default="cifar10", choices=data.NAMES)
 parser.add_argument("--epochs", type=int, default=2)
 parser.add_argument("--log-every", type=int, default=2000)
-parser.add_argument("--out-dir", default="runs/experiment04")
+parser.add_argument("--out-dir")
 args = parser.parse_args()
-out = Path(args.out_dir)
 try:  # batch 4, lr 0.001, momentum 0.9: the Blitz's settings (bad flags stop here)
     config = train.Config(
         dataset=args.dataset, epochs=args.epochs, log_every=args.log_every
     )
+    out = runs.writable_dir(args.out_dir, "runs/experiment04")  # before training
 except ValueError as e:
     parser.error(str(e))
 
 # -- 1. Load and normalise the data (torchvision.datasets.CIFAR10 + Normalize) ----
-trainset = data.load(args.dataset, "train")  # NCHW float32 in [-1, 1]
-testset = data.load(args.dataset, "test")
+try:
+    trainset = data.load(args.dataset, "train")  # NCHW float32 in [-1, 1]
+    testset = data.load(args.dataset, "test")
+except (OSError, ValueError) as e:  # not here, or damaged: the message says what
+    parser.exit(1, f"{parser.prog}: error: {e}\n")
 classes = trainset.class_names
 print(f"{len(trainset.labels)} training images {trainset.images.shape[1:]}")
 

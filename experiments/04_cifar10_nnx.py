@@ -33,8 +33,11 @@ except ValueError as e:
     parser.error(str(e))
 
 # -- 1. Load and normalise the data (torchvision.datasets.CIFAR10 + Normalize) ----
-trainset = data.load(args.dataset, "train")  # NCHW float32 in [-1, 1]
-testset = data.load(args.dataset, "test")
+try:
+    trainset = data.load(args.dataset, "train")  # NCHW float32 in [-1, 1]
+    testset = data.load(args.dataset, "test")
+except (OSError, ValueError) as e:  # not here, or damaged: the message says what
+    parser.exit(1, f"{parser.prog}: error: {e}\n")
 classes = trainset.class_names
 print(f"{len(trainset.labels)} training images {trainset.images.shape[1:]}")
 

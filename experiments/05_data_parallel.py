@@ -13,6 +13,10 @@ parser.add_argument("--devices", default="2", help="N or 'all'")
 args = parser.parse_args()
 if args.devices != "all" and not (args.devices.isdigit() and int(args.devices) >= 1):
     parser.error(f"--devices: expected a positive int or 'all', got {args.devices!r}")
+# With many more simulated CPU devices, XLA's all-reduce (a thread per device)
+# misses its rendezvous deadline and aborts the process, or start-up crashes.
+if args.devices != "all" and int(args.devices) > 256:
+    parser.error(f"--devices: at most 256 simulated CPU devices, got {args.devices}")
 
 import jax  # noqa: E402
 

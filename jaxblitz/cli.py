@@ -428,7 +428,10 @@ def _main(argv: list[str] | None, stop: StopSignals) -> int:
         parser.error(str(e))
     # A second run starts compiled: XLA programs are kept on disk between runs.
     runtime.use_compilation_cache(min_compile_secs=0.2)
-    parallel.initialize()  # joins the multi-process runtime when launched into one
+    try:  # joins the multi-process runtime when launched into one
+        parallel.initialize()
+    except ValueError as e:
+        parser.error(str(e))
     threads = args.cpu_threads
     if threads is None and args.devices is None and not accelerator_installed():
         threads = cpu_threads(config.batch_size)  # a CPU run's pick
@@ -449,6 +452,10 @@ def _main(argv: list[str] | None, stop: StopSignals) -> int:
         except RuntimeError as e:  # main() called in a process already using JAX
             if args.cpu_threads is not None:
                 parser.error(f"--cpu-threads: {e}")
+    try:  # JAX starts its backends here (or set_cpu_threads did above)
+        runtime.start_backends()
+    except ValueError as e:
+        parser.error(str(e))
     primary = jax.process_index() == 0
     say = print if primary else lambda *a, **k: None
     if narrowed and jax.default_backend() == "cpu":

@@ -109,14 +109,15 @@ def refuse_links(path: str | os.PathLike) -> Path:
     if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
         raise LinkRefusedError(
             errno.EEXIST,
-            f"a {_kind(st.st_mode)} is in the place of a file jaxblitz writes, and "
+            f"a {kind_of(st.st_mode)} is in the place of a file jaxblitz writes, and "
             "jaxblitz writes only regular files of its own there",
             str(path),
         )
     return path
 
 
-def _kind(mode: int) -> str:
+def kind_of(mode: int) -> str:
+    """What a file that is not regular is, by its ``st_mode``: "character device"."""
     for test, name in [
         (stat.S_ISCHR, "character device"),
         (stat.S_ISBLK, "block device"),

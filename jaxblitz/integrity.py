@@ -10,10 +10,12 @@ with how to convert it.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import importlib.util
 import json
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -22,13 +24,35 @@ from safetensors import SafetensorError
 from safetensors.numpy import load as _st_load
 from safetensors.numpy import save
 
-from jaxblitz.files import atomic_write
+from jaxblitz.files import atomic_write, kind_of
 
 CHECKSUM_KEY = "jaxblitz.sha256"  # in safetensors metadata and checkpoint metadata
 
 
 class CorruptFileError(ValueError):
     """A file this library wrote (or reads) is truncated, altered or not its format."""
+
+
+def read_whole(path: str | os.PathLike) -> bytes:
+    """All of the regular file at ``path``; a device or a pipe is refused unread.
+
+    Such a file may never end (``/dev/zero``), so reading it whole would fill the
+    memory; a FIFO is opened without waiting for a writer (torch.load's open
+    would wait). A folder raises ``IsADirectoryError``, as ``open`` does.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    mode = os.fstat(fd).st_mode  # the file opened, whatever a link pointed at
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
+        raise CorruptFileError(
+            f"{os.fspath(path)} is a {kind_of(mode)}, not a regular file: it "
+            "would be read to an end it may never reach. Give the path of the "
+            "file itself."
+        )
+    with open(fd, "rb") as f:
+        return f.read()
 
 
 def array_digest(arrays: dict[str, Any], extra: str = "") -> str:
@@ -76,8 +100,7 @@ def read_safetensors(
     A pickle, a truncated or corrupt file and one whose checksum fails are each a
     :class:`CorruptFileError` saying which and what to do.
     """
-    with open(path, "rb") as f:
-        blob = f.read()
+    blob = read_whole(path)
     try:
         header_len = int.from_bytes(blob[:8], "little")
         metadata = json.loads(blob[8 : 8 + header_len]).get("__metadata__") or {}

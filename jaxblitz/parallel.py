@@ -274,15 +274,37 @@ def initialize() -> None:
     processes talk through gloo.
     """
     if "JAXBLITZ_COORDINATOR" in os.environ:
+        count, rank = _process_env()
         jax.config.update("jax_cpu_collectives_implementation", "gloo")
         jax.distributed.initialize(
             coordinator_address=os.environ["JAXBLITZ_COORDINATOR"],
-            num_processes=int(os.environ["JAXBLITZ_NUM_PROCESSES"]),
-            process_id=int(os.environ["JAXBLITZ_PROCESS_ID"]),
+            num_processes=count,
+            process_id=rank,
             initialization_timeout=60,
         )
     elif "SLURM_JOB_ID" in os.environ or "TPU_WORKER_HOSTNAMES" in os.environ:
         jax.distributed.initialize()
+
+
+def _process_env() -> tuple[int, int]:
+    """``(JAXBLITZ_NUM_PROCESSES, JAXBLITZ_PROCESS_ID)``, or a ValueError saying
+    which is missing or out of range (the three variables go together)."""
+    values = []
+    for name in ("JAXBLITZ_NUM_PROCESSES", "JAXBLITZ_PROCESS_ID"):
+        text = os.environ.get(name, "")
+        if not text.strip().isdigit():
+            raise ValueError(
+                f"JAXBLITZ_COORDINATOR is set, so {name} must be a whole number, "
+                f"got {text!r}; `python -m jaxblitz.parallel launch` sets all three."
+            )
+        values.append(int(text))
+    count, rank = values
+    if not 0 <= rank < count:
+        raise ValueError(
+            f"JAXBLITZ_PROCESS_ID must be in [0, JAXBLITZ_NUM_PROCESSES={count}), "
+            f"got {rank}."
+        )
+    return count, rank
 
 
 def _free_port() -> int:
@@ -359,6 +381,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.num_processes < 1:
         parser.error(f"--num-processes must be >= 1, got {args.num_processes}")
+    if args.devices_per_process is not None and args.devices_per_process < 1:
+        parser.error(
+            f"--devices-per-process must be >= 1, got {args.devices_per_process}"
+        )
+    if args.timeout is not None and not args.timeout > 0:  # nan too
+        parser.error(f"--timeout must be > 0 seconds, got {args.timeout}")
     rest = args.train_args[1:] if args.train_args[:1] == ["--"] else args.train_args
     return launch(args.num_processes, rest, args.devices_per_process, args.timeout)
 

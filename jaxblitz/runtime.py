@@ -83,6 +83,21 @@ def set_cpu_threads(threads: int) -> bool:
     return True
 
 
+def start_backends() -> None:
+    """Start JAX's backends, or a ValueError naming ``JAX_PLATFORMS`` when the
+    platforms it names cannot start here."""
+    try:
+        jax.devices()
+    except (RuntimeError, AssertionError) as e:
+        # JAX asserts, with no message, when JAX_PLATFORMS names only cuda and no
+        # NVIDIA GPU is visible; other absent platforms are a RuntimeError.
+        platforms = jax.config.jax_platforms  # type: ignore[attr-defined]
+        why = str(e) or "none of the platforms it names has a device here"
+        raise ValueError(
+            f"JAX_PLATFORMS={platforms!r}: JAX could not start a backend: {why}"
+        ) from None
+
+
 def accelerator_installed() -> bool:
     """Whether JAX may start a GPU or TPU backend here, told without starting any
     backend (:func:`set_cpu_threads` must run before they start).

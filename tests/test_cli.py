@@ -103,6 +103,69 @@ def test_cli_narrows_cpu_threads_at_batch_4_only_without_an_accelerator(
     assert calls == ([] if accelerator else [1])
 
 
+@pytest.mark.parametrize(
+    ("raised", "why"),
+    [
+        (AssertionError(), "none of the platforms it names has a device here"),
+        (RuntimeError("Unable to initialize backend 'cuda'"), "Unable to initialize"),
+    ],
+    ids=["jax-asserts", "jax-raises"],
+)
+def test_cli_with_jax_platforms_that_cannot_start_is_a_usage_error(
+    raised, why, tmp_path, monkeypatch, platform, capsys
+):
+    # What JAX raises as its backends start: an AssertionError, no message, where
+    # JAX_PLATFORMS=cuda and no NVIDIA GPU is visible.
+    import jax
+
+    def fail():
+        raise raised
+
+    def stop(*_):  # the old code went on to take the run's lock
+        raise _Stop
+
+    platform("cuda")
+    monkeypatch.setattr(jax, "devices", fail)
+    monkeypatch.setattr(cli, "DirectoryLock", stop)
+    monkeypatch.setenv("JAXBLITZ_XLA_CACHE", "")
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["--dataset", "digits", "--out-dir", str(tmp_path / "run")])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert f"error: JAX_PLATFORMS='cuda': JAX could not start a backend: {why}" in err
+
+
+@pytest.mark.parametrize(
+    ("variables", "message"),
+    [
+        ({"JAXBLITZ_NUM_PROCESSES": "2"}, "JAXBLITZ_PROCESS_ID must be a whole "),
+        (
+            {"JAXBLITZ_NUM_PROCESSES": "two", "JAXBLITZ_PROCESS_ID": "0"},
+            "JAXBLITZ_NUM_PROCESSES must be a whole number, got 'two'",
+        ),
+        (
+            {"JAXBLITZ_NUM_PROCESSES": "2", "JAXBLITZ_PROCESS_ID": "2"},
+            "JAXBLITZ_PROCESS_ID must be in [0, JAXBLITZ_NUM_PROCESSES=2), got 2.",
+        ),
+    ],
+    ids=["no-process-id", "not-a-number", "id-out-of-range"],
+)
+def test_cli_with_a_coordinator_but_bad_process_variables_is_a_usage_error(
+    variables, message, tmp_path, monkeypatch, capsys
+):
+    monkeypatch.setenv("JAXBLITZ_XLA_CACHE", "")  # this process's JAX left alone
+    monkeypatch.setenv("JAXBLITZ_COORDINATOR", "127.0.0.1:1")
+    for name in ("JAXBLITZ_NUM_PROCESSES", "JAXBLITZ_PROCESS_ID"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value)
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["--dataset", "digits", "--out-dir", str(tmp_path / "run")])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: jaxblitz-train") and message in err, err
+
+
 RUN_FILES = background.scratch("cli-digits")  # out-dirs and the runs' XLA cache
 ENV = dict(os.environ, JAX_PLATFORMS="cpu", MPLBACKEND="Agg",
            JAXBLITZ_XLA_CACHE=str(RUN_FILES / "xla"))  # fmt: skip

@@ -7,8 +7,11 @@ whose records carry a CRC-32 that ``load`` checks. Dataset archives are
 gzip (CRC-32) with published checksums; the decoded ``.npy`` cache gets a CRC-32.
 """
 
+import contextlib
 import gzip
+import os
 import shutil
+import threading
 import warnings
 from pathlib import Path
 
@@ -98,6 +101,32 @@ def test_weights_without_a_checksum_still_load(tmp_path):
     save_file({"fc.weight": SMALL["fc"]["weight"]}, tmp_path / "torch.safetensors")
     loaded = load_weights(tmp_path / "torch.safetensors")
     np.testing.assert_array_equal(loaded["fc"]["weight"], SMALL["fc"]["weight"])
+
+
+@pytest.mark.parametrize("load", [torch.load, load_weights], ids=["compat", "core"])
+def test_a_device_or_a_pipe_is_refused_unread_not_read_to_an_end_it_lacks(
+    load, tmp_path
+):
+    # /dev/zero would fill the memory; /dev/null ends, so the old read-it-all
+    # code fails here quickly (another message) instead of blowing up.
+    with pytest.raises(CorruptFileError, match=r"^/dev/null is a character device, "):
+        load("/dev/null")
+    fifo = tmp_path / "model.pt"
+    os.mkfifo(fifo)
+
+    def feed():  # a writer, so that an open that waits for one (the old) ends too
+        with contextlib.suppress(OSError):  # the reader may be gone already
+            fifo.write_bytes(b"PK")
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    try:
+        with pytest.raises(CorruptFileError, match=r"is a FIFO \(named pipe\), not a"):
+            load(fifo)
+    finally:  # a reader of our own lets a writer still waiting finish
+        with open(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK), "rb") as f:
+            writer.join(5)
+            f.read()
 
 
 def test_compat_save_files_are_checked_by_their_zip_crc(tmp_path):

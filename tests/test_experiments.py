@@ -1,5 +1,7 @@
 """Smoke tests: every experiment script runs to the end and prints what it should."""
 
+import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -85,6 +87,12 @@ BAD_FLAGS = {
         "log_every must be >= 1, got 0"
     ),
     ("05_data_parallel.py", "--devices", "0"): "expected a positive int or 'all'",
+    ("05_data_parallel.py", "--devices", "100000"): (
+        "at most 256 simulated CPU devices, got 100000"
+    ),
+    ("04_cifar10_classifier.py", "--dataset", "digits", "--out-dir", "/dev/null"): (
+        "--out-dir /dev/null is a file, not a folder."
+    ),
 }
 BAD_RUNS = {
     flags: background.script_run(ROOT / "experiments" / flags[0], flags[1:])
@@ -98,3 +106,29 @@ def test_experiment_script_refuses_bad_flags_with_usage_and_no_traceback(flags):
     assert proc.returncode == 2, proc.stderr[-3000:]
     assert proc.stderr.startswith("usage: ") and "Traceback" not in proc.stderr
     assert BAD_FLAGS[flags] in proc.stderr, proc.stderr
+
+
+def _damaged_data() -> dict:
+    """A data folder whose CIFAR-10 archive is not gzip at all (no network needed)."""
+    folder = background.scratch("damaged-data")
+    (folder / "cifar-10-python.tar.gz").write_bytes(b"not a gzip archive\n")
+    env = dict(os.environ, JAX_PLATFORMS="cpu", MPLBACKEND="Agg")
+    return {"env": env | {"JAXBLITZ_DATA": str(folder)}, "cwd": folder}
+
+
+DAMAGED_DATA_RUNS = {
+    script: background.BackgroundRun(
+        [sys.executable, ROOT / "experiments" / script], setup=_damaged_data
+    )
+    for script in ("04_cifar10_classifier.py", "04_cifar10_nnx.py")
+}
+
+
+@pytest.mark.parametrize("script", sorted(DAMAGED_DATA_RUNS))
+def test_experiment_script_names_a_damaged_data_file_in_one_line(script):
+    proc = DAMAGED_DATA_RUNS[script].result()
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    last = proc.stderr.strip().splitlines()[-1]  # absl may warn before it
+    assert last.startswith(f"{script}: error: "), last
+    assert "cifar-10-python.tar.gz is truncated or not a .tar.gz archive" in last

@@ -143,3 +143,21 @@ def test_the_launcher_returns_a_failing_processs_exit_code():
     code = parallel.main(["launch", "--num-processes", "2", "--timeout", "60",
                           "--", "--dataset", "nope"])  # fmt: skip
     assert code == 2
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--devices-per-process", "0"], "--devices-per-process must be >= 1, got 0"),
+        (["--timeout", "-5"], "--timeout must be > 0 seconds, got -5.0"),
+        (["--timeout", "nan"], "--timeout must be > 0 seconds, got nan"),
+    ],
+)
+def test_the_launcher_refuses_bad_flags_before_starting_anything(
+    flags, message, monkeypatch, capsys
+):
+    monkeypatch.setattr(parallel.subprocess, "Popen", None)  # never reached
+    with pytest.raises(SystemExit) as info:
+        parallel.main(["launch", *flags, "--", "--dataset", "digits"])
+    assert info.value.code == 2
+    assert message in capsys.readouterr().err

@@ -23,6 +23,8 @@ parser = argparse.ArgumentParser()
 parser.add_argument("--digits", action="store_true")
 parser.add_argument("--epochs", type=int, default=2)
 args = parser.parse_args()
+if args.epochs < 1:  # the flag's own check; the Blitz's loop would just skip
+    parser.error(f"--epochs must be >= 1, got {args.epochs}")
 Dataset = torchvision.datasets.Digits if args.digits else torchvision.datasets.CIFAR10
 
 transform = transforms.Compose(

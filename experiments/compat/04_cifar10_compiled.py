@@ -22,6 +22,8 @@ import jaxblitz.compat.vision.transforms as transforms
 parser = argparse.ArgumentParser()
 parser.add_argument("--epochs", type=int, default=2)
 args = parser.parse_args()
+if args.epochs < 1:  # the flag's own check; the Blitz's loop would just skip
+    parser.error(f"--epochs must be >= 1, got {args.epochs}")
 
 transform = transforms.Compose(
     [transforms.ToTensor(), transforms.Normalize((0.5, 0.5, 0.5), (0.5, 0.5, 0.5))]

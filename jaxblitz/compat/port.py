@@ -17,6 +17,7 @@ import ast
 import runpy
 import sys
 import tempfile
+import tokenize
 from pathlib import Path
 from typing import Any
 
@@ -132,14 +133,19 @@ def main(argv: list[str] | None = None) -> None:
     options.args = argv[split + 1 :]
     if not options.script.is_file():
         parser.error(f"no such script: {options.script}")
-    ported = port_source(options.script.read_text())
+    try:  # in the encoding Python reads it in: UTF-8 or its coding cookie's
+        with tokenize.open(options.script) as f:
+            source, encoding = f.read(), f.encoding
+    except (SyntaxError, UnicodeDecodeError, OSError) as e:
+        parser.error(f"cannot read {options.script} as Python source: {e}")
+    ported = port_source(source)
     if not options.run:
         sys.stdout.write(ported)
         return
     # Run it as __main__ from its own folder's view (relative data paths work).
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / options.script.name
-        path.write_text(ported)
+        path.write_text(ported, encoding=encoding)  # its cookie still says so
         sys.argv = [str(options.script), *options.args]
         sys.path.insert(0, str(options.script.resolve().parent))
         runpy.run_path(str(path), run_name="__main__")

@@ -706,7 +706,18 @@ def _raise_found(graph: _Graph) -> None:
 # STORM_SHARE of the last STORM_SYNCS syncs compiled, a warning says so (once a
 # process), with the time spent. JAXBLITZ_COMPAT_LAZY_STORM=N looks at the last N
 # syncs instead; 0 never warns.
-STORM_SYNCS = int(os.environ.get("JAXBLITZ_COMPAT_LAZY_STORM", "32") or 0)
+def _storm_syncs() -> int:
+    """``JAXBLITZ_COMPAT_LAZY_STORM``: how many syncs to look at (default 32)."""
+    value = os.environ.get("JAXBLITZ_COMPAT_LAZY_STORM", "32").strip() or "0"
+    if not value.isdigit():
+        raise ValueError(
+            f"JAXBLITZ_COMPAT_LAZY_STORM={value!r}: expected a whole number of "
+            "syncs to look at (0: never warn of a compile storm)"
+        )
+    return int(value)
+
+
+STORM_SYNCS = _storm_syncs()
 STORM_SHARE = 0.75
 _storm: dict = {"recent": [], "compiles": 0, "seconds": 0.0, "said": False}
 

@@ -36,7 +36,7 @@ from jaxblitz.compat.serialization._trusted import (  # noqa: F401 (torch's)
     safe_globals,
 )
 from jaxblitz.files import atomic_write
-from jaxblitz.integrity import CorruptFileError
+from jaxblitz.integrity import CorruptFileError, read_whole
 
 _WHO = "jaxblitz.compat.load"
 _SAFETY = (
@@ -145,8 +145,7 @@ def load(
     is_path = not hasattr(f, "read") or isinstance(f, str | os.PathLike)
     if is_path:
         name = _path(f, _WHO)
-        with open(name, "rb") as opened:
-            blob = opened.read()
+        blob = read_whole(name)
     else:
         if mmap:
             raise ValueError("f must be a file path in order to use the mmap argument")

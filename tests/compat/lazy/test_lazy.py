@@ -550,6 +550,24 @@ def test_a_loop_that_reuses_its_programs_is_no_compile_storm(lazy_mode, storm):
     assert lazy._storm["compiles"] == 4 and not lazy._storm["said"]
 
 
+@pytest.mark.parametrize(
+    ("value", "syncs"), [("", 0), (" 8 ", 8), ("lots", None), ("-3", None)]
+)
+def test_the_storm_variable_is_a_whole_number_or_a_clear_error(
+    value, syncs, monkeypatch
+):
+    monkeypatch.setenv("JAXBLITZ_COMPAT_LAZY_STORM", value)
+    if syncs is not None:
+        assert lazy._storm_syncs() == syncs
+        return
+    with pytest.raises(ValueError) as info:
+        lazy._storm_syncs()
+    assert str(info.value) == (
+        f"JAXBLITZ_COMPAT_LAZY_STORM={value!r}: expected a whole number of syncs "
+        "to look at (0: never warn of a compile storm)"
+    )
+
+
 def test_the_compile_storm_check_is_off_at_zero(lazy_mode, storm, monkeypatch):
     import warnings
 

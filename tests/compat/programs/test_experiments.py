@@ -78,3 +78,22 @@ def test_compat_experiment_runs_and_prints_its_landmarks(script):
     assert proc.returncode == 0, proc.stderr[-3000:]
     for landmark in landmarks:
         assert landmark in proc.stdout, f"{script} did not print {landmark!r}"
+
+
+# --epochs 0 would train nothing and report an untrained net's accuracy.
+ZERO_EPOCHS = {
+    "04_cifar10_classifier.py": ["--digits", "--epochs", "0"],
+    "04_cifar10_compiled.py": ["--epochs", "0"],  # digits always
+}
+BAD_EPOCHS = {
+    script: background.script_run(ROOT / "experiments" / "compat" / script, flags)
+    for script, flags in ZERO_EPOCHS.items()
+}
+
+
+@pytest.mark.parametrize("script", sorted(BAD_EPOCHS))
+def test_compat_experiment_refuses_zero_epochs_with_usage_and_no_traceback(script):
+    proc = BAD_EPOCHS[script].result()
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    assert proc.stderr.startswith("usage: ") and "Traceback" not in proc.stderr
+    assert "--epochs must be >= 1, got 0" in proc.stderr, proc.stderr

@@ -3,7 +3,9 @@
 import subprocess
 import sys
 
-from jaxblitz.compat.port import port_source
+import pytest
+
+from jaxblitz.compat.port import main, port_source
 
 SCRIPT = """\
 import argparse
@@ -69,3 +71,28 @@ def test_the_command_line_runs_the_port_with_the_scripts_arguments(tmp_path):
         check=True,
     )
     assert "import jaxblitz.compat as torch\n" in printed.stdout
+
+
+def test_a_script_in_its_coding_cookies_encoding_is_ported_and_run_in_it(
+    tmp_path, monkeypatch, capsys
+):
+    script = tmp_path / "latin.py"
+    source = '# -*- coding: latin-1 -*-\nimport torch\nprint("café", torch.__name__)\n'
+    script.write_bytes(source.encode("latin-1"))
+    main([str(script)])
+    assert 'print("café", torch.__name__)' in capsys.readouterr().out
+    monkeypatch.setattr(sys, "argv", sys.argv[:])  # --run sets the script's own
+    monkeypatch.setattr(sys, "path", sys.path[:])
+    main([str(script), "--run"])
+    assert capsys.readouterr().out == "café jaxblitz.compat\n"
+
+
+def test_a_file_that_is_not_python_source_is_a_usage_error(tmp_path, capsys):
+    script = tmp_path / "binary.py"
+    script.write_bytes(b"\x95\xff\x00 not text")
+    with pytest.raises(SystemExit) as info:
+        main([str(script)])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert f"error: cannot read {script} as Python source: " in err
+    assert "Traceback" not in err
