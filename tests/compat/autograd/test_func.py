@@ -331,6 +331,22 @@ def vmap_in_eval_mode_dropout_draws_nothing(torch):
     return torch.func.vmap(torch.nn.Dropout(0.5).eval())(seq(torch, 2, 3))
 
 
+@case
+def a_traced_tensor_has_its_arguments_device(torch):
+    seen = []
+
+    def f(x):
+        seen.append((str(x.device), x.is_cuda, x.get_device(), x.is_cpu))
+        return x.sum()
+
+    torch.func.grad(f)(seq(torch, 3))
+    torch.func.vmap(lambda r: seen.append(str(r.device)) or r)(seq(torch, 2, 3))
+    torch.func.jvp(f, (seq(torch, 3),), (seq(torch, 3),))
+    torch.func.vjp(f, seq(torch, 3))[1](torch.tensor(1.0))
+    made = torch.func.grad(lambda x: (x * torch.ones(3, device=x.device)).sum())
+    return seen, made(seq(torch, 3))
+
+
 @pytest.mark.parametrize("mode", ["eagerly", "lazily"])
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_func_matches_pytorch(name, mode, request):
