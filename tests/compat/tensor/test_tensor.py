@@ -79,6 +79,18 @@ def test_numpy_of_a_tensor_requiring_grad_is_refused_with_torchs_message():
         torch.ones(2, requires_grad=True).numpy()
 
 
+def test_numpy_of_a_tensor_requiring_grad_is_read_in_no_grad_as_torch():
+    pt = pytest.importorskip("torch")
+    for lib in (torch, pt):
+        x = lib.arange(3.0).requires_grad_()
+        with lib.no_grad():
+            assert x.numpy().tolist() == [0.0, 1.0, 2.0]
+        with lib.inference_mode():
+            assert x.numpy().tolist() == [0.0, 1.0, 2.0]
+        with lib.no_grad(), lib.enable_grad(), pytest.raises(RuntimeError):
+            x.numpy()
+
+
 def test_slice_assignment_and_indexing():
     t = torch.ones(4, 4)
     t[:, 1] = 0
