@@ -59,7 +59,16 @@ class Generator:
     """
 
     def __init__(self, device: Any = "cpu"):
+        where = _dtype.device(device)
+        if where.type == "meta":
+            raise RuntimeError("META device type not an accelerator.")
+        # torch's CPU generator is on "cpu", whatever index was asked for
+        self._device = _dtype.device("cpu") if where.type == "cpu" else where
         self.manual_seed(_TORCH_DEFAULT_SEED)
+
+    @property
+    def device(self) -> _dtype.device:
+        return self._device
 
     def manual_seed(self, seed: Any) -> Generator:
         seed = int(seed)

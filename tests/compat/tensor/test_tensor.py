@@ -185,6 +185,18 @@ def test_manual_seed_takes_torchs_range():
             torch.manual_seed(seed)
 
 
+def test_a_generator_has_torchs_device():
+    pt = pytest.importorskip("torch")
+    for arg in ((), ("cpu",), ("cpu:0",)):
+        ours, theirs = torch.Generator(*arg), pt.Generator(*arg)
+        assert str(ours.device) == str(theirs.device) == "cpu"
+        assert isinstance(ours.device, torch.device)
+    assert str(torch.Generator(device=torch.device("cpu")).device) == "cpu"
+    for lib in (torch, pt):
+        with pytest.raises(RuntimeError, match="^META device type not an accelerator"):
+            lib.Generator(device="meta")
+
+
 @pytest.mark.parametrize("shape", [(5, 3), (4, 3, 32, 32), (1,), (70001,), (2, 0, 3)])
 def test_draws_are_jax_randoms_own_draws_in_their_shape(shape):
     """Drawn flat at a size class and cut (creation.draw): the values are those
