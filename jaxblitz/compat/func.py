@@ -18,7 +18,8 @@ the tape as one node (``FuncTransformBackward``, :mod:`._func_tape`), which
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import jax
@@ -35,7 +36,7 @@ from jaxblitz.compat._func_trees import (
 from jaxblitz.compat._not_offered import NotOffered, refused
 from jaxblitz.compat.autograd import _dual, _functional_jacobian
 from jaxblitz.compat.autograd.grad_mode import is_grad_enabled
-from jaxblitz.compat.tensor import creation
+from jaxblitz.compat.tensor import _dtype, creation
 from jaxblitz.compat.tensor._dtype import x64
 from jaxblitz.compat.tensor._tensor_base import TensorBase
 
@@ -126,11 +127,25 @@ def _pure_aux(func: Callable, args: tuple, kwargs: dict) -> Callable:
     return pure
 
 
+@contextlib.contextmanager
+def _traced_on(args: Any) -> Iterator[None]:
+    """A transform of ``args`` running: its tracers' ``.device`` is that of its
+    first tensor argument (torch's wrapped tensors keep their device)."""
+    first = next((x for x in jax.tree.leaves(args) if is_tensor(x)), None)
+    where = first.device if first is not None else _dtype.device("cpu")
+    _dtype.transform_devices.append(where)
+    try:
+        yield
+    finally:
+        _dtype.transform_devices.pop()
+
+
 def _run(name: str, transform: Callable, args: tuple) -> Any:
-    if _recording(args):  # one node on the tape: backward() reaches the inputs
-        return recorded(transform, args)
-    with x64(True):
-        return out_tensors(transform(*arrays(args)))
+    with _traced_on(args):
+        if _recording(args):  # one node on the tape: backward() reaches the inputs
+            return recorded(transform, args)
+        with x64(True):
+            return out_tensors(transform(*arrays(args)))
 
 
 def vmap(
@@ -270,13 +285,13 @@ def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple:
     maker = _pure_aux if has_aux else _pure
     pure = maker(func, primals, {})
     _checked(primals, "vjp")
-    with x64(True):
+    with x64(True), _traced_on(primals):
         result = jax.vjp(pure, *arrays(primals), has_aux=has_aux)
     out, fn = result[0], result[1]
 
     def vjp_fn(*cotangents: Any) -> tuple:
         tangent = cotangents[0] if len(cotangents) == 1 else cotangents
-        with x64(True):
+        with x64(True), _traced_on(primals):
             return out_tensors(fn(out_arrays(tangent)))
 
     found = (out_tensors(out), vjp_fn)
@@ -297,7 +312,7 @@ def jvp(
     maker = _pure_aux if has_aux else _pure
     pure = maker(func, primals, {})
     _checked(primals, "jvp")
-    with x64(True):
+    with x64(True), _traced_on(primals):
         result = jax.jvp(pure, arrays(primals), arrays(tangents), has_aux=has_aux)
     return out_tensors(result)
 
@@ -307,11 +322,11 @@ def linearize(func: Callable, *primals: Any) -> tuple:
     _dual.not_nested()
     pure = _pure(func, primals, {})
     _checked(primals, "linearize")
-    with x64(True):
+    with x64(True), _traced_on(primals):
         out, fn = jax.linearize(pure, *arrays(primals))
 
     def jvp_fn(*tangents: Any) -> Any:
-        with x64(True):
+        with x64(True), _traced_on(primals):
             return out_tensors(fn(*arrays(tangents)))
 
     return out_tensors(out), jvp_fn

@@ -36,7 +36,7 @@ from typing import Any
 
 import jax.numpy as jnp
 
-from jaxblitz.compat.autograd import _dual, _function_jvp
+from jaxblitz.compat.autograd import _dual, _function_func, _function_jvp
 from jaxblitz.compat.autograd.grad_mode import is_grad_enabled, no_grad
 from jaxblitz.compat.autograd.graph import _FREED, Node, _verify, plus
 from jaxblitz.compat.tensor._tensor_base import TensorBase
@@ -416,6 +416,16 @@ class Function:
             "it with forward mode AD."
         )
 
+    # torch.func: batch forward itself under vmap (:mod:`._function_func`)
+    generate_vmap_rule = False
+
+    @staticmethod
+    def vmap(info: Any, in_dims: Any, *args: Any) -> Any:
+        raise NotImplementedError(
+            "To use autograd.Function with vmap, you must either override the "
+            "vmap staticmethod or set generate_vmap_rule=True."
+        )
+
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         setup = cls.setup_context is not Function.setup_context
@@ -424,6 +434,8 @@ class Function:
             bound.apply_defaults()
             args, kwargs = bound.args, bound.kwargs
         args = _positional(cls.forward, args, kwargs, skip=0 if setup else 1)
+        if _function_func.transformed(args):  # inside a torch.func transform
+            return _function_func.apply(cls, args)
         executable = is_grad_enabled() and any(
             isinstance(a, TensorBase) and a.requires_grad for a in args
         )

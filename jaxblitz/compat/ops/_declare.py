@@ -18,6 +18,8 @@ table (:data:`jaxblitz.compat.autograd.graph._SAVES`).
 
 from __future__ import annotations
 
+import functools
+import inspect
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -43,11 +45,56 @@ def _register(
     inplace: bool,
     augmented: str | None,
 ) -> None:
-    if name in _REGISTRY and _REGISTRY[name].fn is not fn:
+    if name in _REGISTRY and _RAW[name] is not fn:
         raise ValueError(f"torch.{name} is declared twice, as two functions")
     if augmented is not None and not inplace:
         raise ValueError(f"{augmented} of torch.{name} needs inplace=True")
-    _REGISTRY[name] = Declared(fn, method, inplace, augmented)
+    _RAW[name] = fn
+    named = fn if name in PYTHON_LEVEL else numpy_names(fn)
+    _REGISTRY[name] = Declared(named, method, inplace, augmented)
+
+
+_RAW: dict[str, Callable[..., Any]] = {}
+
+
+# NumPy's names that torch's argument parser takes for its own
+_NUMPY_NAMES = (("axis", "dim"), ("keepdims", "keepdim"))
+# ops torch writes in Python (torch.functional, torch/_tensor.py): no parser,
+# so no NumPy names
+PYTHON_LEVEL = frozenset({"norm", "split", "unique", "unique_consecutive", "unflatten"})
+_WRAPPED: dict[int, Callable[..., Any]] = {}
+
+
+def numpy_names(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` taking ``axis=`` for ``dim=`` and ``keepdims=`` for ``keepdim=``,
+    as torch's ops do (``x.sum(axis=1, keepdims=True)``); the module keeps the
+    plain function for compat's own calls."""
+    if id(fn) in _WRAPPED or getattr(fn, "_numpy_names", False):
+        return _WRAPPED.get(id(fn), fn)
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        params = {}
+    loose = any(p.kind is p.VAR_KEYWORD for p in params.values())
+    pairs = tuple((a, n) for a, n in _NUMPY_NAMES if n in params or loose)
+    if not pairs:
+        return fn
+
+    @functools.wraps(fn)
+    def named(*args: Any, **kwargs: Any) -> Any:
+        if kwargs:
+            for alias, name in pairs:
+                if alias in kwargs and name not in kwargs:
+                    kwargs[name] = kwargs.pop(alias)
+        return fn(*args, **kwargs)
+
+    named._numpy_names = True  # type: ignore[attr-defined]
+    _WRAPPED[id(fn)] = named
+    _KEEP.append(fn)  # ids stay unique while the function lives
+    return named
+
+
+_KEEP: list[Callable[..., Any]] = []
 
 
 class _Declare:

@@ -2,8 +2,8 @@
 
 A pickle written opcode by opcode (protocol 2, as ``torch.save``), using only what
 PyTorch's ``torch.load(weights_only=True)`` accepts: plain containers and scalars,
-``collections.OrderedDict``, ``torch.Size``, ``torch.device``, dtypes, and tensors
-as ``torch._utils._rebuild_tensor_v2(storage, offset, size, stride,
+``collections.OrderedDict`` and ``Counter``, ``torch.Size``, ``torch.device``,
+dtypes, and tensors as ``torch._utils._rebuild_tensor_v2(storage, offset, size, stride,
 requires_grad, OrderedDict())`` over storages given as persistent ids
 ``('storage', torch.FloatStorage, key, location, numel)`` (Parameters wrapped in
 ``_rebuild_parameter``). Tensors sharing a storage share it in the file, as torch
@@ -16,7 +16,7 @@ from __future__ import annotations
 import struct
 import sys
 import zipfile
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from typing import IO, Any
 
 import numpy as np
@@ -155,6 +155,8 @@ class Pickler:
             self._tuple(obj, where)
         elif kind in (list, dict, OrderedDict, set):
             self._container(obj, where)
+        elif kind is Counter:  # a MultiStepLR's milestones
+            self._counter(obj, where)
         elif isinstance(obj, Module):  # torch pickles the class: code, refused
             raise NotImplementedError(_module_refusal(obj, where))
         else:
@@ -188,6 +190,13 @@ class Pickler:
             if state:  # a state_dict's _metadata
                 self.save(dict(state), (*where, "__dict__"))
                 self.out += b"b"  # BUILD
+
+    def _counter(self, obj: Counter, where: tuple[Any, ...]) -> None:
+        """``Counter(dict)``, as pickle reduces it."""
+        if self._get(obj):
+            return
+        self._reduce("collections", "Counter", (dict(obj),), where)
+        self._put(obj)
 
     def _items(self, rows: list, where: tuple, many: bytes, one: bytes = b"") -> None:
         """``(label, objects)`` rows, one object each (APPEND) or a key and value

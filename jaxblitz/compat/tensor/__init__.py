@@ -23,12 +23,14 @@ Imports run one way: ``_dtype`` -> ``_tensor_base`` -> ``autograd.graph`` ->
 
 from __future__ import annotations
 
+import types
 from typing import Any
 
 import numpy as np
 
 from jaxblitz.compat.autograd import backward as _backward
 from jaxblitz.compat.ops import MathMixin
+from jaxblitz.compat.ops._declare import PYTHON_LEVEL, numpy_names
 from jaxblitz.compat.ops._random_inplace import RandomMixin
 from jaxblitz.compat.ops._scatter import ScatterMixin
 from jaxblitz.compat.ops.inplace import InplaceMixin
@@ -254,6 +256,23 @@ def _broadcast_to(t: Tensor, shape: tuple) -> np.ndarray:
 
 
 _tensor_base.use_tensor_class(Tensor)
+
+
+def _numpy_named_methods() -> None:
+    """Every method with a ``dim`` or ``keepdim`` takes NumPy's ``axis`` and
+    ``keepdims`` too, as torch's (the declared ops' are already wrapped)."""
+    for name in dir(Tensor):
+        if name.startswith("_") or name in PYTHON_LEVEL:
+            continue
+        owner = next(k for k in Tensor.__mro__ if name in vars(k))
+        fn = vars(owner)[name]
+        if isinstance(fn, types.FunctionType):
+            named = numpy_names(fn)
+            if named is not fn:
+                setattr(Tensor, name, named)
+
+
+_numpy_named_methods()
 
 
 def _as_function(name: str) -> Any:

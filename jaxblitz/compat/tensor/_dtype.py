@@ -377,8 +377,16 @@ def accelerator_type() -> str | None:
     return _TYPE_OF_PLATFORM.get(found[0].platform) if found else None
 
 
+# The devices of the arguments of the torch.func transforms running now,
+# innermost last: a transform's tracers have no device of their own.
+transform_devices: list[device] = []
+
+
 def device_of(array: jax.Array) -> device:
-    """The torch device a JAX array lives on."""
+    """The torch device a JAX array lives on; a ``torch.func`` transform's
+    tracer is on its arguments' device, as torch's wrapped tensors are."""
+    if transform_devices and isinstance(array, jax.core.Tracer):
+        return transform_devices[-1]
     where = next(iter(array.devices()))
     kind = _TYPE_OF_PLATFORM.get(where.platform)
     if kind is None:

@@ -653,7 +653,9 @@ class TensorBase:
     # -- conversion ---------------------------------------------------------------
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """Shares memory: later in-place ops on this tensor show in the array."""
-        if self.requires_grad_flag and not force:
+        # torch refuses it in grad mode only: no_grad and a Function's forward
+        # read such tensors freely
+        if self.requires_grad_flag and not force and grad_mode.is_grad_enabled():
             raise RuntimeError(
                 "Can't call numpy() on Tensor that requires grad. Use "
                 "tensor.detach().numpy() instead."

@@ -59,7 +59,16 @@ class Generator:
     """
 
     def __init__(self, device: Any = "cpu"):
+        where = _dtype.device(device)
+        if where.type == "meta":
+            raise RuntimeError("META device type not an accelerator.")
+        # torch's CPU generator is on "cpu", whatever index was asked for
+        self._device = _dtype.device("cpu") if where.type == "cpu" else where
         self.manual_seed(_TORCH_DEFAULT_SEED)
+
+    @property
+    def device(self) -> _dtype.device:
+        return self._device
 
     def manual_seed(self, seed: Any) -> Generator:
         seed = int(seed)
@@ -323,6 +332,45 @@ def _placed(fn):
     return placed
 
 
+_RAND_SCHEMAS = (
+    "tuple of ints size, *, torch.Generator generator, Tensor out = None, "
+    "torch.dtype dtype = None, torch.layout layout = None, "
+    "torch.device device = None, bool pin_memory = False, bool requires_grad = False",
+    "tuple of ints size, *, Tensor out = None, torch.dtype dtype = None, "
+    "torch.layout layout = None, torch.device device = None, "
+    "bool pin_memory = False, bool requires_grad = False",
+)
+
+
+def _size_keyword(fn: Any, skip: int = 0) -> Any:
+    """torch's ``*size`` factories take the size as a keyword too
+    (``torch.empty(size=(2, 3))``, ``x.new_zeros(size=...)``); ``skip`` counts
+    the leading arguments that are not the size (a method's ``self``)."""
+
+    @functools.wraps(fn)
+    def sized(*args: Any, **kwargs: Any) -> Any:
+        if "size" in kwargs:
+            if len(args) > skip:
+                raise _size_twice(fn.__name__, args[skip:], kwargs)
+            args = (*args, kwargs.pop("size"))
+        return fn(*args, **kwargs)
+
+    return sized
+
+
+def _size_twice(name: str, args: tuple, kwargs: dict) -> TypeError:
+    """torch's error for a size given both by position and by keyword."""
+    if name not in ("rand", "randn"):
+        return TypeError(f"{name}() got multiple values for argument 'size'")
+    got = [_type_name(a) for a in args]
+    got += [f"{k}={_type_name(v)}" for k, v in kwargs.items() if v is not None]
+    expected = "".join(f" * ({schema})\n" for schema in _RAND_SCHEMAS)
+    return TypeError(
+        f"{name}() received an invalid combination of arguments - got "
+        f"({', '.join(got)}), but expected one of:\n{expected}"
+    )
+
+
 def _on_meta(fn: Any, args: tuple, where: Any, kwargs: dict) -> Tensor:
     """A factory call on the meta device: its shape and dtype, and the generator
     left as it was (torch's meta kernels draw nothing; compat's draw, if any,
@@ -573,6 +621,7 @@ def full(
     return _finish(array, None, device, requires_grad)
 
 
+@_size_keyword
 @_placed
 def zeros(
     *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
@@ -581,6 +630,7 @@ def zeros(
     return _finish(array, None, device, requires_grad)
 
 
+@_size_keyword
 @_placed
 def ones(
     *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
@@ -589,6 +639,7 @@ def ones(
     return _finish(array, None, device, requires_grad)
 
 
+@_size_keyword
 def empty(
     *size: Any,
     dtype: Any = None,
@@ -828,6 +879,7 @@ def _two_sided(first: float, last: float, steps: int) -> np.ndarray:
 # ---------------------------------------------------------------------------
 
 
+@_size_keyword
 @_placed
 def rand(
     *size: Any,
@@ -843,6 +895,7 @@ def rand(
     return _finish(array, None, device, requires_grad)
 
 
+@_size_keyword
 @_placed
 def randn(
     *size: Any,
@@ -1028,12 +1081,15 @@ class CreationMixin(TensorBase):
         device = device or _dtype.tensor_device(self)  # torch: x.new_*() on x's
         return fn(size, dtype=dtype, device=device, requires_grad=requires_grad)
 
+    @functools.partial(_size_keyword, skip=1)
     def new_ones(self, *size: Any, dtype=None, device=None, requires_grad=False):
         return self._new(ones, "new_ones", size, dtype, device, requires_grad)
 
+    @functools.partial(_size_keyword, skip=1)
     def new_zeros(self, *size: Any, dtype=None, device=None, requires_grad=False):
         return self._new(zeros, "new_zeros", size, dtype, device, requires_grad)
 
+    @functools.partial(_size_keyword, skip=1)
     def new_empty(self, *size: Any, dtype=None, device=None, requires_grad=False):
         return self._new(empty, "new_empty", size, dtype, device, requires_grad)
 

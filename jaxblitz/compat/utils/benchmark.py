@@ -9,7 +9,8 @@ printed as torch prints it (median, IQR, runs per measurement, warnings).
 torch's algorithms, rule for rule (warm-up, block size, replicates, statistics).
 The clock is compat's: :func:`timer` runs the pending work (lazy mode) and waits
 for JAX's queue before each reading, as torch's waits for the accelerator, so a
-block's time is its work's. Python statements only: ``Compare``, the fuzzers and
+block's time is its work's. ``Compare`` prints measurements as torch's tables
+(:mod:`._benchmark_compare`). Python statements only: the fuzzers and
 Callgrind's instruction counts are refused by name.
 """
 
@@ -29,6 +30,8 @@ import numpy as np
 from jaxblitz.compat import _not_offered, _threads
 
 __all__ = [
+    "Colorize",
+    "Compare",
     "Language",
     "Measurement",
     "TaskSpec",
@@ -436,14 +439,10 @@ class Timer:
 
 
 _CALLGRIND = "Callgrind's instruction counts are not offered: time with Timer"
-_COMPARE = (
-    "Compare's tables are not offered: print each Measurement, or compare their median"
-)
 __getattr__ = _not_offered.refuser(
     __name__,
     "torch.utils.benchmark",
     {
-        **_not_offered.each("Compare Colorize", _COMPARE),
         **_not_offered.each(
             "Fuzzer FuzzedParameter FuzzedTensor FuzzedSparseTensor ParameterAlias",
             "torch's op fuzzers are not offered",
@@ -453,3 +452,6 @@ __getattr__ = _not_offered.refuser(
         ),
     },
 )
+
+# the tables read this module's Measurement and unit rules
+from jaxblitz.compat.utils._benchmark_compare import Colorize, Compare  # noqa: E402

@@ -331,6 +331,141 @@ def vmap_in_eval_mode_dropout_draws_nothing(torch):
     return torch.func.vmap(torch.nn.Dropout(0.5).eval())(seq(torch, 2, 3))
 
 
+@case
+def a_traced_tensor_has_its_arguments_device(torch):
+    seen = []
+
+    def f(x):
+        seen.append((str(x.device), x.is_cuda, x.get_device(), x.is_cpu))
+        return x.sum()
+
+    torch.func.grad(f)(seq(torch, 3))
+    torch.func.vmap(lambda r: seen.append(str(r.device)) or r)(seq(torch, 2, 3))
+    torch.func.jvp(f, (seq(torch, 3),), (seq(torch, 3),))
+    torch.func.vjp(f, seq(torch, 3))[1](torch.tensor(1.0))
+    made = torch.func.grad(lambda x: (x * torch.ones(3, device=x.device)).sum())
+    return seen, made(seq(torch, 3))
+
+
+def _functions(torch):
+    """autograd.Functions in the style torch.func takes (setup_context)."""
+
+    class Scaled(torch.autograd.Function):
+        # a backward that is not forward's derivative: the transform must use it
+        @staticmethod
+        def forward(x, k):
+            return x * k
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.k = inputs[1]
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * ctx.k * 10, None
+
+    class NumpySort(torch.autograd.Function):
+        generate_vmap_rule = True
+
+        @staticmethod
+        def forward(x):
+            ind = np.argsort(x.numpy(), axis=-1)
+            return x.sort(-1).values, torch.tensor(ind), torch.tensor(ind)
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.mark_non_differentiable(output[1], output[2])
+            ctx.save_for_backward(output[1])
+
+        @staticmethod
+        def backward(ctx, grad, _0, _1):
+            (ind,) = ctx.saved_tensors
+            return torch.zeros_like(grad).scatter(-1, ind, grad)
+
+    class Cube(torch.autograd.Function):
+        generate_vmap_rule = True
+
+        @staticmethod
+        def forward(x):
+            return x**3, 3 * x**2
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(inputs[0], output[1])
+
+        @staticmethod
+        def backward(ctx, grad, grad_dx):
+            x, dx = ctx.saved_tensors
+            return grad * dx + grad_dx * 6 * x
+
+    class OldStyle(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2
+
+    return Scaled, NumpySort, Cube, OldStyle
+
+
+@case
+def a_function_under_grad_gives_its_own_backward(torch):
+    scaled = _functions(torch)[0]
+    return torch.func.grad(lambda x: scaled.apply(x, 3.0).sum())(seq(torch, 4))
+
+
+@case
+def a_function_under_grad_reads_its_inputs_values_in_forward(torch):
+    numpy_sort = _functions(torch)[1]
+    w = torch.tensor([1.0, 2.0, 3.0])
+    f = torch.func.grad(lambda x: (numpy_sort.apply(x)[0] * w).sum())
+    return f(seq(torch, 2, 3)), numpy_sort.apply(seq(torch, 3))[1]
+
+
+@case
+def a_function_under_grad_of_grad_and_vmap_of_grad(torch):
+    cube = _functions(torch)[2]
+
+    def f(x):
+        return cube.apply(x)[0]
+
+    x = torch.tensor([0.5, -1.0, 2.0])
+    return (
+        torch.func.grad(torch.func.grad(f))(torch.tensor(0.7)),
+        torch.vmap(f)(x),
+        torch.vmap(torch.func.grad(f))(x),
+        torch.func.jacrev(lambda v: cube.apply(v)[0])(x),
+    )
+
+
+@case
+def a_function_without_setup_context_is_refused_by_grad(torch):
+    old = _functions(torch)[3]
+    return torch.func.grad(lambda x: old.apply(x).sum())(seq(torch, 3))
+
+
+@case
+def a_function_without_a_vmap_rule_is_refused_by_vmap(torch):
+    scaled = _functions(torch)[0]
+    return torch.vmap(lambda x: scaled.apply(x, 2.0))(seq(torch, 2, 3))
+
+
+@case
+def a_function_without_a_jvp_is_refused_by_jvp(torch):
+    scaled = _functions(torch)[0]
+    x = seq(torch, 3)
+    return torch.func.jvp(lambda v: scaled.apply(v, 2.0), (x,), (x,))
+
+
+def test_vmap_of_a_function_that_reads_values_is_refused_saying_why():
+    numpy_sort = _functions(jaxblitz.compat)[1]
+    x = seq(jaxblitz.compat, 2, 3)
+    with pytest.raises(NotImplementedError, match="^torch.vmap over NumpySort is"):
+        jaxblitz.compat.vmap(lambda r: numpy_sort.apply(r)[0])(x)
+
+
 @pytest.mark.parametrize("mode", ["eagerly", "lazily"])
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_func_matches_pytorch(name, mode, request):

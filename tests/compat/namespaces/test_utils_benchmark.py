@@ -1,6 +1,7 @@
 """torch.utils.benchmark: Timer runs a statement as torch's does (warm-up, block
 size, replicates) and its Measurement's statistics and printed form are torch's,
-checked on fixed times; the rest of the suite is refused by name."""
+checked on fixed times, and Compare's tables of them are torch's; the rest of
+the suite is refused by name."""
 
 import re
 
@@ -150,15 +151,55 @@ def test_bad_uses_raise_torchs_errors(case):
     assert errors[0] == errors[1]
 
 
-def test_cpp_compare_fuzzers_and_callgrind_are_refused_by_name():
+def test_cpp_fuzzers_and_callgrind_are_refused_by_name():
     with pytest.raises(NotImplementedError, match="language='cpp'"):
         ours.Timer("x", language="cpp")
     with pytest.raises(NotOffered, match="Callgrind"):
         ours.Timer("x").collect_callgrind()
-    for name in ("Compare", "Fuzzer", "FuzzedTensor", "CallgrindStats"):
+    for name in ("Fuzzer", "FuzzedTensor", "CallgrindStats"):
         assert not hasattr(ours, name) and hasattr(theirs, name)
-    with pytest.raises(NotOffered, match="torch.utils.benchmark.Compare is not"):
-        ours.Compare  # noqa: B018 -- reading the name is the test
+    with pytest.raises(NotOffered, match="torch.utils.benchmark.Fuzzer is not"):
+        ours.Fuzzer  # noqa: B018 -- reading the name is the test
+
+
+def _compared(b, styles):
+    """A Compare of fixed-time measurements: two labels, two thread counts,
+    a missing cell and a noisy one, in ``styles``."""
+    rows = [
+        ("dot", "mul_sum", "[10]", 1, [1.2e-6, 1.3e-6, 1.25e-6]),
+        ("dot", "bmm", "[10]", 1, [2.5e-6, 2.6e-6, 2.4e-6]),
+        ("dot", "mul_sum", "[1000]", 1, [4.1e-5, 4.0e-5, 4.2e-5]),
+        ("dot", "mul_sum", "[10]", 4, [9e-7, 3e-6, 1e-6, 2e-6]),
+        ("dot", "bmm", "[10]", 4, [8.1e-6, 8.0e-6]),
+        ("mm", "mm", "64", 1, [3.3e-3, 3.4e-3]),
+    ]
+    results = []
+    for label, description, sub_label, threads, times in rows:
+        timer = b.Timer(f"{description}(x)", label=label, sub_label=sub_label,
+                        description=description, num_threads=threads)  # fmt: skip
+        spec = timer._task_spec
+        results.append(b.Measurement(1, times, spec))
+    compare = b.Compare(results[:2])
+    compare.extend_results(results[2:])
+    for style in styles:
+        getattr(compare, style)()
+    return str(compare)
+
+
+@pytest.mark.parametrize(
+    "styles",
+    [(), ("trim_significant_figures",), ("colorize",), ("highlight_warnings",),
+     ("trim_significant_figures", "colorize", "highlight_warnings")],
+    ids=str,
+)  # fmt: skip
+def test_compare_renders_measurements_as_torchs_tables(styles):
+    assert _compared(ours, styles) == _compared(theirs, styles)
+
+
+def test_compare_refuses_what_is_not_a_measurement_as_torch():
+    for b in (ours, theirs):
+        with pytest.raises(ValueError, match="^Expected an instance of `Measurement`"):
+            b.Compare([1.0])
 
 
 def test_a_script_imports_benchmark_as_torchs():

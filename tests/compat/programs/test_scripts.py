@@ -334,6 +334,32 @@ LANDMARKS = {
         "jvp is 2 x t True", "tangent gone after the level None",
         "module jvp (16, 5)", "functional_call jvp agrees True", "custom jvp True",
         "gradcheck True", "func jvp True", "module func jvp agrees True"],
+    "gat.py": [
+        "graph (24, 10) torch.float32 84 [8, 8, 8]", "masks agree True",
+        "attention (4, 24, 24) rows sum to 1 True zero off the graph True",
+        "Epoch 0030 loss_train:", "Test set results:",
+        "adam state ['exp_avg', 'exp_avg_sq', 'step'] 30.0", "head mean agrees True"],
+    "swa_recipe.py": [
+        "averaged Net 0 torch.int64 ['n_averaged', 'module.bn.running_mean']",
+        "lr 0.03841 n_averaged 1", "swa bn after", "mean of two True 2",
+        "ema agrees True", "ema buffers follow True 46"],
+    "lr_schedulers.py": [
+        "onecycle start 0.004 0.1 4e-07", "stepped too far: Tried to step 11 times",
+        "sequential [0.04, 0.07, 0.1, 0.08, 0.064, 0.0512, 0.04096]",
+        "chained [0.45, 0.81, 0.729, 0.6561, 0.59049]",
+        "resumed [0.001, 0.001, 0.001] True", "plateau max [0.0002]"],
+    "fuse_conv_bn.py": [
+        "conv gradcheck True", "nn.grad agrees True True", "bn gradcheck True",
+        "fused gradcheck True", "fused ['convbn1.conv_weight'"],
+    "func_autograd_function.py": [
+        "grad of sort is ones True", "index outputs torch.int64 False False True "
+        "NumpySortBackward", "cube grads 1.47 4.2 True",
+        "vmap of grad (4, 3) [3.0, 2.0, 1.0]", "generated vmap rule True",
+        "no vmap rule: You tried to vmap over MyCube"],
+    "reproducibility_recipe.py": [
+        "meta block True (1000, 1000) cpu", "rng state torch.uint8 1 True",
+        "generator cpu True 2147483647", "randperm torch.int64 [0, 1, 2, 3, 4, 5] True",
+        "loader 3 True same order True", "compare Compare 4 True"],
 }  # fmt: skip
 ON_TORCH = ["blitz_tensors.py", "blitz_nn.py", "blitz_data_parallel.py",
             "basics_tensors.py", "basics_autograd_model.py",
@@ -354,6 +380,8 @@ ON_TORCH = ["blitz_tensors.py", "blitz_nn.py", "blitz_data_parallel.py",
 ON_TORCH += ["mnist_forward_forward.py", "mnist_rnn.py", "actor_critic.py",
              "vision_transformer.py", "dqn_tutorial.py",
              "warmstart_and_zero_grad.py", "forward_ad.py"]  # fmt: skip
+ON_TORCH += ["gat.py", "swa_recipe.py", "lr_schedulers.py", "fuse_conv_bn.py",
+             "func_autograd_function.py", "reproducibility_recipe.py"]  # fmt: skip
 
 # Run again in lazy mode (one program per sync point), which must print what
 # eager mode prints: a Blitz training loop, recurrent and attention models, a
@@ -385,6 +413,11 @@ LAZY += ["mnist_forward_forward.py", "mnist_rnn.py", "vision_transformer.py",
          "warmstart_and_zero_grad.py"]  # fmt: skip
 # And forward-mode AD: tangents are more recorded values.
 LAZY += ["forward_ad.py"]
+# And: graph attention, weight averaging with BatchNorm, schedulers stepped
+# per batch and resumed, custom Functions with hand-written backward under
+# gradcheck and under torch.func, and seeded generators with DataLoader workers.
+LAZY += ["gat.py", "swa_recipe.py", "lr_schedulers.py", "fuse_conv_bn.py",
+         "func_autograd_function.py", "reproducibility_recipe.py"]  # fmt: skip
 
 # Scripts that use what compat refuses by name: on compat each prints what
 # comes before that use, then stops with the reason; PyTorch runs it through.
@@ -393,6 +426,11 @@ REFUSED = {
         "grad_fn hooks [('pre', 1), (2, 1)] [8.1548, 22.1672, 60.2566",
         "torch.autograd.graph.saved_tensors_hooks is not supported by "
         "jaxblitz.compat: compat's tape keeps the inputs of each op",
+    ),
+    "profiler_recipe.py": (
+        "schedule ['NONE', 'NONE', 'WARMUP', 'RECORD', 'RECORD_AND_SAVE', 'NONE'",
+        "torch.profiler.profile is not supported by jaxblitz.compat: torch's "
+        "profiler results",
     ),
 }
 

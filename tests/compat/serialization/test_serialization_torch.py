@@ -7,7 +7,7 @@ writes load in real ``torch.load(weights_only=True)`` the same way.
 
 import io
 import zipfile
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 
 import numpy as np
 import pytest
@@ -160,6 +160,21 @@ def test_a_state_dict_keeps_its_metadata_both_ways(tmp_path):
     assert type(ours) is OrderedDict and ours._metadata == state._metadata
     theirs = _ours_to_theirs(ours, "zip", tmp_path)
     assert theirs._metadata == state._metadata
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_counter_is_saved_as_torch_saves_it_and_loads_both_ways(fmt, tmp_path):
+    # a MultiStepLR's state_dict holds its milestones as a Counter
+    milestones = Counter({2: 1, 4: 2})
+    obj = {"milestones": milestones, "again": milestones, "lr": torch.tensor([0.1])}
+    theirs = _ours_to_theirs(obj, fmt, tmp_path)
+    assert type(theirs["milestones"]) is Counter
+    assert (
+        theirs["milestones"] == milestones and theirs["again"] is theirs["milestones"]
+    )
+    ours = _theirs_to_ours(theirs, fmt, tmp_path)
+    assert type(ours["milestones"]) is Counter and ours["milestones"] == milestones
+    assert ours["again"] is ours["milestones"]
 
 
 def test_a_real_torch_state_dict_loads_into_the_compat_blitz_net(tmp_path):

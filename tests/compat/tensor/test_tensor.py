@@ -79,6 +79,18 @@ def test_numpy_of_a_tensor_requiring_grad_is_refused_with_torchs_message():
         torch.ones(2, requires_grad=True).numpy()
 
 
+def test_numpy_of_a_tensor_requiring_grad_is_read_in_no_grad_as_torch():
+    pt = pytest.importorskip("torch")
+    for lib in (torch, pt):
+        x = lib.arange(3.0).requires_grad_()
+        with lib.no_grad():
+            assert x.numpy().tolist() == [0.0, 1.0, 2.0]
+        with lib.inference_mode():
+            assert x.numpy().tolist() == [0.0, 1.0, 2.0]
+        with lib.no_grad(), lib.enable_grad(), pytest.raises(RuntimeError):
+            x.numpy()
+
+
 def test_slice_assignment_and_indexing():
     t = torch.ones(4, 4)
     t[:, 1] = 0
@@ -171,6 +183,18 @@ def test_manual_seed_takes_torchs_range():
     for seed in (2**64, -(2**63) - 1):
         with pytest.raises(ValueError, match="Overflow when unpacking long long"):
             torch.manual_seed(seed)
+
+
+def test_a_generator_has_torchs_device():
+    pt = pytest.importorskip("torch")
+    for arg in ((), ("cpu",), ("cpu:0",)):
+        ours, theirs = torch.Generator(*arg), pt.Generator(*arg)
+        assert str(ours.device) == str(theirs.device) == "cpu"
+        assert isinstance(ours.device, torch.device)
+    assert str(torch.Generator(device=torch.device("cpu")).device) == "cpu"
+    for lib in (torch, pt):
+        with pytest.raises(RuntimeError, match="^META device type not an accelerator"):
+            lib.Generator(device="meta")
 
 
 @pytest.mark.parametrize("shape", [(5, 3), (4, 3, 32, 32), (1,), (70001,), (2, 0, 3)])
