@@ -31,6 +31,9 @@ from jaxblitz.compat.autograd.grad_mode import no_grad
 from jaxblitz.compat.tensor import creation
 from jaxblitz.compat.tensor._tensor_base import TensorBase
 
+# autograd.Function, set by its module when it loads (it calls this one: no
+# import circle)
+FUNCTION: list = []
 _DOCS = "For more details, please see https://pytorch.org/docs/main/notes/extending.func.html"
 
 
@@ -78,7 +81,7 @@ class TransformCtx:
 
 def apply(cls: type, args: tuple) -> Any:
     """``cls.apply(*args)`` where an argument holds a transform's tracer."""
-    from jaxblitz.compat.autograd.function import Function
+    Function = FUNCTION[0]  # noqa: N806 -- a class
 
     if cls.setup_context is Function.setup_context:
         raise RuntimeError(
@@ -167,7 +170,7 @@ def apply(cls: type, args: tuple) -> Any:
 
 def _own(cls: type) -> set[str]:
     """The names a Function subclass defines (not inherited from Function)."""
-    from jaxblitz.compat.autograd.function import Function
+    Function = FUNCTION[0]  # noqa: N806 -- a class
 
     found: set[str] = set()
     for base in cls.__mro__:

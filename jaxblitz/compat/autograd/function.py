@@ -700,3 +700,6 @@ class _DelayedError(Function):
             "trying to differentiate twice a function that was marked with "
             "@once_differentiable"
         )
+
+
+_function_func.FUNCTION.append(Function)

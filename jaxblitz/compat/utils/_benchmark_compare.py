@@ -12,9 +12,12 @@ import enum
 import itertools as it
 import math
 import operator
+import types
 from typing import Any
 
-from jaxblitz.compat.utils import benchmark as common
+# jaxblitz.compat.utils.benchmark (its Measurement and unit rules), set by that
+# module when it loads: it re-exports this one's tables, so no import circle
+common: types.ModuleType = types.ModuleType("unset")
 
 __all__ = ["Colorize", "Compare"]
 

@@ -20,6 +20,7 @@ import collections
 import contextlib
 import dataclasses
 import enum
+import sys
 import textwrap
 import timeit
 from collections.abc import Callable, Iterable, Iterator
@@ -454,4 +455,7 @@ __getattr__ = _not_offered.refuser(
 )
 
 # the tables read this module's Measurement and unit rules
-from jaxblitz.compat.utils._benchmark_compare import Colorize, Compare  # noqa: E402
+from jaxblitz.compat.utils import _benchmark_compare  # noqa: E402
+
+_benchmark_compare.common = sys.modules[__name__]
+Colorize, Compare = _benchmark_compare.Colorize, _benchmark_compare.Compare
