@@ -34,6 +34,7 @@ from jaxblitz.compat.autograd import _dual, anomaly_mode
 from jaxblitz.compat.autograd.grad_mode import is_grad_enabled, set_grad_enabled
 from jaxblitz.compat.tensor import _dtype, _layout
 from jaxblitz.compat.tensor._dtype import call_x64, x64
+from jaxblitz.compat.tensor._fresh_layout import ELEMENTWISE, follow_operands
 from jaxblitz.compat.tensor._tensor_base import TensorBase, _from_numpy_copy
 
 if TYPE_CHECKING:
@@ -590,7 +591,9 @@ def _first_output(forward: Callable, *args: Any, **static: Any) -> Any:
 _ASK = object()  # a view's flag in _operands: _view_requires says, in grad mode
 
 
-def _operands(args: Sequence[Any]) -> tuple[list, tuple[int, ...], list, bool]:
+def _operands(
+    args: Sequence[Any],
+) -> tuple[list, tuple[int, ...], list, bool, bool]:
     """The arrays of ``args`` for an op's program, and the positions of those
     passed as the row-major block they transpose, to be transposed inside it: a
     2-D tensor's ``t()`` (``F.linear``'s weight), so XLA folds the transpose into
@@ -603,20 +606,25 @@ def _operands(args: Sequence[Any]) -> tuple[list, tuple[int, ...], list, bool]:
     Then, per arg, what the op's mask holds for it in grad mode: a tensor's
     ``requires_grad_flag`` where set; ``_ASK`` for a view without it (whether it
     requires grad through its base is for :func:`_view_requires` to say, once
-    every operand is read); else False. Last, whether any arg is ``_ASK``."""
-    arrays, pre, flags, ask = [], [], [], False
+    every operand is read); else False. Then whether any arg is ``_ASK``, and
+    whether any is a view (not a whole row-major storage)."""
+    arrays, pre, flags, ask, viewed = [], [], [], False, False
     for i, a in enumerate(args):
         if not isinstance(a, TensorBase):
             arrays.append(a)
             flags.append(False)
             continue
         view = a._view
-        block = None if view is None or a._as is not None else _untransposed(a)
-        if block is not None:
-            arrays.append(block)
-            pre.append(i)
-        else:
+        if view is None:
             arrays.append(a._value())
+        else:
+            viewed = True
+            block = None if a._as is not None else _untransposed(a)
+            if block is not None:
+                arrays.append(block)
+                pre.append(i)
+            else:
+                arrays.append(a._value())
         flag = a.requires_grad_flag
         if flag:
             flags.append(flag)
@@ -625,7 +633,7 @@ def _operands(args: Sequence[Any]) -> tuple[list, tuple[int, ...], list, bool]:
         else:
             flags.append(_ASK)
             ask = True
-    return arrays, tuple(pre), flags, ask
+    return arrays, tuple(pre), flags, ask, viewed
 
 
 def _untransposed(a: TensorBase) -> Any:
@@ -650,7 +658,7 @@ def _untransposed(a: TensorBase) -> Any:
 
 
 def _apply(name, forward, fn, args, static):
-    arrays, pre, flags, ask = _operands(args)
+    arrays, pre, flags, ask, viewed = _operands(args)
     items = tuple(static.items())
     if pre:
         items += (("_pre", pre),)
@@ -675,6 +683,8 @@ def _apply(name, forward, fn, args, static):
         primals = list(arrays)
     if not recording:
         result = TensorBase._wrap(out)
+        if viewed and fn in ELEMENTWISE:  # torch: strides that follow the inputs'
+            result = follow_operands(result, fn, args, static.get("dt"))
         if tans is not None:
             _dual.propagate(name, value, primals, items, tans, result)
         return result
@@ -688,6 +698,8 @@ def _apply(name, forward, fn, args, static):
     if _warm.active():  # compile its backward on the spare core meanwhile
         _warm.backward(_bwd, node, arrays, out)
     result = TensorBase._wrap(out, requires_grad=True, grad_fn=node)
+    if viewed and fn in ELEMENTWISE:  # (before what it saves of its result)
+        follow_operands(result, fn, args, static.get("dt"))
     rule = _SAVES.get(name)
     if rule is not None:
         node.checks = _saved_checks(name, args, mask, result, rule)

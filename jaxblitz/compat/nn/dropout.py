@@ -19,16 +19,19 @@ from typing import Any
 
 from jaxblitz.compat.autograd.graph import apply
 from jaxblitz.compat.nn.module import Module
-from jaxblitz.compat.tensor import Tensor, _dtype
+from jaxblitz.compat.tensor import Tensor, _dtype, _info
+from jaxblitz.compat.tensor._fresh_layout import elementwise, laid_out
 from jaxblitz.compat.tensor.creation import rand
 
 _ALPHA = 1.7580993408473766  # torch: -SELU's scale * alpha, its negative limit
 
 
+@elementwise
 def _dropout_fn(x, mask, *, scale):
     return x * mask * scale
 
 
+@elementwise
 def _alpha_dropout_fn(x, mask, *, a, b):
     # torch: x * (mask * a) + (mask - 1) * alpha * a + alpha * a * p
     return x * (mask * a) + (mask * b[0] + b[1])
@@ -73,6 +76,8 @@ def _dropout(
     where = _dtype.tensor_device(input)  # None inside torch.compile's trace
     keep = rand(*noise, dtype=input.dtype, device=where) >= p
     keep = keep.to(input.dtype)
+    if not feature and input._view is not None:  # torch's noise: empty_like(input)
+        keep = laid_out(keep, _info.preserve_format, input)
     if p == 1:  # torch: multiplied by zero (NaN stays NaN)
         out = apply("MulBackward0", _dropout_fn, input, keep, scale=0.0)
     elif alpha:

@@ -25,22 +25,26 @@ from jaxblitz.compat.ops._arrange import _implicit_dim, _softmax
 from jaxblitz.compat.ops._funnel import _tensor
 from jaxblitz.compat.ops._scalars import number
 from jaxblitz.compat.ops._unary import _check_fits
-from jaxblitz.compat.tensor import Tensor, _dtype
+from jaxblitz.compat.tensor import Tensor, _dtype, _info
+from jaxblitz.compat.tensor._fresh_layout import elementwise, laid_out
 from jaxblitz.compat.tensor._tensor_base import wrap_dim
 from jaxblitz.compat.tensor.creation import rand, zeros_like
 
 # -- pure JAX functions --------------------------------------------------------------
 
 
+@elementwise
 def _leaky_relu_fn(x, *, slope):
     # torch: the gradient at 0 is the slope (leaky_relu_backward: x > 0 ? 1 : slope)
     return jnp.where(x > 0, x, x * slope)
 
 
+@elementwise
 def _gelu_fn(x, *, approximate):
     return jax.nn.gelu(x, approximate=approximate == "tanh")
 
 
+@elementwise
 def _elu_fn(x, *, alpha, scale=1.0, input_scale=1.0):
     # torch's elu kernel (celu and selu too): scale * alpha * (exp(x * input_scale)
     # - 1) for x <= 0, so the gradient at 0 is that branch's
@@ -48,6 +52,7 @@ def _elu_fn(x, *, alpha, scale=1.0, input_scale=1.0):
     return jnp.where(x > 0, x * scale, neg * (alpha * scale))
 
 
+@elementwise
 def _softplus_fn(x, *, beta, threshold):
     # torch: linear where beta * x > threshold, log1p(exp(beta * x)) / beta else
     bx = x * beta
@@ -55,6 +60,7 @@ def _softplus_fn(x, *, beta, threshold):
     return jnp.where(bx > threshold, x, soft)
 
 
+@elementwise
 def _silu_fn(x):
     return x * jax.nn.sigmoid(x)
 
@@ -69,30 +75,36 @@ def _logsigmoid_fn(x):
     return jax.nn.log_sigmoid(x)
 
 
+@elementwise
 def _mish_fn(x):
     return x * jnp.tanh(jax.nn.softplus(x))
 
 
+@elementwise
 def _hardsigmoid_fn(x):
     # torch's hardsigmoid_backward: 1/6 strictly inside (-3, 3), 0 elsewhere
     return jnp.where(x <= -3, 0, jnp.where(x >= 3, 1, (x + 3) / 6)).astype(x.dtype)
 
 
+@elementwise
 def _hardswish_fn(x):
     # torch's hardswish_backward: 0 below -3, x / 3 + 0.5 up to 3 included, 1 above
     inner = x * (x + 3) / 6
     return jnp.where(x < -3, 0, jnp.where(x <= 3, inner, x)).astype(x.dtype)
 
 
+@elementwise
 def _hardshrink_fn(x, *, lambd):
     return jnp.where((x >= -lambd) & (x <= lambd), 0, x).astype(x.dtype)
 
 
+@elementwise
 def _softshrink_fn(x, *, lambd):
     shrunk = jnp.where(x > lambd, x - lambd, x + lambd)
     return jnp.where((x >= -lambd) & (x <= lambd), 0, shrunk).astype(x.dtype)
 
 
+@elementwise
 def _threshold_fn(x, *, threshold, value):
     return jnp.where(x > threshold, x, jnp.asarray(value, x.dtype))
 
@@ -124,6 +136,14 @@ def _floating(name: str, kernel: str, input: Any) -> None:
         raise NotImplementedError(
             f"\"{kernel}\" not implemented for '{input.dtype.scalar_type}'"
         )
+
+
+def _like_input(out: Tensor, input: Tensor) -> Tensor:
+    """``out`` laid out as torch's kernels that write into ``empty_like(input)``
+    lay theirs (hardtanh, prelu), not as an elementwise op's."""
+    if input._view is None:
+        return out
+    return laid_out(out, _info.preserve_format, input)
 
 
 def _run(name: str, fn, input: Tensor, inplace: bool, *args, **static: Any) -> Tensor:
@@ -208,9 +228,10 @@ def hardtanh(
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
     if input.dtype.is_floating_point:
-        return _run(
+        out = _run(
             "HardtanhBackward0", _hardtanh_fn, input, inplace, lo=min_val, hi=max_val
         )
+        return out if inplace else _like_input(out, input)
     if input.dtype.scalar_type == "Bool":
         raise NotImplementedError("\"clamp_scalar_cpu\" not implemented for 'Bool'")
     # torch: an integer input is clamped to the bounds cast to its dtype
@@ -343,7 +364,7 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
                 "Mismatch of parameter numbers and input channel size. Found "
                 f"parameter numbers = {n} and channel size = {channels}."
             )
-    return apply("PreluKernelBackward0", _prelu_fn, input, weight)
+    return _like_input(apply("PreluKernelBackward0", _prelu_fn, input, weight), input)
 
 
 def rrelu(
@@ -423,6 +444,7 @@ def gumbel_softmax(
     return y_hard - y_soft.detach() + y_soft
 
 
+@elementwise
 def _relu_fn(x):
     return _funnel._relu(x)
 

@@ -15,6 +15,7 @@ from jaxblitz.compat.ops._declare import declare, saves
 from jaxblitz.compat.ops._funnel import (
     _add_fn,
     _alpha_operand,
+    _base_pow_fn,
     _binary_fn,
     _check_divisor,
     _default_float,
@@ -39,6 +40,7 @@ from jaxblitz.compat.ops._funnel import (
 )
 from jaxblitz.compat.ops._scalars import kind, scalar_arg
 from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.tensor._fresh_layout import elementwise
 from jaxblitz.compat.tensor._tensor_base import TensorBase
 
 if TYPE_CHECKING:
@@ -226,7 +228,8 @@ def pow(input: Any, exponent: Any) -> Tensor:  # noqa: A001 -- torch's name
         raise _not_implemented("pow", dt)
     else:
         name = "PowBackward1" if isinstance(input, TensorBase) else "PowBackward2"
-    return _elementwise(name, _pow_fn, input, exponent, dt=dt)
+    fn = _pow_fn if isinstance(input, TensorBase) else _base_pow_fn
+    return _elementwise(name, fn, input, exponent, dt=dt)
 
 
 saves("PowBackward0", (0, None))
@@ -388,6 +391,7 @@ def equal(a: Tensor, b: Tensor) -> bool:
     )
 
 
+@elementwise
 def _isclose_fn(a, b, *, rtol, atol, equal_nan, default):
     """ATen's isclose: equal, or both finite within ``atol + |rtol * b|``;
     integers and bools compared as the default float dtype, each step rounded

@@ -20,6 +20,11 @@ from jaxblitz.compat.autograd.graph import apply, run
 from jaxblitz.compat.ops._declare import declare
 from jaxblitz.compat.tensor import _dtype, _meta
 from jaxblitz.compat.tensor._checks import check_values, error
+from jaxblitz.compat.tensor._fresh_layout import (
+    ELEMENTWISE,
+    elementwise,
+    follow_operands,
+)
 from jaxblitz.compat.tensor._tensor_base import TensorBase
 from jaxblitz.compat.tensor.creation import tensor
 
@@ -46,14 +51,17 @@ def _is_int(x) -> bool:
     return jnp.issubdtype(x.dtype, jnp.integer)
 
 
+@elementwise
 def _binary_fn(x, y, *, op, dt):
     return op(_cast(x, dt), _cast(y, dt))
 
 
+@elementwise(count=2)
 def _add_fn(x, y, scale=None, *, alpha, dt):  # x + alpha * y
     return _cast(x, dt) + _times_alpha(y, scale, alpha, dt)
 
 
+@elementwise(count=2)
 def _sub_fn(x, y, scale=None, *, alpha, dt):  # x - alpha * y
     return _cast(x, dt) - _times_alpha(y, scale, alpha, dt)
 
@@ -140,6 +148,7 @@ def _mean(x, axis=None, keepdims=False):
     return out.astype(x.dtype)
 
 
+@elementwise
 def _div_fn(x, y, *, mode, dt):
     x, y = _cast(x, dt), _cast(y, dt)
     if mode is None:
@@ -151,11 +160,13 @@ def _div_fn(x, y, *, mode, dt):
     return lax.stop_gradient(q)  # torch: a rounded quotient has zero gradient
 
 
+@elementwise
 def _floor_divide_fn(x, y, *, dt):
     floor = partial(_div_fn, mode="floor", dt=dt)
     return _without_derivative("floor_divide", floor, x, y)
 
 
+@elementwise
 def _remainder_fn(x, y, *, dt):
     x, y = _cast(x, dt), _cast(y, dt)
     if _is_int(x):
@@ -164,6 +175,7 @@ def _remainder_fn(x, y, *, dt):
     return jnp.where((mod != 0) & ((y < 0) != (mod < 0)), mod + y, mod)
 
 
+@elementwise
 def _rremainder_fn(x, y, *, dt):  # number % tensor: torch has no derivative
     return _without_derivative("remainder", partial(_remainder_fn, dt=dt), x, y)
 
@@ -189,6 +201,7 @@ def _int_pow(a, b):
     return jnp.where(b < 0, negative, acc)
 
 
+@elementwise(scalars=(1,))
 def _pow_fn(x, y, *, dt):
     x, y = _cast(x, dt), _cast(y, dt)
     if dt == "bool":  # only a Python bool exponent gets here: x ** True, x ** False
@@ -196,6 +209,13 @@ def _pow_fn(x, y, *, dt):
     return _int_pow(x, y) if _is_int(x) else jnp.power(x, y)
 
 
+def _base_pow_fn(x, y, *, dt):
+    """``number ** tensor``: not elementwise's layout, as torch's pow(Scalar,
+    Tensor) gives a row-major result."""
+    return _pow_fn(x, y, dt=dt)
+
+
+@elementwise
 def _shift_fn(x, y, *, left, dt):
     # torch's shifts: a shift by a negative amount or past the width gives 0, or
     # the sign for >> of a signed integer.
@@ -210,10 +230,12 @@ def _shift_fn(x, y, *, left, dt):
     return jnp.right_shift(x, jnp.where(negative | (y >= most), most, y))
 
 
+@elementwise
 def _logical_fn(x, y, *, op):
     return op(jnp.asarray(x).astype(bool), jnp.asarray(y).astype(bool))
 
 
+@elementwise
 def _unary_fn(x, *, op, dt):
     return op(x.astype(dt))
 
@@ -259,6 +281,7 @@ def _round_fn(x, *, decimals):
     return jnp.round(x * scale) / scale
 
 
+@elementwise(scalars=(1, 2))
 def _clamp_fn(x, lo, hi, *, dt):
     # where, not maximum/minimum: torch's gradient passes at the bounds (x == lo),
     # JAX's maximum would split it; a NaN bound gives NaN, as torch's.
@@ -272,10 +295,12 @@ def _clamp_fn(x, lo, hi, *, dt):
     return x
 
 
+@elementwise(uncast=(0,))
 def _where_fn(c, x, y, *, dt):
     return jnp.where(jnp.asarray(c).astype(bool), _cast(x, dt), _cast(y, dt))
 
 
+@elementwise(scalars=(2,))
 def _lerp_fn(x, end, weight, *, dt):
     x, end, weight = _cast(x, dt), _cast(end, dt), _cast(weight, dt)
     diff = end - x  # torch's two-sided formula, exact at weight 0 and 1
@@ -284,12 +309,14 @@ def _lerp_fn(x, end, weight, *, dt):
     )
 
 
+@elementwise(count=3)
 def _addcmul_fn(x, t1, t2, scale=None, *, value, dt):
     # scale: a tensor ``value`` as an operand (compat.ops._scalars)
     value = value if scale is None else scale
     return _cast(x, dt) + _cast(value, dt) * _cast(t1, dt) * _cast(t2, dt)
 
 
+@elementwise(count=3)
 def _addcdiv_fn(x, t1, t2, scale=None, *, value, dt):
     value = value if scale is None else scale
     return _cast(x, dt) + _cast(value, dt) * _cast(t1, dt) / _cast(t2, dt)
@@ -391,6 +418,7 @@ def _picked_fn(x, *, axis, keepdims, op):
     return values if keepdims else jnp.squeeze(values, axis)
 
 
+@elementwise
 def _cast_fn(x, *, dt):
     return x.astype(dt)
 
@@ -526,8 +554,16 @@ def _no_grad(fn, *values: Any, **static: Any) -> Tensor:
     """An op without a derivative: run, nothing recorded (as torch's bool results)."""
     _check_broadcast(*values)
     _check_devices(*values)
-    arrays = [v._value() if isinstance(v, TensorBase) else v for v in values]
-    return TensorBase._wrap(run(fn, *arrays, **static))
+    arrays, viewed = [], False
+    for v in values:
+        if isinstance(v, TensorBase):
+            viewed = viewed or v._view is not None
+            v = v._value()
+        arrays.append(v)
+    out = TensorBase._wrap(run(fn, *arrays, **static))
+    if viewed and fn in ELEMENTWISE:  # torch: strides that follow the inputs'
+        return follow_operands(out, fn, values, static.get("dt"))
+    return out
 
 
 def _not_implemented(kernel: str, dt: _dtype.dtype) -> NotImplementedError:

@@ -399,6 +399,11 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1):
 saves("AddcdivBackward0", (2, None), (1, 2))
 
 
+def _to_copy_fn(x, *, dt):
+    # not elementwise's layout: torch's _to_copy preserves its input's (laid_out)
+    return _cast_fn(x, dt=dt)
+
+
 def to_dtype(input: Tensor, dt: _dtype.dtype, *, memory_format: Any = None) -> Tensor:
     """``x.float()``, ``x.double()``, ...; ``memory_format`` lays the result out
     as ``x.to(dtype, memory_format=...)`` does (the default preserves)."""
@@ -406,7 +411,7 @@ def to_dtype(input: Tensor, dt: _dtype.dtype, *, memory_format: Any = None) -> T
     if input.dtype is not dt:
         if not dt.is_floating_point:  # torch: an integer or bool result has no grad
             input = input.detach()
-        out = apply("ToCopyBackward0", _cast_fn, input, dt=dt.np_name)
+        out = apply("ToCopyBackward0", _to_copy_fn, input, dt=dt.np_name)
         if memory_format is None or memory_format is _info.preserve_format:
             return laid_out(out, _info.preserve_format, input)  # torch keeps strides
     return _formatted(out, memory_format)

@@ -28,11 +28,11 @@ from jaxblitz.compat.autograd.graph import (
     apply,
     node_class,
     record_view,
-    run,
 )
 from jaxblitz.compat.ops._declare import declare, saves
 from jaxblitz.compat.tensor import _dtype, _info, _layout
 from jaxblitz.compat.tensor._checks import check_array_range, check_range
+from jaxblitz.compat.tensor._fresh_layout import laid_out
 from jaxblitz.compat.tensor._layout import Layout
 from jaxblitz.compat.tensor._meta import NO_ITEM, MetaArray
 from jaxblitz.compat.tensor._tensor_base import (
@@ -956,34 +956,17 @@ def broadcast_tensors(*tensors: Tensor) -> tuple:
     return tuple(expand(t, *shape) for t in tensors)
 
 
-def _in_format(self: Tensor, order: tuple[int, ...]) -> Tensor:
-    """A copy of ``self`` laid out in a channels-last ``order`` (innermost first)."""
-    out = apply("CloneBackward0", _identity_fn, self)
-    outer_first = tuple(reversed(order))
-    out._s.array = run(_permute_fn, out._s.pending, axes=outer_first)
-    out._view = Layout(tuple(self.shape), _info.strides_in(order, tuple(self.shape)), 0)
-    return out
-
-
 def clone(self: Tensor, *, memory_format: Any = None) -> Tensor:
-    order = _info.channels_last_order(memory_format, self.dim())
-    if order is not None:
-        return _in_format(self, order)
     out = apply("CloneBackward0", _identity_fn, self)
-    layout = self._view
-    keep = memory_format is None or memory_format is _info.preserve_format
-    if keep and layout is not None and not self.is_contiguous():
-        perm = _layout.dense_order(layout)
-        if perm is not None:  # torch keeps a dense layout's strides
-            out._s.array = run(_permute_fn, out._s.pending, axes=tuple(perm))
-            out._view = Layout(layout.shape, layout.stride, 0)
-    return out
+    return laid_out(out, memory_format, self)  # (torch's default preserves)
 
 
 def contiguous(self: Tensor, memory_format: Any = None) -> Tensor:
     order = _info.channels_last_order(memory_format, self.dim())
     if order is not None:
-        return self if self.is_contiguous(memory_format) else _in_format(self, order)
+        if self.is_contiguous(memory_format):
+            return self
+        return laid_out(apply("CloneBackward0", _identity_fn, self), memory_format)
     if self.is_contiguous():
         return self
     return apply("CloneBackward0", _identity_fn, self)  # row-major, unlike clone
