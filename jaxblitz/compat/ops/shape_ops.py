@@ -32,6 +32,7 @@ from jaxblitz.compat.autograd.graph import (
 )
 from jaxblitz.compat.ops._declare import declare, saves
 from jaxblitz.compat.tensor import _dtype, _info, _layout
+from jaxblitz.compat.tensor._argparse import VIEW_OPTIONS
 from jaxblitz.compat.tensor._checks import check_array_range, check_range
 from jaxblitz.compat.tensor._layout import Layout
 from jaxblitz.compat.tensor._meta import NO_ITEM, MetaArray
@@ -219,7 +220,7 @@ def _view_dtype(self: Tensor, dt: Any) -> Tensor:
 def view(self: Tensor, *shape: Any) -> Tensor:
     if len(shape) == 1 and isinstance(shape[0], _dtype.dtype):
         return _view_dtype(self, shape[0])
-    target = _resolve(sizes("view", shape), self.numel())
+    target = _resolve(sizes("view", shape, "size", VIEW_OPTIONS), self.numel())
     out = _view_as_shape(self, target)
     if out is None:
         raise RuntimeError(

@@ -26,7 +26,8 @@ import numpy as np
 
 from jaxblitz.compat import _threads
 from jaxblitz.compat._warn_always import warn_once
-from jaxblitz.compat.tensor import _dtype, _host_random, _meta
+from jaxblitz.compat.tensor import _argparse, _dtype, _host_random, _meta
+from jaxblitz.compat.tensor._argparse import NEW_OPTIONS
 from jaxblitz.compat.tensor._checks import check_values, error
 from jaxblitz.compat.tensor._dtype import x64
 from jaxblitz.compat.tensor._fresh_layout import laid_out
@@ -1101,13 +1102,7 @@ def _legacy_new(
     sizes (uninitialised), data, a tensor of ``dt`` (itself, or with ``alias`` an
     alias of it), or nothing (empty)."""
     if kwargs:
-        kinds = ", ".join(
-            [_type_name(a) for a in args]
-            + [f"{k}={_type_name(v)}" for k, v in kwargs.items()]
-        )
-        raise TypeError(
-            f"new() received an invalid combination of arguments - got ({kinds})"
-        )
+        raise _argparse.invalid_combination("new", args, kwargs, NEW_OPTIONS)
     if len(args) == 1 and isinstance(args[0], builtins.bool | builtins.float):
         raise TypeError(f"new(): data must be a sequence (got {_type_name(args[0])})")
     if len(args) == 1 and _as_int(args[0]) is None:
@@ -1122,7 +1117,9 @@ def _legacy_new(
             raise TypeError(f"new(): invalid data type '{_type_name(data)}'")
         if not isinstance(data, Size):  # torch.FloatTensor(x.shape): a size
             return tensor(data, dtype=dt, device=device)
-    shape = sizes("new", args) if args else (0,)  # torch.FloatTensor(): empty
+    shape = (
+        sizes("new", args, "size", NEW_OPTIONS) if args else (0,)
+    )  # torch.FloatTensor(): empty
     return empty(shape, dtype=dt, device=device)
 
 

@@ -1,0 +1,160 @@
+"""Tensors (Blitz 1): the errors of torch's argument parser, word for word.
+
+torch checks each argument of a Python binding against the binding's signatures
+(its PythonArgParser) and, when none matches, names the function, the argument
+and the types it got. compat's entry points test an argument with one
+``type(x) is ...`` and call these functions only once that test has failed: a
+correct call pays for no message.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# compat's classes by the type names torch's messages give them (their C names)
+_TORCH_NAMES = {
+    "dtype": "torch.dtype",
+    "device": "torch.device",
+    "Generator": "torch._C.Generator",
+    "layout": "torch.layout",
+    "memory_format": "torch.memory_format",
+}
+
+# the option strings of torch's factories that take a generator (rand, randn)
+_FACTORY_KWARGS = (
+    "Tensor out = None, torch.dtype dtype = None, torch.layout layout = None, "
+    "torch.device device = None, bool pin_memory = False, bool requires_grad = False"
+)
+DRAW_OPTIONS = (
+    f"(tuple of ints size, *, torch.Generator generator, {_FACTORY_KWARGS})",
+    f"(tuple of ints size, *, {_FACTORY_KWARGS})",
+)
+REDUCE_OPTIONS = (
+    "(*, torch.dtype dtype = None)",
+    "(tuple of ints dim, bool keepdim = False, *, torch.dtype dtype = None)",
+)
+VIEW_OPTIONS = ("(torch.dtype dtype)", "(tuple of ints size)")
+NEW_OPTIONS = (
+    "(*, torch.device device = None)",
+    "(torch.Storage storage)",
+    "(Tensor other)",
+    "(tuple of ints size, *, torch.device device = None)",
+    "(object data, *, torch.device device = None)",
+)
+
+
+def type_name(value: Any) -> str:
+    """The name torch's messages give ``value``'s type (its ``tp_name``): a
+    Python class's bare name, a NumPy scalar's ``numpy.float64``."""
+    kind = type(value)
+    module = kind.__module__
+    if module.startswith("jaxblitz.compat"):
+        return _TORCH_NAMES.get(kind.__name__, kind.__name__)
+    if module == "numpy":
+        return f"numpy.{kind.__name__}"
+    return kind.__name__
+
+
+def must_be(
+    fn: str, arg: str, expected: str, value: Any, position: int | None = None
+) -> TypeError:
+    """``fn(): argument 'arg' (position k) must be expected, not got``."""
+    at = "" if position is None else f" (position {position})"
+    return TypeError(
+        f"{fn}(): argument '{arg}'{at} must be {expected}, not {type_name(value)}"
+    )
+
+
+def unpack_failed(fn: str, arg: str, position: int, value: Any) -> TypeError:
+    """torch's error for an int list whose first element was an int and whose
+    element at ``position`` (counted from 1) is not."""
+    return TypeError(
+        f"{fn}(): argument '{arg}' failed to unpack the object at pos {position} "
+        f'with error "type must be tuple of ints,but got {type_name(value)}"'
+    )
+
+
+def too_many(fn: str, takes: int, given: int) -> TypeError:
+    """More positional arguments than any of ``fn``'s signatures takes."""
+    noun = "argument" if takes == 1 else "arguments"
+    return TypeError(f"{fn}() takes {takes} positional {noun} but {given} were given")
+
+
+def _got(args: tuple, kwargs: dict) -> str:
+    # torch lists keywords from a hash map: for the few keywords of one call,
+    # the last given comes first. Its trailing ", " stays when only keywords
+    # were given.
+    parts = [type_name(v) + ", " for v in args]
+    parts += [f"{k}={type_name(v)}, " for k, v in reversed(kwargs.items())]
+    text = "".join(parts)
+    return f"({text[:-2] if args else text})"
+
+
+_MATCHES = {
+    "int": (int,),
+    "float": (float, int),
+    "bool": (bool,),
+    "str": (str,),
+}
+
+
+def _matching(kind: str, value: Any) -> bool:
+    accepted = _MATCHES.get(kind)
+    if accepted is not None:
+        return isinstance(value, accepted)
+    if kind == "Number":
+        return isinstance(value, int | float | complex)
+    if kind == "Tensor":
+        return type_name(value) in ("Tensor", "Parameter")
+    return type_name(value) == kind
+
+
+def _described(value: Any) -> str:
+    """A value's type as torch's "didn't match" line shows it: a sequence with
+    its elements' (``tuple of (float, int)``)."""
+    if not isinstance(value, tuple | list):
+        return type_name(value)
+    inner = ", ".join(type_name(v) for v in value)
+    if isinstance(value, list):
+        return f"list of [{inner}]"
+    return f"tuple of ({inner}{',' if len(value) == 1 else ''})"
+
+
+def _annotated(option: str, args: tuple, kwargs: dict) -> str:
+    """torch's "didn't match" line for an option with as many parts as
+    arguments were given (its printed parts: "()" counts one, "*" one)."""
+    parts = option[1:-1].split(", ")
+    given = (*args, *reversed(kwargs.values()))
+    if len(parts) != len(given):
+        return ""
+    # torch reads a part's name after its last space: "dtype = None" is "None"
+    names = [part.rpartition(" ")[2] for part in parts[len(parts) - len(kwargs) :]]
+    unmatched = [k for k in reversed(kwargs) if k not in names]
+    if unmatched:
+        return (
+            "      didn't match because some of the keywords were incorrect: "
+            f"{', '.join(unmatched)}\n"
+        )
+    marked = []
+    for part, value in zip(parts, given, strict=True):
+        name = _described(value)
+        kind = part.partition(" = ")[0].rpartition(" ")[0]
+        marked.append(name if _matching(kind, value) else f"!{name}!")
+    return (
+        "      didn't match because some of the arguments have invalid types: "
+        f"({', '.join(marked)})\n"
+    )
+
+
+def invalid_combination(
+    fn: str, args: tuple, kwargs: dict, options: tuple[str, ...]
+) -> TypeError:
+    """torch's error when no signature of an overloaded ``fn`` takes the call:
+    the types got, then each signature."""
+    listing = "".join(
+        f" * {option}\n" + _annotated(option, args, kwargs) for option in options
+    )
+    return TypeError(
+        f"{fn}() received an invalid combination of arguments - got "
+        f"{_got(args, kwargs)}, but expected one of:\n{listing}"
+    )
