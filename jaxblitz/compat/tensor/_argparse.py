@@ -158,3 +158,72 @@ def invalid_combination(
         f"{fn}() received an invalid combination of arguments - got "
         f"{_got(args, kwargs)}, but expected one of:\n{listing}"
     )
+
+
+_PY_DTYPES = (float, int, bool, complex)  # torch takes Python's types as dtypes
+_EXPECTED = {
+    "generator": "torch.Generator",
+    "dtype": "torch.dtype",
+    "requires_grad": "bool",
+}
+
+
+def refuse_factory(
+    fn: str,
+    size: tuple,
+    given: dict,
+    *,
+    dtype_type: type,
+    generator_type: type | None = None,
+    options: tuple[str, ...] = (),
+) -> None:
+    """Raise torch's error for a factory's ``generator``, ``dtype`` or
+    ``requires_grad`` (``given``, in the signature's order) of a type it does
+    not take: the argument named, or (``options``: an overloaded factory such
+    as ``rand``) the signatures listed. Returns if all are taken (``dtype`` a
+    Python type)."""
+    taken = {
+        "generator": lambda v: v is None or isinstance(v, generator_type or ()),
+        "dtype": lambda v: v is None or isinstance(v, dtype_type) or v in _PY_DTYPES,
+        "requires_grad": lambda v: v is None or type(v) is bool,  # None: default
+    }
+    bad = [arg for arg, value in given.items() if not taken[arg](value)]
+    if not bad:
+        return
+    if options:
+        # the keywords a call gave: those not at their defaults
+        kwargs = {k: v for k, v in given.items() if v is not None and v is not False}
+        raise invalid_combination(fn, size, kwargs, options)
+    raise must_be(fn, bad[0], _EXPECTED[bad[0]], given[bad[0]])
+
+
+def _numbers(data: Any) -> list:
+    """The leaves of nested lists and tuples."""
+    if isinstance(data, list | tuple):
+        return [leaf for item in data for leaf in _numbers(item)]
+    return [data]
+
+
+def refuse_data(data: Any, dtype: Any) -> None:
+    """Raise torch's error for ``torch.tensor(data)`` whose elements are not
+    numbers (a string, None, an object), as its parse of ``data`` words it;
+    returns if all are numbers."""
+    if isinstance(data, str | bytes):
+        raise TypeError(f"new(): invalid data type '{type_name(data)}'")
+    first = data
+    while isinstance(first, list | tuple) and first:
+        first = first[0]
+    if isinstance(first, str):  # torch reads a string as a sequence
+        raise ValueError(f"too many dimensions '{type_name(first)}'")
+    for leaf in _numbers(data):
+        if isinstance(leaf, str | bytes):
+            raise TypeError(f"new(): invalid data type '{type_name(leaf)}'")
+        if isinstance(leaf, int | float | complex) or hasattr(leaf, "dtype"):
+            continue
+        if dtype is None:
+            raise RuntimeError(f"Could not infer dtype of {type_name(leaf)}")
+        if getattr(dtype, "is_floating_point", dtype is float):
+            raise TypeError(f"must be real number, not {type_name(leaf)}")
+        raise TypeError(
+            f"'{type_name(leaf)}' object cannot be interpreted as an integer"
+        )

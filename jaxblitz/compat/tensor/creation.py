@@ -27,7 +27,7 @@ import numpy as np
 from jaxblitz.compat import _threads
 from jaxblitz.compat._warn_always import warn_once
 from jaxblitz.compat.tensor import _argparse, _dtype, _host_random, _meta
-from jaxblitz.compat.tensor._argparse import NEW_OPTIONS
+from jaxblitz.compat.tensor._argparse import DRAW_OPTIONS, NEW_OPTIONS
 from jaxblitz.compat.tensor._checks import check_values, error
 from jaxblitz.compat.tensor._dtype import x64
 from jaxblitz.compat.tensor._fresh_layout import laid_out
@@ -425,10 +425,25 @@ def _filled(name: str, size: tuple, fill: Any, dt: np.dtype, device: Any) -> Any
         return jnp.full(shape, fill, dt)
 
 
+def _refuse(fn: str, size: tuple, options: tuple = (), **given: Any) -> None:
+    _argparse.refuse_factory(
+        fn,
+        size,
+        given,
+        dtype_type=_dtype.dtype,
+        generator_type=Generator,
+        options=options,
+    )
+
+
 def tensor(
     data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
 ) -> Tensor:
     """``torch.tensor(data)``: always a copy; ints -> int64, floats -> float32."""
+    if type(requires_grad) is not builtins.bool or (
+        dtype is not None and type(dtype) is not _dtype.dtype
+    ):
+        _refuse("tensor", (), dtype=dtype, requires_grad=requires_grad)
     if isinstance(data, TensorBase):  # torch: on data's device unless told
         device = device or _dtype.explicit_default() or _dtype.tensor_device(data)
         return _finish(data._data, dtype or data.dtype, device, requires_grad)
@@ -441,7 +456,10 @@ def tensor(
     ):
         data = [np.asarray(v) if isinstance(v, TensorBase) else v for v in data]
     _check_ragged(data)
-    return _finish(np.asarray(data), dtype or _infer(data), device, requires_grad)
+    array = np.asarray(data)
+    if array.dtype.kind in "OSU":  # not numbers: torch's error, if it has one
+        _argparse.refuse_data(data, dtype)
+    return _finish(array, dtype or _infer(data), device, requires_grad)
 
 
 def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
@@ -499,6 +517,8 @@ def _size(name: str, size: tuple) -> tuple[int, ...]:
     """A torch size from ``*size`` or one sequence: ints, none negative."""
     size = sizes(name, size)
     for s in size:
+        if s < 0 and name == "zeros":  # torch's zeros is a decomposition
+            raise RuntimeError("zeros: Dimension size must be non-negative.")
         if s < 0:
             raise RuntimeError(
                 f"Trying to create tensor with negative dimension {s}: {list(size)}"
@@ -558,6 +578,10 @@ def full(
     device: Any = None,
     requires_grad: bool = False,
 ) -> Tensor:
+    if type(requires_grad) is not builtins.bool or (
+        dtype is not None and type(dtype) is not _dtype.dtype
+    ):
+        _refuse("full", (size, fill_value), dtype=dtype, requires_grad=requires_grad)
     if isinstance(fill_value, TensorBase):
         fill_value = fill_value.item()
     if not isinstance(fill_value, int | float | complex | np.number | np.bool_):
@@ -568,6 +592,8 @@ def full(
     if dtype is None:
         dtype = _dtype.scalar_dtype(fill_value)
     dt = _dtype.to_dtype(dtype).np
+    if not isinstance(size, tuple | list):  # torch takes no bare int here
+        raise _argparse.must_be("full", "size", "tuple of ints", size, 1)
     shape = _size("full", (size,))
     _check_fill(fill_value, dt, math.prod(shape))
     array = _filled("full", (shape,), fill_value, dt, device)
@@ -578,6 +604,10 @@ def full(
 def zeros(
     *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
 ) -> Tensor:
+    if type(requires_grad) is not builtins.bool or (
+        dtype is not None and type(dtype) is not _dtype.dtype
+    ):
+        _refuse("zeros", size, dtype=dtype, requires_grad=requires_grad)
     array = _filled("zeros", size, 0, _float_dtype(dtype), device)
     return _finish(array, None, device, requires_grad)
 
@@ -586,6 +616,10 @@ def zeros(
 def ones(
     *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
 ) -> Tensor:
+    if type(requires_grad) is not builtins.bool or (
+        dtype is not None and type(dtype) is not _dtype.dtype
+    ):
+        _refuse("ones", size, dtype=dtype, requires_grad=requires_grad)
     array = _filled("ones", size, 1, _float_dtype(dtype), device)
     return _finish(array, None, device, requires_grad)
 
@@ -601,6 +635,10 @@ def empty(
 ) -> Tensor:
     """``torch.empty``: JAX has no uninitialised memory, so zeros."""
     _check_layout("empty", layout)
+    if type(requires_grad) is not builtins.bool or (
+        dtype is not None and type(dtype) is not _dtype.dtype
+    ):
+        _refuse("empty", size, dtype=dtype, requires_grad=requires_grad)
     size = _size("empty", size)
     out = zeros(size, dtype=dtype, device=device)
     out = laid_out(out, memory_format, _like)
@@ -837,6 +875,20 @@ def rand(
     device: Any = None,
     requires_grad: bool = False,
 ) -> Tensor:
+    if (
+        type(requires_grad) is not builtins.bool
+        or (dtype is not None and type(dtype) is not _dtype.dtype)
+        or generator is not None
+        and type(generator) is not Generator
+    ):
+        _refuse(
+            "rand",
+            size,
+            DRAW_OPTIONS,
+            generator=generator,
+            dtype=dtype,
+            requires_grad=requires_grad,
+        )
     with x64(True):
         shape = _size("rand", size)
         dt = _draw_dtype(dtype, "check_uniform_bounds")
@@ -852,6 +904,20 @@ def randn(
     device: Any = None,
     requires_grad: bool = False,
 ) -> Tensor:
+    if (
+        type(requires_grad) is not builtins.bool
+        or (dtype is not None and type(dtype) is not _dtype.dtype)
+        or generator is not None
+        and type(generator) is not Generator
+    ):
+        _refuse(
+            "randn",
+            size,
+            DRAW_OPTIONS,
+            generator=generator,
+            dtype=dtype,
+            requires_grad=requires_grad,
+        )
     with x64(True):
         shape = _size("randn", size)
         dt = _draw_dtype(dtype, "normal_kernel_cpu")
