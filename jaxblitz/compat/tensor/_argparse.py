@@ -29,6 +29,24 @@ DRAW_OPTIONS = (
     f"(tuple of ints size, *, torch.Generator generator, {_FACTORY_KWARGS})",
     f"(tuple of ints size, *, {_FACTORY_KWARGS})",
 )
+_FACTORY = "*, " + _FACTORY_KWARGS
+EYE_OPTIONS = (f"(int n, {_FACTORY})", f"(int n, int m, {_FACTORY})")
+ARANGE_OPTIONS = (
+    f"(Number end, {_FACTORY})",
+    "(Number start, Number end, *, torch.dtype dtype = None, torch.layout layout = "
+    "None, torch.device device = None, bool pin_memory = False, bool requires_grad "
+    "= False)",
+    f"(Number start, Number end, Number step = 1, {_FACTORY})",
+)
+LINSPACE_OPTIONS = tuple(
+    f"({a} start, {b} end, int steps, {_FACTORY})"
+    for a, b in (
+        ("Tensor", "Tensor"),
+        ("Number", "Tensor"),
+        ("Tensor", "Number"),
+        ("Number", "Number"),
+    )
+)
 REDUCE_OPTIONS = (
     "(*, torch.dtype dtype = None)",
     "(tuple of ints dim, bool keepdim = False, *, torch.dtype dtype = None)",
@@ -146,11 +164,27 @@ def _annotated(option: str, args: tuple, kwargs: dict) -> str:
     )
 
 
+def _plausible(option: str, count: int) -> bool:
+    """Whether ``option`` takes ``count`` arguments (a part without a default
+    is required)."""
+    parts = [p for p in option[1:-1].split(", ") if p not in ("", "*")]
+    required = sum(" = " not in p for p in parts)
+    return required <= count <= len(parts)
+
+
 def invalid_combination(
-    fn: str, args: tuple, kwargs: dict, options: tuple[str, ...]
-) -> TypeError:
+    fn: str,
+    args: tuple,
+    kwargs: dict,
+    options: tuple[str, ...],
+    specific: Exception | None = None,
+) -> Exception:
     """torch's error when no signature of an overloaded ``fn`` takes the call:
-    the types got, then each signature."""
+    the types got, then each signature; or ``specific``, the error of the one
+    signature taking as many arguments as were given, where only one does."""
+    count = len(args) + len(kwargs)
+    if specific is not None and sum(_plausible(o, count) for o in options) == 1:
+        return specific
     listing = "".join(
         f" * {option}\n" + _annotated(option, args, kwargs) for option in options
     )
@@ -158,6 +192,23 @@ def invalid_combination(
         f"{fn}() received an invalid combination of arguments - got "
         f"{_got(args, kwargs)}, but expected one of:\n{listing}"
     )
+
+
+def refuse_dim(fn: str, dim: Any, kwargs: dict, options: tuple[str, ...]) -> Exception:
+    """torch's error for a reduction's ``dim`` that is no int nor sequence
+    of ints."""
+    if isinstance(dim, list | tuple) and dim and type(dim[0]) is int:
+        bad = next(v for v in dim if type(v) is not int)
+        return unpack_failed(fn, "dim", dim.index(bad) + 1, bad)
+    if isinstance(dim, list | tuple):
+        bad = next(v for v in dim if type(v) is not int)
+        specific = TypeError(
+            f"{fn}(): argument 'dim' (position 1) must be tuple of ints, but found "
+            f"element of type {type_name(bad)} at pos {dim.index(bad)}"
+        )
+    else:
+        specific = must_be(fn, "dim", "tuple of ints", dim, 1)
+    return invalid_combination(fn, (dim,), kwargs, options, specific)
 
 
 _PY_DTYPES = (float, int, bool, complex)  # torch takes Python's types as dtypes
@@ -190,11 +241,12 @@ def refuse_factory(
     bad = [arg for arg, value in given.items() if not taken[arg](value)]
     if not bad:
         return
+    specific = must_be(fn, bad[0], _EXPECTED[bad[0]], given[bad[0]])
     if options:
         # the keywords a call gave: those not at their defaults
         kwargs = {k: v for k, v in given.items() if v is not None and v is not False}
-        raise invalid_combination(fn, size, kwargs, options)
-    raise must_be(fn, bad[0], _EXPECTED[bad[0]], given[bad[0]])
+        raise invalid_combination(fn, size, kwargs, options, specific)
+    raise specific
 
 
 def _numbers(data: Any) -> list:
@@ -227,3 +279,39 @@ def refuse_data(data: Any, dtype: Any) -> None:
         raise TypeError(
             f"'{type_name(leaf)}' object cannot be interpreted as an integer"
         )
+
+
+def _taken(kind: str, value: Any, dtype_type: type) -> bool:
+    if kind == "int":
+        return type(value) is not bool and hasattr(value, "__index__")
+    if kind == "Number":  # a number, or a one-element tensor (its value)
+        return isinstance(value, int | float | complex) or hasattr(value, "item")
+    if kind == "torch.dtype":
+        return value is None or isinstance(value, dtype_type) or value in _PY_DTYPES
+    return value is None or type(value) is bool  # bool (None: its default)
+
+
+def refuse_call(
+    fn: str,
+    args: tuple,
+    kinds: tuple[str, ...],
+    keywords: dict,
+    options: tuple[str, ...],
+    dtype_type: type,
+) -> None:
+    """Raise torch's error for a call of overloaded ``fn`` whose positional
+    ``args`` (of torch's ``kinds``) or ``keywords`` (``dtype``,
+    ``requires_grad``: those not at their defaults) hold a type it refuses;
+    returns if none does."""
+    names = ("n", "m") if fn == "eye" else ("start", "end", "step")
+    bad: Exception | None = None
+    for position, (value, kind) in enumerate(zip(args, kinds, strict=False), 1):
+        if not _taken(kind, value, dtype_type):
+            bad = must_be(fn, names[position - 1], kind, value, position)
+            break
+    for arg, value in keywords.items():
+        kind = _EXPECTED[arg]
+        if bad is None and not _taken(kind, value, dtype_type):
+            bad = must_be(fn, arg, kind, value)
+    if bad is not None:
+        raise invalid_combination(fn, args, keywords, options, bad)

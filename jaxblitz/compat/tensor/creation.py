@@ -27,7 +27,13 @@ import numpy as np
 from jaxblitz.compat import _threads
 from jaxblitz.compat._warn_always import warn_once
 from jaxblitz.compat.tensor import _argparse, _dtype, _host_random, _meta
-from jaxblitz.compat.tensor._argparse import DRAW_OPTIONS, NEW_OPTIONS
+from jaxblitz.compat.tensor._argparse import (
+    ARANGE_OPTIONS,
+    DRAW_OPTIONS,
+    EYE_OPTIONS,
+    LINSPACE_OPTIONS,
+    NEW_OPTIONS,
+)
 from jaxblitz.compat.tensor._checks import check_values, error
 from jaxblitz.compat.tensor._dtype import x64
 from jaxblitz.compat.tensor._fresh_layout import laid_out
@@ -436,6 +442,18 @@ def _refuse(fn: str, size: tuple, options: tuple = (), **given: Any) -> None:
     )
 
 
+# what torch's Number takes (a one-element tensor gives its value)
+_NUMBERS = (int, float, complex, np.number, np.bool_, TensorBase)
+
+
+def _refuse_call(
+    fn: str, args: tuple, kinds: tuple, dtype: Any, requires_grad: Any, options: tuple
+) -> None:
+    given = {"dtype": dtype, "requires_grad": requires_grad}
+    keywords = {k: v for k, v in given.items() if v is not None and v is not False}
+    _argparse.refuse_call(fn, args, kinds, keywords, options, _dtype.dtype)
+
+
 def tensor(
     data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
 ) -> Tensor:
@@ -654,6 +672,14 @@ def eye(
     device: Any = None,
     requires_grad: bool = False,
 ) -> Tensor:
+    if (
+        type(n) is not int
+        or (m is not None and type(m) is not int)
+        or type(requires_grad) is not builtins.bool
+        or (dtype is not None and type(dtype) is not _dtype.dtype)
+    ):
+        args = (n,) if m is None else (n, m)
+        _refuse_call("eye", args, ("int", "int"), dtype, requires_grad, EYE_OPTIONS)
     n = _int("eye", "n", 1, n)
     m = n if m is None else _int("eye", "m", 2, m)
     for arg, value in (("n", n), ("m", m)):
@@ -679,6 +705,17 @@ def arange(
         raise NotImplementedError(
             "arange: out= is not supported by jaxblitz.compat; use the returned tensor"
         )
+    if (
+        type(requires_grad) is not builtins.bool
+        or (dtype is not None and type(dtype) is not _dtype.dtype)
+        or not isinstance(start, _NUMBERS)
+        or not (end is None or isinstance(end, _NUMBERS))
+        or not isinstance(step, _NUMBERS)
+    ):
+        args = (start,) if end is None else (start, end)
+        args += () if type(step) is int and step == 1 else (step,)
+        kinds = ("Number",) * 3
+        _refuse_call("arange", args, kinds, dtype, requires_grad, ARANGE_OPTIONS)
     if end is None:
         start, end = 0, start
     lo, hi, by = (
@@ -748,6 +785,15 @@ def linspace(
     device: Any = None,
     requires_grad: bool = False,
 ) -> Tensor:
+    if (
+        type(requires_grad) is not builtins.bool
+        or (dtype is not None and type(dtype) is not _dtype.dtype)
+        or not isinstance(start, _NUMBERS)
+        or not isinstance(end, _NUMBERS)
+        or type(steps) is not int
+    ):
+        args, kinds = (start, end, steps), ("Number", "Number", "int")
+        _refuse_call("linspace", args, kinds, dtype, requires_grad, LINSPACE_OPTIONS)
     start, end, steps = _space_args("linspace", start, end, steps)
     dt = np.dtype(_float_dtype(dtype))
     if dt.kind in "iu":  # torch: ends cast to the dtype, the points truncated
