@@ -47,6 +47,7 @@ LINSPACE_OPTIONS = tuple(
         ("Number", "Number"),
     )
 )
+DEVICE_OPTIONS = ("(torch.device device)", "(str type, int index = -1)")
 REDUCE_OPTIONS = (
     "(*, torch.dtype dtype = None)",
     "(tuple of ints dim, bool keepdim = False, *, torch.dtype dtype = None)",

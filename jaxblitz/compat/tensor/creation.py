@@ -1046,7 +1046,8 @@ def normal(
             [std], _negative, error("normal expects all elements of std >= 0.0")
         )
     elif np.any(np.asarray(std) < 0):
-        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+        # torch prints the double as C++ streams do: -1, not -1.0
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
     if dtype is None:  # a tensor mean or std gives its dtype, as in torch
         given = [v.dtype for v in (mean, std) if isinstance(v, TensorBase)]
         dtype = given[0] if given else None
