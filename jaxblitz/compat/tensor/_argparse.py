@@ -305,6 +305,8 @@ def refuse_call(
     ``requires_grad``: those not at their defaults) hold a type it refuses;
     returns if none does."""
     names = ("n", "m") if fn == "eye" else ("start", "end", "step")
+    if fn == "arange" and len(args) == 1:  # arange(end)
+        names = ("end",)
     bad: Exception | None = None
     for position, (value, kind) in enumerate(zip(args, kinds, strict=False), 1):
         if not _taken(kind, value, dtype_type):
