@@ -47,6 +47,15 @@ LINSPACE_OPTIONS = tuple(
         ("Number", "Number"),
     )
 )
+_TO_TAIL = (
+    "bool non_blocking = False, bool copy = False, *, torch.memory_format "
+    "memory_format = None)"
+)
+TO_OPTIONS = (
+    f"(torch.device device = None, torch.dtype dtype = None, {_TO_TAIL}",
+    f"(torch.dtype dtype, {_TO_TAIL}",
+    f"(Tensor tensor, {_TO_TAIL}",
+)
 DEVICE_OPTIONS = ("(torch.device device)", "(str type, int index = -1)")
 REDUCE_OPTIONS = (
     "(*, torch.dtype dtype = None)",

@@ -315,6 +315,8 @@ class device:  # noqa: N801 -- torch's name
             spec, index = spec.type, spec.index
         if isinstance(spec, _pyint) and not isinstance(spec, _pybool):
             # torch.device(0): the current accelerator's device 0.
+            if spec < 0:
+                raise RuntimeError("Device index must not be negative")
             found = accelerator_type()
             if found is None:
                 raise RuntimeError(

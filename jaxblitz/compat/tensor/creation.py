@@ -461,6 +461,8 @@ def tensor(
     if type(requires_grad) is not builtins.bool or (
         dtype is not None and type(dtype) is not _dtype.dtype
     ):
+        if requires_grad is None:  # torch.tensor's has no None default
+            raise _argparse.must_be("tensor", "requires_grad", "bool", None)
         _refuse("tensor", (), dtype=dtype, requires_grad=requires_grad)
     if isinstance(data, TensorBase):  # torch: on data's device unless told
         device = device or _dtype.explicit_default() or _dtype.tensor_device(data)
