@@ -36,7 +36,8 @@ import numpy as np
 from jaxblitz.compat.autograd.graph import AutogradMixin
 from jaxblitz.compat.ops import _special_math
 from jaxblitz.compat.tensor import _dtype, _meta
-from jaxblitz.compat.tensor._argparse import TO_OPTIONS, invalid_combination
+from jaxblitz.compat.tensor._argparse import invalid_combination
+from jaxblitz.compat.tensor._signatures import TO_OPTIONS
 from jaxblitz.compat.tensor._tensor_base import TensorBase, from_host
 from jaxblitz.compat.tensor.creation import LEGACY_DTYPES
 

@@ -33,7 +33,8 @@ from jaxblitz.compat.ops._unary import (
     minimum,
 )
 from jaxblitz.compat.tensor import _dtype
-from jaxblitz.compat.tensor._argparse import REDUCE_OPTIONS, must_be, refuse_dim
+from jaxblitz.compat.tensor._argparse import must_be, refuse_dim
+from jaxblitz.compat.tensor._signatures import REDUCE_OPTIONS
 from jaxblitz.compat.tensor._tensor_base import TensorBase, wrap_dim
 
 if TYPE_CHECKING:

@@ -32,10 +32,10 @@ from jaxblitz.compat.autograd.graph import (
 )
 from jaxblitz.compat.ops._declare import declare, saves
 from jaxblitz.compat.tensor import _dtype, _info, _layout
-from jaxblitz.compat.tensor._argparse import VIEW_OPTIONS
 from jaxblitz.compat.tensor._checks import check_array_range, check_range
 from jaxblitz.compat.tensor._layout import Layout
 from jaxblitz.compat.tensor._meta import NO_ITEM, MetaArray
+from jaxblitz.compat.tensor._signatures import VIEW_OPTIONS
 from jaxblitz.compat.tensor._tensor_base import (
     TensorBase,
     UntypedStorage,

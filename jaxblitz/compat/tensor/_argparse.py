@@ -20,56 +20,6 @@ _TORCH_NAMES = {
     "memory_format": "torch.memory_format",
 }
 
-# the option strings of torch's factories that take a generator (rand, randn)
-_FACTORY_KWARGS = (
-    "Tensor out = None, torch.dtype dtype = None, torch.layout layout = None, "
-    "torch.device device = None, bool pin_memory = False, bool requires_grad = False"
-)
-DRAW_OPTIONS = (
-    f"(tuple of ints size, *, torch.Generator generator, {_FACTORY_KWARGS})",
-    f"(tuple of ints size, *, {_FACTORY_KWARGS})",
-)
-_FACTORY = "*, " + _FACTORY_KWARGS
-EYE_OPTIONS = (f"(int n, {_FACTORY})", f"(int n, int m, {_FACTORY})")
-ARANGE_OPTIONS = (
-    f"(Number end, {_FACTORY})",
-    "(Number start, Number end, *, torch.dtype dtype = None, torch.layout layout = "
-    "None, torch.device device = None, bool pin_memory = False, bool requires_grad "
-    "= False)",
-    f"(Number start, Number end, Number step = 1, {_FACTORY})",
-)
-LINSPACE_OPTIONS = tuple(
-    f"({a} start, {b} end, int steps, {_FACTORY})"
-    for a, b in (
-        ("Tensor", "Tensor"),
-        ("Number", "Tensor"),
-        ("Tensor", "Number"),
-        ("Number", "Number"),
-    )
-)
-_TO_TAIL = (
-    "bool non_blocking = False, bool copy = False, *, torch.memory_format "
-    "memory_format = None)"
-)
-TO_OPTIONS = (
-    f"(torch.device device = None, torch.dtype dtype = None, {_TO_TAIL}",
-    f"(torch.dtype dtype, {_TO_TAIL}",
-    f"(Tensor tensor, {_TO_TAIL}",
-)
-DEVICE_OPTIONS = ("(torch.device device)", "(str type, int index = -1)")
-REDUCE_OPTIONS = (
-    "(*, torch.dtype dtype = None)",
-    "(tuple of ints dim, bool keepdim = False, *, torch.dtype dtype = None)",
-)
-VIEW_OPTIONS = ("(torch.dtype dtype)", "(tuple of ints size)")
-NEW_OPTIONS = (
-    "(*, torch.device device = None)",
-    "(torch.Storage storage)",
-    "(Tensor other)",
-    "(tuple of ints size, *, torch.device device = None)",
-    "(object data, *, torch.device device = None)",
-)
-
 
 def type_name(value: Any) -> str:
     """The name torch's messages give ``value``'s type (its ``tp_name``): a
@@ -193,7 +143,8 @@ def invalid_combination(
     the types got, then each signature; or ``specific``, the error of the one
     signature taking as many arguments as were given, where only one does."""
     count = len(args) + len(kwargs)
-    if specific is not None and sum(_plausible(o, count) for o in options) == 1:
+    plausible = sum(_plausible(o, count) for o in options)
+    if specific is not None and (not options or plausible == 1):
         return specific
     listing = "".join(
         f" * {option}\n" + _annotated(option, args, kwargs) for option in options
@@ -229,36 +180,6 @@ _EXPECTED = {
 }
 
 
-def refuse_factory(
-    fn: str,
-    size: tuple,
-    given: dict,
-    *,
-    dtype_type: type,
-    generator_type: type | None = None,
-    options: tuple[str, ...] = (),
-) -> None:
-    """Raise torch's error for a factory's ``generator``, ``dtype`` or
-    ``requires_grad`` (``given``, in the signature's order) of a type it does
-    not take: the argument named, or (``options``: an overloaded factory such
-    as ``rand``) the signatures listed. Returns if all are taken (``dtype`` a
-    Python type)."""
-    taken = {
-        "generator": lambda v: v is None or isinstance(v, generator_type or ()),
-        "dtype": lambda v: v is None or isinstance(v, dtype_type) or v in _PY_DTYPES,
-        "requires_grad": lambda v: v is None or type(v) is bool,  # None: default
-    }
-    bad = [arg for arg, value in given.items() if not taken[arg](value)]
-    if not bad:
-        return
-    specific = must_be(fn, bad[0], _EXPECTED[bad[0]], given[bad[0]])
-    if options:
-        # the keywords a call gave: those not at their defaults
-        kwargs = {k: v for k, v in given.items() if v is not None and v is not False}
-        raise invalid_combination(fn, size, kwargs, options, specific)
-    raise specific
-
-
 def _numbers(data: Any) -> list:
     """The leaves of nested lists and tuples."""
     if isinstance(data, list | tuple):
@@ -291,39 +212,45 @@ def refuse_data(data: Any, dtype: Any) -> None:
         )
 
 
-def _taken(kind: str, value: Any, dtype_type: type) -> bool:
+def _taken(kind: str, value: Any, types: dict) -> bool:
+    """Whether torch's parser takes ``value`` as a ``kind`` (None: a keyword's
+    default)."""
     if kind == "int":
         return type(value) is not bool and hasattr(value, "__index__")
     if kind == "Number":  # a number, or a one-element tensor (its value)
         return isinstance(value, int | float | complex) or hasattr(value, "item")
     if kind == "torch.dtype":
-        return value is None or isinstance(value, dtype_type) or value in _PY_DTYPES
-    return value is None or type(value) is bool  # bool (None: its default)
+        return value is None or isinstance(value, types[kind]) or value in _PY_DTYPES
+    if kind == "torch.Generator":
+        return value is None or isinstance(value, types[kind])
+    return value is None or type(value) is bool
 
 
 def refuse_call(
     fn: str,
     args: tuple,
-    kinds: tuple[str, ...],
+    params: tuple[str, ...],
     keywords: dict,
-    options: tuple[str, ...],
-    dtype_type: type,
+    options: tuple[str, ...] = (),
+    **types: type,
 ) -> None:
-    """Raise torch's error for a call of overloaded ``fn`` whose positional
-    ``args`` (of torch's ``kinds``) or ``keywords`` (``dtype``,
-    ``requires_grad``: those not at their defaults) hold a type it refuses;
-    returns if none does."""
-    names = ("n", "m") if fn == "eye" else ("start", "end", "step")
-    if fn == "arange" and len(args) == 1:  # arange(end)
-        names = ("end",)
+    """Raise torch's error for a call of ``fn`` whose positional ``args``
+    (``params``: each one's name and torch type, "n: int") or ``keywords``
+    (``generator``, ``dtype``, ``requires_grad``, those not at their
+    defaults) hold a type it does not take: the argument named, or, for an
+    overloaded ``fn`` (its ``options``), the signatures listed. Returns if
+    all are taken. ``types``: compat's ``torch.dtype`` and ``torch.Generator``
+    classes, by those names with "_" for "." (torch_dtype=...)."""
+    classes = {k.replace("_", "."): v for k, v in types.items()}
     bad: Exception | None = None
-    for position, (value, kind) in enumerate(zip(args, kinds, strict=False), 1):
-        if not _taken(kind, value, dtype_type):
-            bad = must_be(fn, names[position - 1], kind, value, position)
+    for position, (value, param) in enumerate(zip(args, params, strict=False), 1):
+        name, kind = param.split(": ")
+        if not _taken(kind, value, classes):
+            bad = must_be(fn, name, kind, value, position)
             break
     for arg, value in keywords.items():
         kind = _EXPECTED[arg]
-        if bad is None and not _taken(kind, value, dtype_type):
+        if bad is None and not _taken(kind, value, classes):
             bad = must_be(fn, arg, kind, value)
     if bad is not None:
         raise invalid_combination(fn, args, keywords, options, bad)

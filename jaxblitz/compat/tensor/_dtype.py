@@ -31,11 +31,8 @@ from typing import Any
 import jax
 import numpy as np
 
-from jaxblitz.compat.tensor._argparse import (
-    DEVICE_OPTIONS,
-    invalid_combination,
-    must_be,
-)
+from jaxblitz.compat.tensor._argparse import invalid_combination, must_be
+from jaxblitz.compat.tensor._signatures import DEVICE_OPTIONS
 
 # torch's module shadows float/int/bool with dtypes; keep the Python types.
 _pyfloat, _pyint, _pybool = float, int, bool

@@ -27,17 +27,17 @@ import numpy as np
 from jaxblitz.compat import _threads
 from jaxblitz.compat._warn_always import warn_once
 from jaxblitz.compat.tensor import _argparse, _dtype, _host_random, _meta
-from jaxblitz.compat.tensor._argparse import (
+from jaxblitz.compat.tensor._checks import check_values, error
+from jaxblitz.compat.tensor._dtype import x64
+from jaxblitz.compat.tensor._fresh_layout import laid_out
+from jaxblitz.compat.tensor._layout import Layout
+from jaxblitz.compat.tensor._signatures import (
     ARANGE_OPTIONS,
     DRAW_OPTIONS,
     EYE_OPTIONS,
     LINSPACE_OPTIONS,
     NEW_OPTIONS,
 )
-from jaxblitz.compat.tensor._checks import check_values, error
-from jaxblitz.compat.tensor._dtype import x64
-from jaxblitz.compat.tensor._fresh_layout import laid_out
-from jaxblitz.compat.tensor._layout import Layout
 from jaxblitz.compat.tensor._tensor_base import (
     Size,
     TensorBase,
@@ -431,27 +431,18 @@ def _filled(name: str, size: tuple, fill: Any, dt: np.dtype, device: Any) -> Any
         return jnp.full(shape, fill, dt)
 
 
-def _refuse(fn: str, size: tuple, options: tuple = (), **given: Any) -> None:
-    _argparse.refuse_factory(
-        fn,
-        size,
-        given,
-        dtype_type=_dtype.dtype,
-        generator_type=Generator,
-        options=options,
-    )
+def _refuse(
+    fn: str, args: tuple, params: tuple = (), options: tuple = (), **given: Any
+) -> None:
+    """torch's error for a factory call's argument of a type it refuses
+    (``given``: its generator, dtype and requires_grad), if one is."""
+    keywords = {k: v for k, v in given.items() if v is not None and v is not False}
+    types = {"torch_dtype": _dtype.dtype, "torch_Generator": Generator}
+    _argparse.refuse_call(fn, args, params, keywords, options, **types)
 
 
 # what torch's Number takes (a one-element tensor gives its value)
 _NUMBERS = (int, float, complex, np.number, np.bool_, TensorBase)
-
-
-def _refuse_call(
-    fn: str, args: tuple, kinds: tuple, dtype: Any, requires_grad: Any, options: tuple
-) -> None:
-    given = {"dtype": dtype, "requires_grad": requires_grad}
-    keywords = {k: v for k, v in given.items() if v is not None and v is not False}
-    _argparse.refuse_call(fn, args, kinds, keywords, options, _dtype.dtype)
 
 
 def tensor(
@@ -681,7 +672,9 @@ def eye(
         or (dtype is not None and type(dtype) is not _dtype.dtype)
     ):
         args = (n,) if m is None else (n, m)
-        _refuse_call("eye", args, ("int", "int"), dtype, requires_grad, EYE_OPTIONS)
+        params = ("n: int", "m: int")
+        given = {"dtype": dtype, "requires_grad": requires_grad}
+        _refuse("eye", args, params, EYE_OPTIONS, **given)
     n = _int("eye", "n", 1, n)
     m = n if m is None else _int("eye", "m", 2, m)
     for arg, value in (("n", n), ("m", m)):
@@ -716,8 +709,10 @@ def arange(
     ):
         args = (start,) if end is None else (start, end)
         args += () if type(step) is int and step == 1 else (step,)
-        kinds = ("Number",) * 3
-        _refuse_call("arange", args, kinds, dtype, requires_grad, ARANGE_OPTIONS)
+        names = ("end",) if len(args) == 1 else ("start", "end", "step")
+        params = tuple(f"{name}: Number" for name in names)
+        given = {"dtype": dtype, "requires_grad": requires_grad}
+        _refuse("arange", args, params, ARANGE_OPTIONS, **given)
     if end is None:
         start, end = 0, start
     lo, hi, by = (
@@ -794,8 +789,12 @@ def linspace(
         or not isinstance(end, _NUMBERS)
         or type(steps) is not int
     ):
-        args, kinds = (start, end, steps), ("Number", "Number", "int")
-        _refuse_call("linspace", args, kinds, dtype, requires_grad, LINSPACE_OPTIONS)
+        args, params = (
+            (start, end, steps),
+            ("start: Number", "end: Number", "steps: int"),
+        )
+        given = {"dtype": dtype, "requires_grad": requires_grad}
+        _refuse("linspace", args, params, LINSPACE_OPTIONS, **given)
     start, end, steps = _space_args("linspace", start, end, steps)
     dt = np.dtype(_float_dtype(dtype))
     if dt.kind in "iu":  # torch: ends cast to the dtype, the points truncated
@@ -932,7 +931,7 @@ def rand(
         _refuse(
             "rand",
             size,
-            DRAW_OPTIONS,
+            options=DRAW_OPTIONS,
             generator=generator,
             dtype=dtype,
             requires_grad=requires_grad,
@@ -961,7 +960,7 @@ def randn(
         _refuse(
             "randn",
             size,
-            DRAW_OPTIONS,
+            options=DRAW_OPTIONS,
             generator=generator,
             dtype=dtype,
             requires_grad=requires_grad,
