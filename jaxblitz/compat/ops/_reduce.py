@@ -33,8 +33,12 @@ from jaxblitz.compat.ops._unary import (
     minimum,
 )
 from jaxblitz.compat.tensor import _dtype
-from jaxblitz.compat.tensor._argparse import must_be, refuse_dim
-from jaxblitz.compat.tensor._signatures import REDUCE_OPTIONS
+from jaxblitz.compat.tensor._argparse import (
+    invalid_combination,
+    must_be,
+    refuse_dim,
+)
+from jaxblitz.compat.tensor._signatures import MAX_OPTIONS, REDUCE_OPTIONS
 from jaxblitz.compat.tensor._tensor_base import TensorBase, wrap_dim
 
 if TYPE_CHECKING:
@@ -335,7 +339,19 @@ def _extreme(name: str, op, arg_op):
         _require_tensors(name, input)
         if isinstance(dim, TensorBase):  # torch.max(a, b): elementwise
             return (maximum if name == "max" else minimum)(input, dim)
-        axis = None if dim is None else _dim(wrap_dim(dim, input.dim()), input.dim())
+        if type(keepdim) is not bool:
+            raise must_be(name, "keepdim", "bool", keepdim)
+        try:
+            axis = (
+                None if dim is None else _dim(wrap_dim(dim, input.dim()), input.dim())
+            )
+        except TypeError:
+            specific = must_be(name, "dim", "int", dim, 1)
+            kwargs = {"keepdim": keepdim} if keepdim else {}
+            args = (dim,)
+            raise invalid_combination(
+                name, args, kwargs, MAX_OPTIONS, specific
+            ) from None
         _check_reducible(name, input, axis)
         grad_fn = f"{name.title()}Backward{1 if dim is None else 0}"
         keepdim = _keepdim(keepdim) and dim is not None

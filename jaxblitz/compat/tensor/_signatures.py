@@ -42,6 +42,8 @@ REDUCE_OPTIONS = (
     "(*, torch.dtype dtype = None)",
     "(tuple of ints dim, bool keepdim = False, *, torch.dtype dtype = None)",
 )
+# Tensor.max and Tensor.min
+MAX_OPTIONS = ("()", "(Tensor other)", "(int dim, bool keepdim = False)")
 VIEW_OPTIONS = ("(torch.dtype dtype)", "(tuple of ints size)")
 NEW_OPTIONS = (
     "(*, torch.device device = None)",
