@@ -789,10 +789,8 @@ def linspace(
         or not isinstance(end, _NUMBERS)
         or type(steps) is not int
     ):
-        args, params = (
-            (start, end, steps),
-            ("start: Number", "end: Number", "steps: int"),
-        )
+        args = (start, end, steps)
+        params = ("start: Number", "end: Number", "steps: int")
         given = {"dtype": dtype, "requires_grad": requires_grad}
         _refuse("linspace", args, params, LINSPACE_OPTIONS, **given)
     start, end, steps = _space_args("linspace", start, end, steps)
@@ -1048,7 +1046,8 @@ def normal(
         )
     elif np.any(np.asarray(std) < 0):
         # torch prints the double as C++ streams do: -1, not -1.0
-        raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
+        shown = f"{std:g}" if isinstance(std, builtins.float) else std
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {shown}")
     if dtype is None:  # a tensor mean or std gives its dtype, as in torch
         given = [v.dtype for v in (mean, std) if isinstance(v, TensorBase)]
         dtype = given[0] if given else None
