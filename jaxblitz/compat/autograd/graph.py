@@ -33,6 +33,7 @@ from jaxblitz.compat._not_offered import NotOffered, refused
 from jaxblitz.compat.autograd import _dual, anomaly_mode
 from jaxblitz.compat.autograd.grad_mode import is_grad_enabled, set_grad_enabled
 from jaxblitz.compat.tensor import _dtype, _layout
+from jaxblitz.compat.tensor._argparse import must_be
 from jaxblitz.compat.tensor._dtype import call_x64, x64
 from jaxblitz.compat.tensor._fresh_layout import ELEMENTWISE, follow_operands
 from jaxblitz.compat.tensor._tensor_base import TensorBase, _from_numpy_copy
@@ -952,6 +953,8 @@ class AutogradMixin(TensorBase):
 
     @requires_grad.setter
     def requires_grad(self, flag: bool) -> None:
+        if type(flag) is not bool:
+            raise RuntimeError("requires_grad must be a bool")
         self._set_requires_grad(
             flag, "only Tensors of floating point and complex dtype"
         )
@@ -968,7 +971,9 @@ class AutogradMixin(TensorBase):
         self.requires_grad_flag = bool(flag)
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
-        self._set_requires_grad(requires_grad, "Only Tensors of floating point dtype")
+        if type(requires_grad) is not bool:
+            raise must_be("requires_grad_", "requires_grad", "bool", requires_grad, 1)
+        self._set_requires_grad(requires_grad, "only Tensors of floating point dtype")
         return self
 
     @property

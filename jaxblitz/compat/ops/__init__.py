@@ -36,6 +36,8 @@ import numpy as np
 from jaxblitz.compat.autograd.graph import AutogradMixin
 from jaxblitz.compat.ops import _special_math
 from jaxblitz.compat.tensor import _dtype, _meta
+from jaxblitz.compat.tensor._argparse import invalid_combination
+from jaxblitz.compat.tensor._signatures import TO_OPTIONS
 from jaxblitz.compat.tensor._tensor_base import TensorBase, from_host
 from jaxblitz.compat.tensor.creation import LEGACY_DTYPES
 
@@ -195,6 +197,10 @@ class MathMixin(AutogradMixin):
                 target_device = arg
             elif isinstance(arg, bool):
                 flags.append(arg)
+            elif type(arg) is int:  # a device index, as torch.device(arg)
+                target_device = arg
+            elif type(arg) in _NOT_TO:
+                raise invalid_combination("to", args, kwargs, TO_OPTIONS)
         copy = kwargs.get("copy", len(flags) > 1 and flags[1])
         out = self if target_dtype is None else to_dtype(self, target_dtype)
         if target_device is not None:
@@ -234,7 +240,10 @@ class MathMixin(AutogradMixin):
             if dtype not in LEGACY_DTYPES:
                 raise ValueError(f"invalid type: '{dtype}'")
             dtype = LEGACY_DTYPES[dtype]
-        return self.to(getattr(dtype, "dtype", dtype))
+        target = getattr(dtype, "dtype", dtype)
+        if not isinstance(target, _dtype.dtype) and target not in _PY_DTYPES:
+            raise TypeError("dtype must be a type, str, or dtype object")
+        return self.to(target)
 
     def type_as(self, other: Tensor) -> Tensor:
         return self.to(other)  # torch: other's type, its device included
@@ -250,6 +259,11 @@ class MathMixin(AutogradMixin):
     char = partialmethod(to_dtype, _dtype.int8)
     short = partialmethod(to_dtype, _dtype.int16)
     bfloat16 = partialmethod(to_dtype, _dtype.bfloat16)
+
+
+# what no overload of torch's Tensor.to takes (others pass, as before)
+_NOT_TO = frozenset((list, tuple, dict, set, object))
+_PY_DTYPES = (float, int, bool, complex)  # torch's dtypes by Python type
 
 
 def _moved_to(d: _dtype.device) -> _dtype.device:

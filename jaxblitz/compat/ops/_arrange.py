@@ -27,7 +27,13 @@ from jaxblitz.compat.ops._funnel import (
 )
 from jaxblitz.compat.ops._reduce import _dim
 from jaxblitz.compat.tensor import _dtype
-from jaxblitz.compat.tensor._tensor_base import TensorBase, _type_name, wrap_dim
+from jaxblitz.compat.tensor._argparse import must_be
+from jaxblitz.compat.tensor._tensor_base import (
+    TensorBase,
+    _as_int,
+    _type_name,
+    wrap_dim,
+)
 from jaxblitz.compat.tensor.creation import arange
 
 if TYPE_CHECKING:
@@ -307,17 +313,30 @@ def _sublists(first: Any, *rest: Any) -> tuple[str, tuple]:
 # ---------------------------------------------------------------------------
 
 
-@declare(method=True)
-def softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
+_NO_DIM = object()  # torch.softmax's dim is required, unlike F.softmax's
 
+
+def _refuse_dim(name: str, dim: Any) -> None:
+    """torch's error for torch.softmax's missing dim or one not an int."""
+    if dim is _NO_DIM:
+        raise TypeError(f'{name}() missing 1 required positional arguments: "dim"')
+    if _as_int(dim) is None:  # (torch.softmax(x, 1.5) says position 2)
+        raise must_be(name, "dim", "int", dim, 1)
+
+
+@declare(method=True)
+def softmax(input: Tensor, dim: Any = _NO_DIM, dtype: Any = None) -> Tensor:
+    if type(dim) is not int:
+        _refuse_dim("softmax", dim)
     if _autocast.on:
         return _autocast.run("softmax", softmax, input, dim, dtype)
     return _softmax("softmax", input, dim, dtype, log=False)
 
 
 @declare(method=True)
-def log_softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
-
+def log_softmax(input: Tensor, dim: Any = _NO_DIM, dtype: Any = None) -> Tensor:
+    if type(dim) is not int:
+        _refuse_dim("log_softmax", dim)
     if _autocast.on:
         return _autocast.run("log_softmax", log_softmax, input, dim, dtype)
     return _softmax("log_softmax", input, dim, dtype, log=True)

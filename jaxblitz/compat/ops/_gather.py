@@ -34,6 +34,7 @@ from jaxblitz.compat.ops._funnel import (
 )
 from jaxblitz.compat.ops._unary import where as _where3
 from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.tensor._argparse import must_be
 from jaxblitz.compat.tensor._checks import check_range
 from jaxblitz.compat.tensor._dtype import _CPP
 from jaxblitz.compat.tensor._tensor_base import TensorBase, wrap_dim
@@ -277,6 +278,8 @@ def gather(
 ) -> Tensor:
     """``torch.gather``: ``out[i][j] = input[i][index[i][j]]`` (dim=1)."""
     _require_tensors("gather", input)
+    if not isinstance(index, TensorBase):  # (torch.gather(x, 1, i) says position 3)
+        raise must_be("gather", "index", "Tensor", index, 2)
     _no_out("gather", out)
     dim = wrap_dim(dim, input.dim())
     _check_gather("gather", input, dim, index)
@@ -414,6 +417,8 @@ saves("ScatterReduceBackward0", (0, None), (1, None), (2, None), ("result", None
 @declare(method=True)
 def index_select(input: Tensor, dim: int, index: Tensor, *, out: Any = None):
     _require_tensors("index_select", input)
+    if not isinstance(index, TensorBase):  # (as a method; torch.index_select: 3)
+        raise must_be("index_select", "index", "Tensor", index, 2)
     _no_out("index_select", out)
     dim = wrap_dim(dim, input.dim())
     if not isinstance(index, TensorBase) or index.dtype not in (

@@ -33,6 +33,12 @@ from jaxblitz.compat.ops._unary import (
     minimum,
 )
 from jaxblitz.compat.tensor import _dtype
+from jaxblitz.compat.tensor._argparse import (
+    invalid_combination,
+    must_be,
+    refuse_dim,
+)
+from jaxblitz.compat.tensor._signatures import MAX_OPTIONS, REDUCE_OPTIONS
 from jaxblitz.compat.tensor._tensor_base import TensorBase, wrap_dim
 
 if TYPE_CHECKING:
@@ -70,6 +76,13 @@ def _axes(dim: Any, ndim: int) -> tuple[int, ...]:
     return axis if isinstance(axis, tuple) else (axis,)
 
 
+def _refused(name: str, dim: Any, keepdim: Any, dtype: Any) -> Exception:
+    """torch's error for ``sum``'s or ``mean``'s ``dim`` of a type it refuses."""
+    given = {"keepdim": keepdim, "dtype": dtype}
+    kwargs = {k: v for k, v in given.items() if v is not None and v is not False}
+    return refuse_dim(name, dim, kwargs, REDUCE_OPTIONS)
+
+
 def _accumulate_dtype(input: Tensor, dtype: Any) -> str:
     """torch's sum/prod/cumsum dtype: integers and bool accumulate in int64."""
     if dtype is not None:
@@ -84,12 +97,18 @@ def _sum(op, names: tuple[str, str]):
     def fn(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype=None):
         if _autocast.on:
             return _autocast.run(op.__name__, fn, input, dim, keepdim, dtype=dtype)
+        try:
+            axis = _dim(dim, input.dim())
+        except TypeError:
+            raise _refused(op.__name__, dim, keepdim, dtype) from None
+        if type(keepdim) is not bool:
+            raise must_be(op.__name__, "keepdim", "bool", keepdim)
         return apply(
             names[dim is not None],
             _reduce_fn,
             input,
             op=op,
-            axis=_dim(dim, input.dim()),
+            axis=axis,
             keepdims=_keepdim(keepdim),
             dt=_accumulate_dtype(input, dtype),
         )
@@ -160,12 +179,18 @@ def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype=None):
         )
     dt = None if dtype is None else dtype.np_name
     name = "MeanBackward0" if dim is None else "MeanBackward1"
+    try:
+        axis = _dim(dim, input.dim())
+    except TypeError:
+        raise _refused("mean", dim, keepdim, dtype) from None
+    if type(keepdim) is not bool:
+        raise must_be("mean", "keepdim", "bool", keepdim)
     return apply(
         name,
         _reduce_fn,
         input,
         op=_mean,
-        axis=_dim(dim, input.dim()),
+        axis=axis,
         keepdims=_keepdim(keepdim),
         dt=dt,
     )
@@ -314,7 +339,19 @@ def _extreme(name: str, op, arg_op):
         _require_tensors(name, input)
         if isinstance(dim, TensorBase):  # torch.max(a, b): elementwise
             return (maximum if name == "max" else minimum)(input, dim)
-        axis = None if dim is None else _dim(wrap_dim(dim, input.dim()), input.dim())
+        if type(keepdim) is not bool:
+            raise must_be(name, "keepdim", "bool", keepdim)
+        try:
+            axis = (
+                None if dim is None else _dim(wrap_dim(dim, input.dim()), input.dim())
+            )
+        except TypeError:
+            specific = must_be(name, "dim", "int", dim, 1)
+            kwargs = {"keepdim": keepdim} if keepdim else {}
+            args = (dim,)
+            raise invalid_combination(
+                name, args, kwargs, MAX_OPTIONS, specific
+            ) from None
         _check_reducible(name, input, axis)
         grad_fn = f"{name.title()}Backward{1 if dim is None else 0}"
         keepdim = _keepdim(keepdim) and dim is not None

@@ -35,6 +35,7 @@ from jaxblitz.compat.tensor._checks import check_array_range, check_range
 from jaxblitz.compat.tensor._fresh_layout import laid_out
 from jaxblitz.compat.tensor._layout import Layout
 from jaxblitz.compat.tensor._meta import NO_ITEM, MetaArray
+from jaxblitz.compat.tensor._signatures import VIEW_OPTIONS
 from jaxblitz.compat.tensor._tensor_base import (
     TensorBase,
     UntypedStorage,
@@ -220,7 +221,7 @@ def _view_dtype(self: Tensor, dt: Any) -> Tensor:
 def view(self: Tensor, *shape: Any) -> Tensor:
     if len(shape) == 1 and isinstance(shape[0], _dtype.dtype):
         return _view_dtype(self, shape[0])
-    target = _resolve(sizes("view", shape), self.numel())
+    target = _resolve(sizes("view", shape, "size", VIEW_OPTIONS), self.numel())
     out = _view_as_shape(self, target)
     if out is None:
         raise RuntimeError(

@@ -89,8 +89,21 @@ def save(
         raise RuntimeError(f"Parent directory {parent} does not exist.")
     # The pickle is built before the temp file opens: a refused object leaves the
     # old file in place.
+    if path.endswith(os.sep):
+        raise RuntimeError(f"{_ENFORCE}:720] . invalid file name: {path}")
     blob = _bytes_of(write, os.path.splitext(os.path.basename(path))[0])
-    atomic_write(path, lambda out: out.write(blob), links="follow")  # as torch
+    try:
+        atomic_write(path, lambda out: out.write(blob), links="follow")  # as torch
+    except OSError as e:
+        if e.errno is None:
+            raise
+        raise RuntimeError(
+            f"{_ENFORCE}:747] . open file failed with strerror: {os.strerror(e.errno)}"
+        ) from None
+
+
+# torch's file writer's failed check, in its words (its C++ source and line)
+_ENFORCE = "[enforce fail at inline_container.cc"
 
 
 def _bytes_of(write: Any, name: str) -> bytes:

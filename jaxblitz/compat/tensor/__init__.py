@@ -38,7 +38,7 @@ from jaxblitz.compat.ops.shape_ops import ShapeMixin
 from jaxblitz.compat.tensor import _dtype, _layout, _tensor_base, creation
 from jaxblitz.compat.tensor._fringe import FringeMixin
 from jaxblitz.compat.tensor._sparse import SparseMixin
-from jaxblitz.compat.tensor._tensor_base import Size, _as_int, _type_name, sizes
+from jaxblitz.compat.tensor._tensor_base import Size, _type_name, sizes
 from jaxblitz.compat.tensor.creation import CreationMixin
 
 __all__ = ["Size", "Tensor"]
@@ -61,14 +61,9 @@ class Tensor(
     def __new__(cls, *args: Any, **kwargs: Any):
         # torch.Tensor(2, 3) (uninitialised float) or torch.Tensor([1, 2]) (data).
         if cls is Tensor and (args or kwargs):
-            if len(args) == 1 and _as_int(args[0]) is None:
-                data = args[0]
-                if not isinstance(data, list | tuple | np.ndarray | Tensor):
-                    raise TypeError(
-                        f"new(): data must be a sequence (got {_type_name(data)})"
-                    )
-                return creation.tensor(data, dtype=_dtype.get_default_dtype())
-            return creation.empty(sizes("new", args), **kwargs)
+            device = kwargs.pop("device", None)
+            dt = _dtype.get_default_dtype()
+            return creation._legacy_new(dt, device, args, kwargs, alias=False)
         return super().__new__(cls)
 
     def backward(

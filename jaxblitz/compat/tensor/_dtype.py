@@ -31,6 +31,9 @@ from typing import Any
 import jax
 import numpy as np
 
+from jaxblitz.compat.tensor._argparse import invalid_combination, must_be
+from jaxblitz.compat.tensor._signatures import DEVICE_OPTIONS
+
 # torch's module shadows float/int/bool with dtypes; keep the Python types.
 _pyfloat, _pyint, _pybool = float, int, bool
 
@@ -172,9 +175,7 @@ def get_default_dtype() -> dtype:
 def set_default_dtype(d: dtype) -> None:
     global _default_float
     if not isinstance(d, dtype) or not d.is_floating_point:
-        raise TypeError(
-            f"only floating-point types are supported as the default type, got {d}"
-        )
+        raise TypeError("only floating-point types are supported as the default type")
     _default_float = d
 
 
@@ -311,13 +312,24 @@ class device:  # noqa: N801 -- torch's name
             spec, index = spec.type, spec.index
         if isinstance(spec, _pyint) and not isinstance(spec, _pybool):
             # torch.device(0): the current accelerator's device 0.
+            if spec < 0:
+                raise RuntimeError("Device index must not be negative")
             found = accelerator_type()
             if found is None:
                 raise RuntimeError(
                     "Cannot access accelerator device when none is available."
                 )
             spec, index = found, spec
-        kind, _, idx = str(spec).partition(":")
+        if spec.__class__ is not str:  # torch's parser: a str or a device
+            given = (type,) if index is None else (type, index)
+            raise invalid_combination("device", given, {}, DEVICE_OPTIONS)
+        if index is not None and index.__class__ is not _pyint:
+            if not isinstance(index, np.integer):
+                raise must_be("device", "index", "int", index, 2)
+            index = _pyint(index)
+        if index is not None and index < 0:
+            raise RuntimeError("Device index must not be negative")
+        kind, _, idx = spec.partition(":")
         if kind not in _DEVICE_TYPES:
             raise RuntimeError(
                 f"Expected one of {', '.join(_DEVICE_TYPES[:-1])} device type at "

@@ -33,7 +33,15 @@ import numpy as np
 from jaxblitz.compat import lazy
 from jaxblitz.compat.autograd import grad_mode
 from jaxblitz.compat.lazy import LazyArray
-from jaxblitz.compat.tensor import _dtype, _info, _layout, _meta, _transfer
+from jaxblitz.compat.tensor import (
+    _argparse,
+    _dtype,
+    _info,
+    _layout,
+    _meta,
+    _transfer,
+)
+from jaxblitz.compat.tensor._argparse import type_name as _type_name
 from jaxblitz.compat.tensor._dtype import device, dtype, x64
 from jaxblitz.compat.tensor._format import tensor_repr
 from jaxblitz.compat.tensor._info import TorchName
@@ -44,15 +52,6 @@ if TYPE_CHECKING:
     from jaxblitz.compat.tensor import Tensor
 
 _CPU = device("cpu")
-
-
-def _type_name(value: Any) -> str:
-    # torch's wording names Python types bare (float) and others by module
-    # (numpy.float64).
-    kind = type(value)
-    if kind.__module__ == "builtins" or isinstance(value, TensorBase):
-        return kind.__name__
-    return f"{kind.__module__}.{kind.__qualname__}"
 
 
 def _as_int(value: Any) -> int | None:
@@ -83,29 +82,48 @@ def wrap_dim(dim: Any, ndim: int) -> int:
     return index % n
 
 
-def sizes(name: str, args: tuple, arg: str = "size") -> tuple[int, ...]:
+def sizes(
+    name: str, args: tuple, arg: str = "size", options: tuple = ()
+) -> tuple[int, ...]:
     """The ints of a torch size argument, given as ``*args`` or as one sequence.
 
     Like torch's argument parser, refuses anything that is not an int (a float
-    such as ``3.7`` or even ``3.0``, a string, None, a bool) with a TypeError;
-    ``name`` and ``arg`` are the function and argument named in the message.
+    such as ``3.7`` or even ``3.0``, a string, None) with a TypeError; ``name``
+    and ``arg`` are the function and argument named in the message, ``options``
+    the signatures of an overloaded function (``view``), listed when the first
+    element is not an int.
     """
     one = len(args) == 1
-    if one and isinstance(args[0], tuple | list):
-        args = tuple(args[0])
-    elif one and _as_int(args[0]) is None:
-        raise TypeError(
-            f"{name}(): argument '{arg}' (position 1) must be tuple of ints, "
-            f"not {_type_name(args[0])}"
-        )
-    out = tuple(_as_int(a) for a in args)
+    listed = args[0] if one and isinstance(args[0], tuple | list) else args
+    out = tuple(_as_int(a) for a in listed)
     if None in out:
-        pos = out.index(None)
+        return _sizes_refused(name, args, arg, options)
+    return out
+
+
+def _sizes_refused(name: str, args: tuple, arg: str, options: tuple) -> tuple:
+    """torch's parse of a size whose elements are not all ints: the first must
+    be one (else the argument does not match), a later one may be a bool."""
+    one = len(args) == 1
+    listed = args[0] if one and isinstance(args[0], tuple | list) else args
+    if not listed or _as_int(listed[0]) is None:
+        if options:
+            raise _argparse.invalid_combination(name, args, {}, options)
+        if not one:
+            raise _argparse.too_many(name, 1, len(args))
+        if listed is args:
+            raise _argparse.must_be(name, arg, "tuple of ints", args[0], 1)
         raise TypeError(
             f"{name}(): argument '{arg}' (position 1) must be tuple of ints, but "
-            f"found element of type {_type_name(args[pos])} at pos {pos}"
+            f"found element of type {_type_name(listed[0])} at pos 0"
         )
-    return out
+    out = []
+    for pos, v in enumerate(listed, 1):
+        index = int(v) if type(v) is bool else _as_int(v)
+        if index is None:
+            raise _argparse.unpack_failed(name, arg, pos, v)
+        out.append(index)
+    return tuple(out)
 
 
 class Size(tuple):

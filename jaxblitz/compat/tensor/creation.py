@@ -26,11 +26,18 @@ import numpy as np
 
 from jaxblitz.compat import _threads
 from jaxblitz.compat._warn_always import warn_once
-from jaxblitz.compat.tensor import _dtype, _host_random, _meta
+from jaxblitz.compat.tensor import _argparse, _dtype, _host_random, _meta
 from jaxblitz.compat.tensor._checks import check_values, error
 from jaxblitz.compat.tensor._dtype import x64
 from jaxblitz.compat.tensor._fresh_layout import laid_out
 from jaxblitz.compat.tensor._layout import Layout
+from jaxblitz.compat.tensor._signatures import (
+    ARANGE_OPTIONS,
+    DRAW_OPTIONS,
+    EYE_OPTIONS,
+    LINSPACE_OPTIONS,
+    NEW_OPTIONS,
+)
 from jaxblitz.compat.tensor._tensor_base import (
     Size,
     TensorBase,
@@ -472,10 +479,30 @@ def _filled(name: str, size: tuple, fill: Any, dt: np.dtype, device: Any) -> Any
         return jnp.full(shape, fill, dt)
 
 
+def _refuse(
+    fn: str, args: tuple, params: tuple = (), options: tuple = (), **given: Any
+) -> None:
+    """torch's error for a factory call's argument of a type it refuses
+    (``given``: its generator, dtype and requires_grad), if one is."""
+    keywords = {k: v for k, v in given.items() if v is not None and v is not False}
+    types = {"torch_dtype": _dtype.dtype, "torch_Generator": Generator}
+    _argparse.refuse_call(fn, args, params, keywords, options, **types)
+
+
+# what torch's Number takes (a one-element tensor gives its value)
+_NUMBERS = (int, float, complex, np.number, np.bool_, TensorBase)
+
+
 def tensor(
     data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
 ) -> Tensor:
     """``torch.tensor(data)``: always a copy; ints -> int64, floats -> float32."""
+    if type(requires_grad) is not builtins.bool or (
+        dtype is not None and type(dtype) is not _dtype.dtype
+    ):
+        if requires_grad is None:  # torch.tensor's has no None default
+            raise _argparse.must_be("tensor", "requires_grad", "bool", None)
+        _refuse("tensor", (), dtype=dtype, requires_grad=requires_grad)
     if isinstance(data, TensorBase):  # torch: on data's device unless told
         device = device or _dtype.explicit_default() or _dtype.tensor_device(data)
         return _finish(data._data, dtype or data.dtype, device, requires_grad)
@@ -488,7 +515,10 @@ def tensor(
     ):
         data = [np.asarray(v) if isinstance(v, TensorBase) else v for v in data]
     _check_ragged(data)
-    return _finish(np.asarray(data), dtype or _infer(data), device, requires_grad)
+    array = np.asarray(data)
+    if array.dtype.kind in "OSU":  # not numbers: torch's error, if it has one
+        _argparse.refuse_data(data, dtype)
+    return _finish(array, dtype or _infer(data), device, requires_grad)
 
 
 def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
@@ -546,6 +576,8 @@ def _size(name: str, size: tuple) -> tuple[int, ...]:
     """A torch size from ``*size`` or one sequence: ints, none negative."""
     size = sizes(name, size)
     for s in size:
+        if s < 0 and name == "zeros":  # torch's zeros is a decomposition
+            raise RuntimeError("zeros: Dimension size must be non-negative.")
         if s < 0:
             raise RuntimeError(
                 f"Trying to create tensor with negative dimension {s}: {list(size)}"
@@ -605,6 +637,10 @@ def full(
     device: Any = None,
     requires_grad: bool = False,
 ) -> Tensor:
+    if type(requires_grad) is not builtins.bool or (
+        dtype is not None and type(dtype) is not _dtype.dtype
+    ):
+        _refuse("full", (size, fill_value), dtype=dtype, requires_grad=requires_grad)
     if isinstance(fill_value, TensorBase):
         fill_value = fill_value.item()
     if not isinstance(fill_value, int | float | complex | np.number | np.bool_):
@@ -615,6 +651,8 @@ def full(
     if dtype is None:
         dtype = _dtype.scalar_dtype(fill_value)
     dt = _dtype.to_dtype(dtype).np
+    if not isinstance(size, tuple | list):  # torch takes no bare int here
+        raise _argparse.must_be("full", "size", "tuple of ints", size, 1)
     shape = _size("full", (size,))
     _check_fill(fill_value, dt, math.prod(shape))
     array = _filled("full", (shape,), fill_value, dt, device)
@@ -626,6 +664,10 @@ def full(
 def zeros(
     *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
 ) -> Tensor:
+    if type(requires_grad) is not builtins.bool or (
+        dtype is not None and type(dtype) is not _dtype.dtype
+    ):
+        _refuse("zeros", size, dtype=dtype, requires_grad=requires_grad)
     array = _filled("zeros", size, 0, _float_dtype(dtype), device)
     return _finish(array, None, device, requires_grad)
 
@@ -635,6 +677,10 @@ def zeros(
 def ones(
     *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
 ) -> Tensor:
+    if type(requires_grad) is not builtins.bool or (
+        dtype is not None and type(dtype) is not _dtype.dtype
+    ):
+        _refuse("ones", size, dtype=dtype, requires_grad=requires_grad)
     array = _filled("ones", size, 1, _float_dtype(dtype), device)
     return _finish(array, None, device, requires_grad)
 
@@ -651,6 +697,10 @@ def empty(
 ) -> Tensor:
     """``torch.empty``: JAX has no uninitialised memory, so zeros."""
     _check_layout("empty", layout)
+    if type(requires_grad) is not builtins.bool or (
+        dtype is not None and type(dtype) is not _dtype.dtype
+    ):
+        _refuse("empty", size, dtype=dtype, requires_grad=requires_grad)
     size = _size("empty", size)
     out = zeros(size, dtype=dtype, device=device)
     out = laid_out(out, memory_format, _like)
@@ -666,6 +716,16 @@ def eye(
     device: Any = None,
     requires_grad: bool = False,
 ) -> Tensor:
+    if (
+        type(n) is not int
+        or (m is not None and type(m) is not int)
+        or type(requires_grad) is not builtins.bool
+        or (dtype is not None and type(dtype) is not _dtype.dtype)
+    ):
+        args = (n,) if m is None else (n, m)
+        params = ("n: int", "m: int")
+        given = {"dtype": dtype, "requires_grad": requires_grad}
+        _refuse("eye", args, params, EYE_OPTIONS, **given)
     n = _int("eye", "n", 1, n)
     m = n if m is None else _int("eye", "m", 2, m)
     for arg, value in (("n", n), ("m", m)):
@@ -691,6 +751,19 @@ def arange(
         raise NotImplementedError(
             "arange: out= is not supported by jaxblitz.compat; use the returned tensor"
         )
+    if (
+        type(requires_grad) is not builtins.bool
+        or (dtype is not None and type(dtype) is not _dtype.dtype)
+        or not isinstance(start, _NUMBERS)
+        or not (end is None or isinstance(end, _NUMBERS))
+        or not isinstance(step, _NUMBERS)
+    ):
+        args = (start,) if end is None else (start, end)
+        args += () if type(step) is int and step == 1 else (step,)
+        names = ("end",) if len(args) == 1 else ("start", "end", "step")
+        params = tuple(f"{name}: Number" for name in names)
+        given = {"dtype": dtype, "requires_grad": requires_grad}
+        _refuse("arange", args, params, ARANGE_OPTIONS, **given)
     if end is None:
         start, end = 0, start
     lo, hi, by = (
@@ -760,6 +833,17 @@ def linspace(
     device: Any = None,
     requires_grad: bool = False,
 ) -> Tensor:
+    if (
+        type(requires_grad) is not builtins.bool
+        or (dtype is not None and type(dtype) is not _dtype.dtype)
+        or not isinstance(start, _NUMBERS)
+        or not isinstance(end, _NUMBERS)
+        or type(steps) is not int
+    ):
+        args = (start, end, steps)
+        params = ("start: Number", "end: Number", "steps: int")
+        given = {"dtype": dtype, "requires_grad": requires_grad}
+        _refuse("linspace", args, params, LINSPACE_OPTIONS, **given)
     start, end, steps = _space_args("linspace", start, end, steps)
     dt = np.dtype(_float_dtype(dtype))
     if dt.kind in "iu":  # torch: ends cast to the dtype, the points truncated
@@ -888,6 +972,20 @@ def rand(
     device: Any = None,
     requires_grad: bool = False,
 ) -> Tensor:
+    if (
+        type(requires_grad) is not builtins.bool
+        or (dtype is not None and type(dtype) is not _dtype.dtype)
+        or generator is not None
+        and type(generator) is not Generator
+    ):
+        _refuse(
+            "rand",
+            size,
+            options=DRAW_OPTIONS,
+            generator=generator,
+            dtype=dtype,
+            requires_grad=requires_grad,
+        )
     with x64(True):
         shape = _size("rand", size)
         dt = _draw_dtype(dtype, "check_uniform_bounds")
@@ -904,6 +1002,20 @@ def randn(
     device: Any = None,
     requires_grad: bool = False,
 ) -> Tensor:
+    if (
+        type(requires_grad) is not builtins.bool
+        or (dtype is not None and type(dtype) is not _dtype.dtype)
+        or generator is not None
+        and type(generator) is not Generator
+    ):
+        _refuse(
+            "randn",
+            size,
+            options=DRAW_OPTIONS,
+            generator=generator,
+            dtype=dtype,
+            requires_grad=requires_grad,
+        )
     with x64(True):
         shape = _size("randn", size)
         dt = _draw_dtype(dtype, "normal_kernel_cpu")
@@ -986,7 +1098,9 @@ def normal(
             [std], _negative, error("normal expects all elements of std >= 0.0")
         )
     elif np.any(np.asarray(std) < 0):
-        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+        # torch prints the double as C++ streams do: -1, not -1.0
+        shown = f"{std:g}" if isinstance(std, builtins.float) else std
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {shown}")
     if dtype is None:  # a tensor mean or std gives its dtype, as in torch
         given = [v.dtype for v in (mean, std) if isinstance(v, TensorBase)]
         dtype = given[0] if given else None
@@ -1157,13 +1271,7 @@ def _legacy_new(
     sizes (uninitialised), data, a tensor of ``dt`` (itself, or with ``alias`` an
     alias of it), or nothing (empty)."""
     if kwargs:
-        kinds = ", ".join(
-            [_type_name(a) for a in args]
-            + [f"{k}={_type_name(v)}" for k, v in kwargs.items()]
-        )
-        raise TypeError(
-            f"new() received an invalid combination of arguments - got ({kinds})"
-        )
+        raise _argparse.invalid_combination("new", args, kwargs, NEW_OPTIONS)
     if len(args) == 1 and isinstance(args[0], builtins.bool | builtins.float):
         raise TypeError(f"new(): data must be a sequence (got {_type_name(args[0])})")
     if len(args) == 1 and _as_int(args[0]) is None:
@@ -1178,7 +1286,9 @@ def _legacy_new(
             raise TypeError(f"new(): invalid data type '{_type_name(data)}'")
         if not isinstance(data, Size):  # torch.FloatTensor(x.shape): a size
             return tensor(data, dtype=dt, device=device)
-    shape = sizes("new", args) if args else (0,)  # torch.FloatTensor(): empty
+    shape = (
+        sizes("new", args, "size", NEW_OPTIONS) if args else (0,)
+    )  # torch.FloatTensor(): empty
     return empty(shape, dtype=dt, device=device)
 
 

@@ -98,6 +98,7 @@ def clip_grad_norm_(
     """Scale the ``.grad`` of ``parameters`` in place so that their total norm is
     at most ``max_norm``; returns the total norm before clipping (a 0-dim tensor).
     """
+    max_norm = float(max_norm)  # torch: a max_norm float() refuses, before all
     is_generator = isinstance(parameters, types.GeneratorType)
     parameters = _tensors(parameters)
     if is_generator and not parameters:
