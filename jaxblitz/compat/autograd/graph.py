@@ -32,7 +32,7 @@ from jaxblitz.compat._eager import _warm
 from jaxblitz.compat._not_offered import NotOffered, refused
 from jaxblitz.compat.autograd import _dual, anomaly_mode
 from jaxblitz.compat.autograd.grad_mode import is_grad_enabled, set_grad_enabled
-from jaxblitz.compat.tensor import _dtype, _layout
+from jaxblitz.compat.tensor import _dtype, _fresh_layout, _layout
 from jaxblitz.compat.tensor._argparse import must_be
 from jaxblitz.compat.tensor._dtype import call_x64, x64
 from jaxblitz.compat.tensor._fresh_layout import ELEMENTWISE, follow_operands
@@ -554,6 +554,9 @@ _bwd = lazy.jit(_bwd_impl, static_argnames=("fn", "static", "mask"))
 def run(fn: Callable, *arrays: Any, **static: Any) -> jax.Array:
     """``fn(*arrays, **static)`` jitted and cached, in x64 mode, with no recording."""
     return call_x64(_fwd, *arrays, fn=fn, static=tuple(static.items()))
+
+
+_fresh_layout.RUN.append(run)
 
 
 def apply(name: str, fn: Callable, *args: Any, **static: Any):

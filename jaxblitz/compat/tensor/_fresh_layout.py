@@ -25,6 +25,10 @@ from jaxblitz.compat.tensor._iter_strides import (
 from jaxblitz.compat.tensor._layout import Layout, contiguous_strides, identity
 from jaxblitz.compat.tensor._tensor_base import TensorBase
 
+# autograd.graph's ``run`` (a jitted call, unrecorded), set by that module when it
+# loads: autograd loads after the tensor package, and its funnel calls this one
+RUN: list = []
+
 
 def _transpose_fn(x, *, axes):
     return jnp.transpose(x, axes)
@@ -33,9 +37,7 @@ def _transpose_fn(x, *, axes):
 def _relaid(t: Any, stride: tuple[int, ...]) -> Any:
     """``t`` (fresh and row-major) with its storage laid out in dense
     ``stride``; its value, as computed, stays its cached read."""
-    # deferred import: autograd loads after the tensor package
-    from jaxblitz.compat.autograd.graph import run  # noqa: PLC0415
-
+    run = RUN[0]
     shape = tuple(t.shape)
     s, value = t._s, t._s.pending
     axes = outer_first(stride)
