@@ -199,8 +199,12 @@ class MathMixin(AutogradMixin):
                 flags.append(arg)
             elif type(arg) is int:  # a device index, as torch.device(arg)
                 target_device = arg
+            elif arg in _PY_DTYPES:  # x.to(float): a dtype by Python type
+                target_dtype = _dtype.to_dtype(arg)
             elif type(arg) in _NOT_TO:
                 raise invalid_combination("to", args, kwargs, TO_OPTIONS)
+        if target_dtype in _PY_DTYPES:  # x.to(dtype=float)
+            target_dtype = _dtype.to_dtype(target_dtype)
         copy = kwargs.get("copy", len(flags) > 1 and flags[1])
         out = self if target_dtype is None else to_dtype(self, target_dtype)
         if target_device is not None:
@@ -240,8 +244,10 @@ class MathMixin(AutogradMixin):
             if dtype not in LEGACY_DTYPES:
                 raise ValueError(f"invalid type: '{dtype}'")
             dtype = LEGACY_DTYPES[dtype]
+        if dtype in _PY_DTYPES:  # torch: a Python type is no tensor type here
+            raise ValueError(f"invalid type: '{dtype.__name__}'")
         target = getattr(dtype, "dtype", dtype)
-        if not isinstance(target, _dtype.dtype) and target not in _PY_DTYPES:
+        if not isinstance(target, _dtype.dtype):
             raise TypeError("dtype must be a type, str, or dtype object")
         return self.to(target)
 

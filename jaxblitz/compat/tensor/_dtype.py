@@ -183,8 +183,8 @@ def to_dtype(d: Any) -> dtype:
     """A torch dtype from a torch dtype, a NumPy/JAX dtype or a Python type."""
     if isinstance(d, dtype):
         return d
-    if d is _pyfloat:
-        return _default_float
+    if d is _pyfloat:  # torch's parser: Python's float is a double, whatever
+        return float64  # the default dtype
     if d is _pyint:
         return int64
     if d is _pybool:
