@@ -12,7 +12,7 @@ from jax import lax
 
 from jaxblitz.compat import _autocast, _not_offered
 from jaxblitz.compat.autograd.graph import apply
-from jaxblitz.compat.ops import _linalg_facade
+from jaxblitz.compat.ops import _linalg_facade, _out
 from jaxblitz.compat.ops._decompositions import (
     LinAlgError,
     _check_invertible,
@@ -429,3 +429,5 @@ def norm(
 _linalg_facade.register(
     eigvalsh=eigvalsh, matrix_norm=matrix_norm, solve=solve, vector_norm=vector_norm
 )
+# torch's out= for every torch.linalg op that takes it (ops/_out.py)
+_out.give_out(globals(), "linalg.", "linalg_")
