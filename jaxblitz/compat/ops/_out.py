@@ -19,8 +19,9 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+from jaxblitz.compat import _autocast
 from jaxblitz.compat.autograd.grad_mode import is_grad_enabled
-from jaxblitz.compat.ops._out_rules import CAST, RULES, Rule
+from jaxblitz.compat.ops._out_rules import ALIASES, CAST, RULES, Rule
 from jaxblitz.compat.tensor import _dtype
 from jaxblitz.compat.tensor._tensor_base import TensorBase
 
@@ -31,6 +32,14 @@ _RESIZED = (
     "unless they have zero elements. You can explicitly reuse an out tensor t by "
     "resizing it, inplace, to zero elements with t.resize_(0). (Triggered "
     "internally at /__w/pytorch/pytorch/aten/src/ATen/native/Resize.cpp:30.)"
+)
+# torch's arange counts elements: an out of as many keeps quiet
+_COUNTED = (
+    "The number of elements in the out tensor of shape {had} is {n} which does not "
+    "match the computed number of elements {m}. Note that this may occur as a "
+    "result of rounding error. The out tensor will be resized to a tensor of shape "
+    "({m},). (Triggered internally at "
+    "/__w/pytorch/pytorch/aten/src/ATen/native/RangeFactories.cpp:199.)"
 )
 
 # torch's ops with a list of outs return nothing; its torch.lu (a Python
@@ -55,7 +64,7 @@ def write_out(name: str, result: Any, out: Any, rule: Any = CAST) -> Any:
     for r, o, each in zip(results, outs, rules, strict=True):
         _check_dtype(r.dtype, o.dtype, each)
     for r, o in zip(results, outs, strict=True):
-        _write(o, r)
+        _write(o, r, counted=name == "arange")
     if not several:
         return outs[0]
     if name in _RETURN_NONE:
@@ -97,10 +106,13 @@ def _check_dtype(want: _dtype.dtype, got: _dtype.dtype, rule: Rule) -> None:
         )
 
 
-def _write(out: Any, result: Any) -> None:
-    shape = tuple(result.shape)
+def _write(out: Any, result: Any, counted: bool = False) -> None:
+    shape, n = tuple(result.shape), out.numel()
     if tuple(out.shape) != shape:
-        if out.numel():
+        if counted and n not in (0, result.numel()):
+            message = _COUNTED.format(had=list(out.shape), n=n, m=result.numel())
+            warnings.warn(message, UserWarning, stacklevel=4)
+        elif n and not counted:
             message = _RESIZED.format(had=list(out.shape), want=list(shape))
             warnings.warn(message, UserWarning, stacklevel=4)
         _resize(out, shape)
@@ -120,7 +132,7 @@ def _resize(out: Any, shape: tuple) -> None:
 
 
 @functools.cache
-def _out_type(kind: type) -> type:
+def _out_type(kind: Any) -> type:
     """torch's ``torch.return_types.<name>_out``: the result's named tuple."""
     name = getattr(kind, "name", None) or kind.__name__
     return type(f"{name}_out", (kind,), {"name": f"{name}_out"})
@@ -139,29 +151,34 @@ def takes_out(name: str, fn: Callable[..., Any], rule: Any = CAST) -> Any:
     def op(*args: Any, out: Any = None, **kwargs: Any) -> Any:
         if out is None:
             return fn(*args, **kwargs)
-        first = rule if isinstance(rule, Rule) else rule[0]
+        own = rule(*args) if callable(rule) else rule  # a rule per overload
+        first = own if isinstance(own, Rule) else own[0]
         if (
             first.takes_dtype
             and kwargs.get("dtype") is None
             and isinstance(out, TensorBase)
         ):
             kwargs["dtype"] = out.dtype
-        return write_out(name, fn(*args, **kwargs), out, rule)
+        # torch's out= variants are not autocast
+        result = (
+            _autocast.off(fn, *args, **kwargs) if _autocast.on else fn(*args, **kwargs)
+        )
+        return write_out(name, result, out, own)
 
     _GIVEN.add(op)
     return op
 
 
-def give_out(namespace: dict, prefix: str = "", aten: str = "") -> None:
+def give_out(namespace: dict, prefix: str = "") -> None:
     """Give ``out=`` to every op of ``namespace`` (a module's globals) that
-    takes it in torch (``prefix``: the op table's, ``"linalg."``; ``aten``:
-    torch's prefix of the ATen name, ``"linalg_"``)."""
-    for key, rule in RULES.items():
-        if not key.startswith(prefix) or "." in key[len(prefix) :]:
+    takes it in torch (``prefix``: the op table's, ``"linalg."``)."""
+    for key in (*RULES, *ALIASES):
+        name = key[len(prefix) :]
+        if not key.startswith(prefix) or "." in name:
             continue
-        fn = namespace.get(key[len(prefix) :])
+        fn = namespace.get(name)
         if fn is None or not callable(fn) or fn in _GIVEN:
             continue
-        namespace[key[len(prefix) :]] = takes_out(
-            aten + getattr(fn, "__name__", key), fn, rule
-        )
+        own = ALIASES.get(key, key)
+        aten = own.removeprefix("nn.functional.").replace(".", "_")
+        namespace[name] = takes_out(aten, fn, RULES[own])

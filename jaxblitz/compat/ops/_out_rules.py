@@ -10,7 +10,8 @@ overload has one result (``max(input, other)``) that overload is elementwise.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 
 class Rule(NamedTuple):
@@ -36,11 +37,19 @@ CAT = Rule(
 SCALAR_TYPE = Rule(True, "expected scalar_type {want} but found {got}")
 SCALAR_TYPE_ = Rule(True, "expected scalar type {want} but found {got}")
 DOT = Rule(True, "result dtype {got} does not match input dtype {want}")
+
+
+def _matmul(input: Any, other: Any, *args: Any) -> Rule:
+    """matmul's words are its kernel's: dot's for two vectors, mm's else."""
+    vectors = getattr(input, "ndim", 0) == 1 and getattr(other, "ndim", 0) == 1
+    return DOT if vectors else EXACT
+
+
 # sum, cumsum...: torch computes in the out's dtype (sum of 0.6 and 0.6 into a
 # long out is 0)
 REDUCED = EXACT._replace(takes_dtype=True)
 
-RULES: dict[str, Rule | tuple[Rule, ...]] = {
+RULES: dict[str, Rule | tuple[Rule, ...] | Callable[..., Rule]] = {
     "abs": FOUND,
     "acos": CAST,
     "acosh": CAST,
@@ -281,12 +290,10 @@ RULES: dict[str, Rule | tuple[Rule, ...]] = {
     "masked_select": Rule(
         True, "masked_select(): self and result must have the same scalar type"
     ),
-    "matmul": DOT,
+    "matmul": _matmul,
     "maximum": CAST,
-    "mean": Rule(
-        False,
-        "mean.dtype_out(): input types can't be cast to the desired output type {got}",
-    ),
+    # (torch.mean(input) without a dim refuses as "mean.dtype_out(): input types...")
+    "mean": CAST,
     "minimum": CAST,
     "mm": EXACT,
     "mode": (
@@ -468,4 +475,38 @@ RULES: dict[str, Rule | tuple[Rule, ...]] = {
         "the output given to float_power has dtype {got} but the operation's "
         "result requires dtype {want}",
     ),
+}
+
+# torch's other names of these ops: the same rule, and the op's own name in the
+# autograd refusal (torch.true_divide refuses as "div()")
+ALIASES = {
+    "absolute": "abs",
+    "arccos": "acos",
+    "arccosh": "acosh",
+    "arcsin": "asin",
+    "arcsinh": "asinh",
+    "arctan": "atan",
+    "arctan2": "atan2",
+    "arctanh": "atanh",
+    "clip": "clamp",
+    "concat": "cat",
+    "concatenate": "cat",
+    "divide": "div",
+    "fix": "trunc",
+    "ger": "outer",
+    "greater": "gt",
+    "greater_equal": "ge",
+    "less": "lt",
+    "less_equal": "le",
+    "multiply": "mul",
+    "negative": "neg",
+    "not_equal": "ne",
+    "row_stack": "vstack",
+    "subtract": "sub",
+    "true_divide": "div",
+    "det": "linalg.det",
+    "inverse": "linalg.inv",
+    "matrix_power": "linalg.matrix_power",
+    "orgqr": "linalg.householder_product",
+    "linalg.matmul": "matmul",
 }

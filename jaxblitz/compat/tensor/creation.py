@@ -630,16 +630,10 @@ def arange(
     start: Any,
     end: Any = None,
     step: Any = 1,
-    *,
-    out: Any = None,
     dtype: Any = None,
     device: Any = None,
     requires_grad: bool = False,
 ) -> Tensor:
-    if out is not None:
-        raise NotImplementedError(
-            "arange: out= is not supported by jaxblitz.compat; use the returned tensor"
-        )
     if end is None:
         start, end = 0, start
     lo, hi, by = (
