@@ -51,6 +51,12 @@ _RETURN_PLAIN = {"lu"}
 def write_out(name: str, result: Any, out: Any, rule: Any = CAST) -> Any:
     """``result`` written into ``out`` as torch's ``name(..., out=out)`` does."""
     several = isinstance(result, tuple)
+    if several and name == "nonzero":  # nonzero(as_tuple=True) takes no out
+        if not isinstance(out, TensorBase):
+            _outs(name, out, 1, False)
+        raise RuntimeError(
+            "nonzero does not support the out kwarg when as_tuple is True"
+        )
     results = tuple(result) if several else (result,)
     outs = _outs(name, out, len(results), several)
     rules = (rule,) * len(results) if isinstance(rule, Rule) else rule

@@ -83,6 +83,9 @@ CASES = {
     "matmul of vectors into a float64 out": lambda t: t.matmul(
         t.ones(3), t.ones(3), out=t.empty((), dtype=t.float64)
     ),
+    "nonzero as a tuple into an out": lambda t: t.nonzero(
+        t.ones(2), as_tuple=True, out=t.empty(0, dtype=t.long)
+    ),
     "zeros into a long out": lambda t: t.zeros(3, out=t.empty(3, dtype=t.long)),
     "zeros of another dtype than its out": lambda t: t.zeros(
         3, dtype=t.float32, out=t.empty(3, dtype=t.long)
