@@ -285,6 +285,7 @@ from jaxblitz.compat.nn import (  # noqa: E402, F401 -- torch.* names of ATen's
 from jaxblitz.compat.nn.distance import cdist  # noqa: E402 -- torch.cdist
 from jaxblitz.compat.ops import (  # noqa: E402
     _multinomial,
+    _out,  # noqa: E402
     _random_inplace,
     _sampling,
     _scatter,
@@ -370,6 +371,9 @@ def is_distributed(input: Tensor) -> bool:
     """False: a compat tensor is never a distributed one (torch's legacy query)."""
     return False
 
+
+# torch's out= for every op that takes it (ops/_out.py)
+_out.give_out(globals())
 
 __all__ = [name for name in dir() if not name.startswith("_")]
 

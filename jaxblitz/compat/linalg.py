@@ -12,7 +12,7 @@ from jax import lax
 
 from jaxblitz.compat import _autocast, _not_offered
 from jaxblitz.compat.autograd.graph import apply
-from jaxblitz.compat.ops import _linalg_facade
+from jaxblitz.compat.ops import _linalg_facade, _out
 from jaxblitz.compat.ops._decompositions import (
     LinAlgError,
     _check_invertible,
@@ -61,7 +61,6 @@ from jaxblitz.compat.ops._linalg_ex import (
     lu_factor,
     lu_factor_ex,
     lu_solve,
-    no_out,
     solve_checks,
     solve_ex,
     solve_triangular,
@@ -212,8 +211,7 @@ def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
     return _cross("linalg.cross", input, other, dim)
 
 
-def solve(A: Tensor, B: Tensor, *, left: bool = True, out: Any = None) -> Tensor:
-    no_out("linalg.solve", out)
+def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
     vector = solve_checks(A, B, left)
     _check_invertible(
         "torch.linalg.solve",
@@ -225,9 +223,8 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True, out: Any = None) -> Tensor
     )
 
 
-def householder_product(A: Tensor, tau: Tensor, *, out: Any = None) -> Tensor:
+def householder_product(A: Tensor, tau: Tensor) -> Tensor:
     """``torch.linalg.householder_product``: ``torch.orgqr``."""
-    no_out("linalg.householder_product", out)
     return _orgqr(A, tau, "torch.linalg.householder_product")
 
 
@@ -429,3 +426,5 @@ def norm(
 _linalg_facade.register(
     eigvalsh=eigvalsh, matrix_norm=matrix_norm, solve=solve, vector_norm=vector_norm
 )
+# torch's out= for every torch.linalg op that takes it (ops/_out.py)
+_out.give_out(globals(), "linalg.")

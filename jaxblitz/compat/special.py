@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import jax.numpy as jnp
 import jax.scipy.special as jss
 
-from jaxblitz.compat.ops import _bessel, _polynomials
+from jaxblitz.compat.ops import _bessel, _out, _polynomials
 from jaxblitz.compat.ops._arrange import log_softmax, softmax  # no out=, as torch's
 from jaxblitz.compat.ops._funnel import (
     _default_float,
@@ -416,3 +416,6 @@ logit = _with_out("logit", logit)
 polygamma = _with_out("polygamma", polygamma)
 sinc = _with_out("sinc", sinc)
 xlogy = _with_out("xlogy", xlogy)
+
+# torch's out= rules for the special functions it lists (ops/_out.py)
+_out.give_out(globals(), "special.")

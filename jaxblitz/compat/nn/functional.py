@@ -187,6 +187,7 @@ from jaxblitz.compat.nn.upsampling import (  # noqa: F401
     upsample_bilinear,
     upsample_nearest,
 )
+from jaxblitz.compat.ops import _out  # noqa: F401 -- ops._out below
 from jaxblitz.compat.ops._arrange import _softmax
 from jaxblitz.compat.tensor import Tensor
 
@@ -226,3 +227,6 @@ def assert_int_or_pair(arg: Any, arg_name: str, message: str) -> None:
 
 # torch names compat does not offer: refused by name, with the reason
 __getattr__ = _not_offered.refuser(__name__, "torch.nn.functional")
+
+# torch's out= for the functions that take it (gelu, linear, avg_pool2d...)
+ops._out.give_out(globals(), "nn.functional.")

@@ -446,8 +446,6 @@ def tensordot(a: Tensor, b: Tensor, dims: Any = 2, out: Any = None) -> Tensor:
     size 1 against others summed first), permuted and reshaped around it."""
     if _autocast.on:
         return _autocast.run("tensordot", tensordot, a, b, dims, out)
-    if out is not None:
-        raise NotImplementedError("tensordot: out is not supported by jaxblitz.compat")
     a, b = _as_tensor(a), _as_tensor(b)
     dims_a, dims_b = _tensordot_dims(a, b, dims)
     if len(dims_a) != len(dims_b):
@@ -549,8 +547,6 @@ def cross(input: Tensor, other: Tensor, dim: int | None = None, *, out=None):
     """``torch.cross``: without ``dim``, the first dimension of size 3."""
     if _autocast.on:
         return _autocast.run("cross", cross, input, other, dim, out=out)
-    if out is not None:
-        raise NotImplementedError("cross: out is not supported by jaxblitz.compat")
     if dim is None:
         shape = np.broadcast_shapes(tuple(input.shape), tuple(other.shape))
         dims = [i for i, s in enumerate(shape) if s == 3]
@@ -829,9 +825,7 @@ def svd(input: Tensor, some: bool = True, compute_uv: bool = True):
     return _Svd(U, S, Vh.mT)
 
 
-def svdvals(A: Tensor, *, driver: Any = None, out: Any = None) -> Tensor:
-    if out is not None:
-        raise NotImplementedError("svdvals: out is not supported by jaxblitz.compat")
+def svdvals(A: Tensor, *, driver: Any = None) -> Tensor:
     _matrices("linalg.svd", A, square=False)
     _floating("linalg.svd", A)
     return apply("LinalgSvdBackward0", _svdvals_fn, A)

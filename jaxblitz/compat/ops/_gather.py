@@ -255,13 +255,6 @@ def _check_gather(name: str, input: Tensor, dim: int, index: Tensor, src=None):
     _check_in_bounds(index, name, shape_in[dim], dim)
 
 
-def _no_out(name: str, out: Any) -> None:
-    if out is not None:
-        raise NotImplementedError(
-            f"{name}(out=...) is not supported by jaxblitz.compat"
-        )
-
-
 # ---------------------------------------------------------------------------
 # torch.gather / scatter / scatter_add / scatter_reduce
 # ---------------------------------------------------------------------------
@@ -274,13 +267,11 @@ def gather(
     index: Tensor,
     *,
     sparse_grad: bool = False,
-    out: Any = None,
 ) -> Tensor:
     """``torch.gather``: ``out[i][j] = input[i][index[i][j]]`` (dim=1)."""
     _require_tensors("gather", input)
     if not isinstance(index, TensorBase):  # (torch.gather(x, 1, i) says position 3)
         raise must_be("gather", "index", "Tensor", index, 2)
-    _no_out("gather", out)
     dim = wrap_dim(dim, input.dim())
     _check_gather("gather", input, dim, index)
     return apply("GatherBackward0", _gather_fn, input, index, axis=dim)
@@ -318,10 +309,8 @@ def scatter(
     *,
     value: Any = None,
     reduce: str | None = None,
-    out: Any = None,
 ) -> Tensor:
     """``torch.scatter``: ``out[i][index[i][j]] = src[i][j]`` (dim=1), or ``value``."""
-    _no_out("scatter", out)
     src = value if src is None else src
     if src is None:
         raise TypeError("scatter() missing required argument 'src' (or 'value')")
@@ -373,10 +362,8 @@ def scatter_reduce(
     reduce: str,
     *,
     include_self: bool = True,
-    out: Any = None,
 ) -> Tensor:
     """``torch.scatter_reduce``: sum, prod, mean, amax or amin of what lands where."""
-    _no_out("scatter_reduce", out)
     _require_src("scatter_reduce", src)
     reduce = {"max": "amax", "min": "amin"}.get(reduce, reduce)  # torch's aliases
     if reduce not in ("sum", "prod", "mean", "amax", "amin"):
@@ -415,11 +402,10 @@ saves("ScatterReduceBackward0", (0, None), (1, None), (2, None), ("result", None
 
 
 @declare(method=True)
-def index_select(input: Tensor, dim: int, index: Tensor, *, out: Any = None):
+def index_select(input: Tensor, dim: int, index: Tensor):
     _require_tensors("index_select", input)
     if not isinstance(index, TensorBase):  # (as a method; torch.index_select: 3)
         raise must_be("index_select", "index", "Tensor", index, 2)
-    _no_out("index_select", out)
     dim = wrap_dim(dim, input.dim())
     if not isinstance(index, TensorBase) or index.dtype not in (
         _dtype.int64,
@@ -503,9 +489,8 @@ saves("MaskedFillBackward1", (1, None))
 
 
 @declare(method=True)
-def masked_select(input: Tensor, mask: Tensor, *, out: Any = None) -> Tensor:
+def masked_select(input: Tensor, mask: Tensor) -> Tensor:
     _require_tensors("masked_select", input)
-    _no_out("masked_select", out)
     _require_tensors("masked_select", input, mask)
     if not _is_bool_mask(mask):
         raise RuntimeError("masked_select: expected BoolTensor for mask")
@@ -527,10 +512,9 @@ saves("MaskedSelectBackward0", (0, None), (1, None))
 
 
 @declare(method=True)
-def nonzero(input: Tensor, *, as_tuple: bool = False, out: Any = None) -> Any:
+def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:
     """Indices of the nonzero elements: ``(n, ndim)``, or one vector per dim."""
     _require_tensors("nonzero", input)
-    _no_out("nonzero", out)
     input._needs_value("nonzero (its size depends on the values)")
     n = builtins.int(run(_count_fn, input._data))
     if not as_tuple:

@@ -382,16 +382,11 @@ def histogram(
     range: Any = None,
     weight: Tensor | None = None,
     density: bool = False,
-    out: Any = None,
 ) -> Any:
     """``torch.histogram``: the histogram of all of ``input``'s values, over
     ``bins`` equal bins (within ``range``, else the values' own) or between the
     edges of a 1-D ``bins`` tensor; ``(hist, bin_edges)``."""
     _float_input("histogram", input)
-    if out is not None:
-        raise NotImplementedError(
-            "histogram(out=...) is not supported by jaxblitz.compat"
-        )
     kwargs = {} if range is None else {"range": range}
     if not (_is_count(bins) or (isinstance(bins, TensorBase) and range is None)):
         raise _invalid("histogram", input, bins, **kwargs)

@@ -144,11 +144,9 @@ def _warn_once(key: str, message: str) -> None:
 
 
 @declare(method=True)
-def lu(A: Tensor, pivot: bool = True, get_infos: bool = False, out: Any = None):
+def lu(A: Tensor, pivot: bool = True, get_infos: bool = False):
     """``torch.lu``: ``(LU, pivots)`` (``pivots`` int32, 1-based), and ``info``
     with ``get_infos=True``; as ``linalg.lu_factor_ex``."""
-    if out is not None:
-        raise NotImplementedError("torch.lu(out=...) is not supported by compat")
     _lu_checks("lu", A)
     _warn_once(
         "lu",

@@ -14,7 +14,7 @@ import numpy as np
 from jaxblitz.compat import _autocast
 from jaxblitz.compat.ops._decompositions import _matrices, svdvals
 from jaxblitz.compat.ops._linalg import mm
-from jaxblitz.compat.ops._linalg_ex import _singular, check_info, inv_ex, no_out
+from jaxblitz.compat.ops._linalg_ex import _singular, check_info, inv_ex
 from jaxblitz.compat.ops._linalg_facade import linalg
 from jaxblitz.compat.ops.shape_ops import _tensor_list, cat
 from jaxblitz.compat.ops.shape_ops import diagonal as _diagonal
@@ -75,7 +75,6 @@ def multi_dot(tensors: Any, *, out: Any = None) -> Tensor:
     first and last may be vectors), multiplied in the cheapest order."""
     if _autocast.on:
         return _autocast.run("multi_dot", multi_dot, tensors, out=out)
-    no_out("linalg.multi_dot", out)
     given = _tensor_list("linalg_multi_dot", tensors)
     n = len(given)
     if n < 2:
@@ -142,12 +141,10 @@ def matrix_rank(
     *,
     atol: Any = None,
     rtol: Any = None,
-    out: Any = None,
 ) -> Tensor:
     """``torch.linalg.matrix_rank``: the number of singular values (absolute
     eigenvalues, ``hermitian``) above ``max(atol, rtol * the largest)``; the
     old ``tol`` is ``atol`` with ``rtol`` 0."""
-    no_out("linalg.matrix_rank", out)
     if tol is not None:
         if atol is not None or rtol is not None:
             raise TypeError(
@@ -194,10 +191,9 @@ def _empty_cond(A: Tensor) -> Tensor:
     return zeros(tuple(A.shape[:-2]), dtype=A.dtype)  # 0 for 0x0, as torch's
 
 
-def cond(A: Tensor, p: Any = None, *, out: Any = None) -> Tensor:
+def cond(A: Tensor, p: Any = None) -> Tensor:
     """``torch.linalg.cond``: the condition number in the norm ``p`` (2 by
     default, from the singular values; 'fro', 'nuc', +-1 and +-inf)."""
-    no_out("linalg.cond", out)
     if isinstance(p, str):
         _matrices(f"linalg.cond(ord={p})", A)
         if p not in ("fro", "nuc"):
@@ -261,10 +257,9 @@ def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> T
 # ---------------------------------------------------------------------------
 
 
-def tensorinv(A: Tensor, ind: int = 2, *, out: Any = None) -> Tensor:
+def tensorinv(A: Tensor, ind: int = 2) -> Tensor:
     """``torch.linalg.tensorinv``: the inverse of ``A`` as the square matrix of
     its first ``ind`` dims by the rest, shaped ``A.shape[ind:] + A.shape[:ind]``."""
-    no_out("linalg.tensorinv", out)
     if ind <= 0:
         raise RuntimeError(
             f"Expected a strictly positive integer for 'ind', but got {ind}"
@@ -282,10 +277,9 @@ def tensorinv(A: Tensor, ind: int = 2, *, out: Any = None) -> Tensor:
     return inverse.reshape(*end, *start)
 
 
-def tensorsolve(A: Tensor, B: Tensor, dims: Any = None, *, out: Any = None) -> Tensor:
+def tensorsolve(A: Tensor, B: Tensor, dims: Any = None) -> Tensor:
     """``torch.linalg.tensorsolve``: ``X`` with ``tensordot(A, X, X.ndim) = B``
     (``dims`` of ``A`` moved last first)."""
-    no_out("linalg.tensorsolve", out)
     if dims is not None:
         dims = list(dims)
         A = A.movedim(dims, list(range(A.dim() - len(dims), A.dim())))

@@ -13,7 +13,7 @@ next sync point).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import jax.numpy as jnp
 import numpy as np
@@ -53,11 +53,6 @@ _LinalgSolveEx = _return_type("linalg_solve_ex", ("result", "info"))
 _LinalgLuFactor = _return_type("linalg_lu_factor", ("LU", "pivots"))
 _LinalgLuFactorEx = _return_type("linalg_lu_factor_ex", ("LU", "pivots", "info"))
 _LinalgLu = _return_type("linalg_lu", ("P", "L", "U"))
-
-
-def no_out(what: str, out: Any) -> None:
-    if out is not None:
-        raise NotImplementedError(f"{what}: out is not supported by jaxblitz.compat")
 
 
 def _failed(info):
@@ -101,10 +96,9 @@ def _broadcast(A: Tensor, B: Tensor) -> tuple[Tensor, Tensor]:
 # ---------------------------------------------------------------------------
 
 
-def inv_ex(A: Tensor, *, check_errors: bool = False, out: Any = None):
+def inv_ex(A: Tensor, *, check_errors: bool = False):
     """``torch.linalg.inv_ex``: ``(inverse, info)``; a singular matrix's inverse
     holds what LAPACK's division by its zero pivot gives (infinities)."""
-    no_out("linalg.inv_ex", out)
     _matrices("linalg.inv", A)
     _floating("linalg.inv", A)
     inverse = apply("LinalgInvExBackward0", _inv_fn, A)
@@ -158,10 +152,8 @@ def solve_ex(
     *,
     left: bool = True,
     check_errors: bool = False,
-    out: Any = None,
 ):
     """``torch.linalg.solve_ex``: ``(result, info)``."""
-    no_out("linalg.solve_ex", out)
     vector = solve_checks(A, B, left)
     result = apply(
         "LinalgSolveExBackward0", _solve_fn, A, B, vector=vector, left=bool(left)
@@ -235,12 +227,10 @@ def cholesky_ex(
     *,
     upper: bool = False,
     check_errors: bool = False,
-    out: Any = None,
 ):
     """``torch.linalg.cholesky_ex``: ``(L, info)``; where a matrix is not
     positive-definite, ``L`` holds what LAPACK's unblocked factorization leaves
     (torch's CPU result for matrices up to LAPACK's block size)."""
-    no_out("linalg.cholesky_ex", out)
     _matrices("linalg.cholesky", A)
     if A.dtype in (_dtype.float16, _dtype.bfloat16):
         raise _not_implemented("cholesky_cpu", A.dtype)
@@ -307,20 +297,17 @@ def lu_factor_ex(
     *,
     pivot: bool = True,
     check_errors: bool = False,
-    out: Any = None,
 ):
     """``torch.linalg.lu_factor_ex``: ``(LU, pivots, info)``, ``pivots`` int32
     and 1-based, as LAPACK's."""
-    no_out("linalg.lu_factor_ex", out)
     LU, pivots, info = _lu_factor(A, pivot)
     if check_errors:
         check_info(A, info, _zero_pivot("torch.linalg.lu_factor_ex"))
     return _LinalgLuFactorEx(LU, pivots, info)
 
 
-def lu_factor(A: Tensor, *, pivot: bool = True, out: Any = None):
+def lu_factor(A: Tensor, *, pivot: bool = True):
     """``torch.linalg.lu_factor``: ``(LU, pivots)``; a zero pivot raises."""
-    no_out("linalg.lu_factor", out)
     LU, pivots, info = _lu_factor(A, pivot)
     check_info(A, info, _zero_pivot("torch.linalg.lu_factor"))
     return _LinalgLuFactor(LU, pivots)
@@ -332,9 +319,8 @@ def _lu_part_fn(x, *, which):
     return _l_fn(lu, k=k) if which == "L" else _u_fn(lu, k=k)
 
 
-def lu(A: Tensor, *, pivot: bool = True, out: Any = None):
+def lu(A: Tensor, *, pivot: bool = True):
     """``torch.linalg.lu``: ``(P, L, U)`` with ``A = P @ L @ U``."""
-    no_out("linalg.lu", out)
     _require_tensors("linalg.lu", A)
     if A.dim() < 2:
         raise RuntimeError(
@@ -389,11 +375,9 @@ def lu_solve(
     *,
     left: bool = True,
     adjoint: bool = False,
-    out: Any = None,
 ) -> Tensor:
     """``torch.linalg.lu_solve``: ``X`` with ``A X = B`` (``X A = B`` for
     ``left=False``; ``A^H`` for ``adjoint``), ``A`` given by ``lu_factor``."""
-    no_out("linalg.lu_solve", out)
     _require_tensors("linalg.lu_solve", LU, pivots)
     _require_tensors("linalg.lu_solve", B)
     _floating("torch.linalg.lu_solve", LU)
@@ -454,12 +438,10 @@ def solve_triangular(
     upper: bool,
     left: bool = True,
     unitriangular: bool = False,
-    out: Any = None,
 ) -> Tensor:
     """``torch.linalg.solve_triangular``: ``X`` with ``A X = B`` (``X A = B``
     for ``left=False``), one triangle of ``A`` read; ``B`` is cast to ``A``'s
     dtype, as torch's."""
-    no_out("linalg.solve_triangular", out)
     _require_tensors("linalg.solve_triangular", A, B)
     solver_shapes("linalg.solve_triangular", A, B, left)
     if not A.dtype.is_floating_point or A.dtype.itemsize < 4:

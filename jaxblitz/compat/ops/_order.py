@@ -144,15 +144,11 @@ def topk(
     dim: int = -1,
     largest: bool = True,
     sorted: bool = True,
-    *,
-    out: Any = None,
 ):
     """``torch.topk``: the ``k`` largest (or smallest) along ``dim``, sorted."""
     _require_tensors("topk", input)
     _int_argument("topk", "k", k)
     k = int(k)
-    if out is not None:
-        raise NotImplementedError("topk(out=...) is not supported by jaxblitz.compat")
     if input.dtype is _dtype.bool:
         raise RuntimeError("topk does not support bool dtypes on CPU")
     axis = _selection_axis(input, dim)
@@ -166,15 +162,11 @@ def topk(
 
 
 @declare(method=True)
-def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False, *, out=None):
+def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False):
     """``torch.kthvalue``: the ``k``-th smallest along ``dim`` (k counts from 1)."""
     _require_tensors("kthvalue", input)
     _int_argument("kthvalue", "k", k)
     k = int(k)
-    if out is not None:
-        raise NotImplementedError(
-            "kthvalue(out=...) is not supported by jaxblitz.compat"
-        )
     axis = _selection_axis(input, dim)
     size = input.shape[axis] if input.dim() else 1
     if not 1 <= k <= size:
@@ -196,12 +188,8 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False, *, out
 
 
 def _by_index(name: str, grad_fn: str, index_fn, result: type):
-    def fn(input: Tensor, dim: Any = None, keepdim: bool = False, *, out=None):
+    def fn(input: Tensor, dim: Any = None, keepdim: bool = False):
         _require_tensors(name, input)
-        if out is not None:
-            raise NotImplementedError(
-                f"{name}(out=...) is not supported by jaxblitz.compat"
-            )
         if input.dtype is _dtype.bool and name == "median":
             raise _not_implemented("median_cpu", input.dtype)
         if dim is None and name == "median":

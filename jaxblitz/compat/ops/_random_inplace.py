@@ -203,15 +203,9 @@ class RandomMixin(AutogradMixin):
 
 
 @declare
-def bernoulli(
-    input: Tensor, p: Any = None, *, generator: Any = None, out: Any = None
-) -> Tensor:
+def bernoulli(input: Tensor, p: Any = None, *, generator: Any = None) -> Tensor:
     """``torch.bernoulli``: 1 with probability ``input`` (or ``p``), else 0."""
     _require_tensors("bernoulli", input)
-    if out is not None:
-        raise NotImplementedError(
-            "bernoulli(out=...) is not supported by jaxblitz.compat"
-        )
     if p is not None:
         from jaxblitz.compat.tensor.creation import empty_like  # noqa: PLC0415
 

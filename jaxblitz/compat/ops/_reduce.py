@@ -448,14 +448,10 @@ def sort(
     dim: int = -1,
     descending: bool = False,
     stable: bool = False,
-    *,
-    out: Any = None,
 ):
     """``torch.sort``: ``(values, indices)`` along ``dim`` (ties keep their order,
     which torch promises only with ``stable=True``)."""
     _require_tensors("sort", input)
-    if out is not None:
-        raise NotImplementedError("sort(out=...) is not supported by jaxblitz.compat")
     axis = 0 if not input.dim() else wrap_dim(dim, input.dim())
     static = dict(axis=axis if input.dim() else None, descending=bool(descending))
     if not input.dim():

@@ -219,12 +219,8 @@ def _cov_fn(x, fw, aw, *, correction):
 
 
 @declare(method=True)
-def aminmax(
-    input: Tensor, *, dim: int | None = None, keepdim: bool = False, out: Any = None
-):
+def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False):
     _require_tensors("aminmax", input)
-    if out is not None:
-        raise NotImplementedError("aminmax: out is not supported by jaxblitz.compat")
     if dim is not None and input.dim() and not input.shape[wrap_dim(dim, input.dim())]:
         raise IndexError(
             f"aminmax: Expected reduction dim {wrap_dim(dim, input.dim())} to have "
@@ -247,11 +243,9 @@ def aminmax(
 
 @declare(method=True)
 def nanmean(
-    input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype=None, out=None
+    input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype=None
 ) -> Tensor:
     _require_tensors("nanmean", input)
-    if out is not None:
-        raise NotImplementedError("nanmean: out is not supported by jaxblitz.compat")
     if dtype is not None:
         input = input.to(dtype)
     if not input.dtype.is_floating_point:
@@ -266,11 +260,9 @@ def nanmean(
 
 
 @declare(method=True)
-def nanmedian(input: Tensor, dim: Any = None, keepdim: bool = False, *, out=None):
+def nanmedian(input: Tensor, dim: Any = None, keepdim: bool = False):
     """``torch.nanmedian``: the lower median of the values that are not NaN."""
     _require_tensors("nanmedian", input)
-    if out is not None:
-        raise NotImplementedError("nanmedian: out is not supported by jaxblitz.compat")
     if input.dtype is _dtype.bool:
         raise _not_implemented("nanmedian_cpu", input.dtype)
     if dim is None:
@@ -317,10 +309,6 @@ def _quantile(name: str, ignore_nan: bool):
                 name, fn, input, q, dim, keepdim, interpolation=interpolation, out=out
             )
         _require_tensors(name, input)
-        if out is not None:
-            raise NotImplementedError(
-                f"{name}: out is not supported by jaxblitz.compat"
-            )
         scalar = not isinstance(q, TensorBase)
         if scalar:  # ATen's Scalar overload checks q before all else
             q = float(q)
@@ -384,12 +372,8 @@ declare.alias("nanquantile", nanquantile, method=True)
 
 
 @declare(method=True)
-def logcumsumexp(input: Tensor, dim: int, *, out: Any = None) -> Tensor:
+def logcumsumexp(input: Tensor, dim: int) -> Tensor:
     _require_tensors("logcumsumexp", input)
-    if out is not None:
-        raise NotImplementedError(
-            "logcumsumexp: out is not supported by jaxblitz.compat"
-        )
     if not input.dtype.is_floating_point:
         raise _not_implemented("logcumsumexp_out_cpu", input.dtype)
     axis = wrap_dim(dim, input.dim()) if input.dim() else 0
@@ -400,12 +384,8 @@ saves("LogcumsumexpBackward0", (0, None), ("result", None))
 
 
 def _cumulative(name: str, grad_fn: str, largest: bool, result: type):
-    def fn(input: Tensor, dim: int, *, out: Any = None):
+    def fn(input: Tensor, dim: int):
         _require_tensors(name, input)
-        if out is not None:
-            raise NotImplementedError(
-                f"{name}: out is not supported by jaxblitz.compat"
-            )
         axis = wrap_dim(dim, input.dim()) if input.dim() else 0
         index = _no_grad(_cum_index_fn, input, axis=axis, largest=largest)
         values = apply(grad_fn, _cum_pick_fn, input, index, axis=axis)

@@ -993,8 +993,6 @@ def _tensor_list(name: str, tensors: Any) -> list[Tensor]:
 def cat(tensors: Any, dim: int = 0, *, out: Any = None) -> Tensor:
     if _autocast.on:
         return _autocast.run("cat", cat, tensors, dim, out=out)
-    if out is not None:
-        raise NotImplementedError("cat(out=...) is not supported by jaxblitz.compat")
     tensors = _tensor_list("cat", tensors)
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")

@@ -741,16 +741,10 @@ def arange(
     start: Any,
     end: Any = None,
     step: Any = 1,
-    *,
-    out: Any = None,
     dtype: Any = None,
     device: Any = None,
     requires_grad: bool = False,
 ) -> Tensor:
-    if out is not None:
-        raise NotImplementedError(
-            "arange: out= is not supported by jaxblitz.compat; use the returned tensor"
-        )
     if (
         type(requires_grad) is not builtins.bool
         or (dtype is not None and type(dtype) is not _dtype.dtype)

@@ -217,10 +217,11 @@ def test_legacy_tensor_types_build_and_check_as_torch():
     assert x.byte().dtype is C.uint8
 
 
-def test_unsupported_out_raises_not_implemented():
-    x = C.tensor(X)
-    with pytest.raises(NotImplementedError, match="out="):
-        C.gather(x, 1, C.tensor(INDEX), out=C.zeros(2, 2))
+def test_gather_writes_into_out_as_torch():
+    out, t_out = C.zeros(2, 2), torch.zeros(2, 2)
+    assert C.gather(C.tensor(X), 1, C.tensor(INDEX), out=out) is out
+    torch.gather(torch.tensor(X), 1, torch.tensor(INDEX), out=t_out)
+    assert out.tolist() == t_out.tolist()
 
 
 # -- one element set to a number (a corpus reader's ``ids[i] = j``) -------------------
