@@ -44,6 +44,62 @@ _COUNTED = (
 
 # torch's ops with a list of outs return nothing; its torch.lu (a Python
 # function) a plain tuple of them
+# torch's kernels that refuse an out sharing any element with an input, the same
+# tensor included (ATen's assert_no_overlap)
+_NO_OVERLAP = {"cat", "concat", "concatenate", "stack", "gather", "index_select"}
+_NO_OVERLAP |= {"masked_select", "take"}
+_OVERLAP = (
+    "unsupported operation: some elements of the input tensor and the written-to "
+    "tensor refer to a single memory location. Please clone() the tensor before "
+    "performing the operation."
+)
+
+
+def _span(t: TensorBase) -> tuple[int, int]:
+    """The storage elements ``t`` can reach: [first, last + 1)."""
+    view = t._view
+    if view is None:
+        return 0, math.prod(t._s.shape)
+    if 0 in view.shape:
+        return view.offset, view.offset
+    last = sum((n - 1) * st for n, st in zip(view.shape, view.stride, strict=True))
+    return view.offset, view.offset + last + 1
+
+
+def _resized_span(o: TensorBase, result: Any) -> tuple[int, int]:
+    """:func:`_span` of ``o`` once resized to hold ``result`` (torch resizes an
+    out before it looks for overlaps: a resized out is row-major from its
+    offset)."""
+    if not isinstance(result, TensorBase) or result.numel() == o.numel():
+        return _span(o)
+    start = 0 if o._view is None else o._view.offset
+    return start, start + result.numel()
+
+
+def _no_overlap(args: tuple, out: Any, result: Any) -> None:
+    outs = [o for o in (out if isinstance(out, tuple | list) else (out,))]
+    results = result if isinstance(result, tuple) else (result,) * len(outs)
+    given = []
+    for a in args:
+        given.extend(a if isinstance(a, tuple | list) else (a,))
+    for t in given:
+        if not isinstance(t, TensorBase):
+            continue
+        for o, r in zip(outs, results, strict=False):
+            if not isinstance(o, TensorBase):
+                continue
+            overlap = t is o
+            if not overlap and t._s is o._s:
+                (a0, a1), (b0, b1) = _span(t), _resized_span(o, r)
+                overlap = a0 < a1 and b0 < b1 and a0 < b1 and b0 < a1
+            if overlap:
+                shape = tuple(r.shape)
+                if o.numel() and tuple(o.shape) != shape:  # resized first
+                    message = _RESIZED.format(had=list(o.shape), want=list(shape))
+                    warnings.warn(message, UserWarning, stacklevel=3)
+                raise RuntimeError(_OVERLAP)
+
+
 _RETURN_NONE = {"split_with_sizes_copy", "unbind_copy", "split_copy"}
 _RETURN_PLAIN = {"lu"}
 
@@ -169,6 +225,8 @@ def takes_out(name: str, fn: Callable[..., Any], rule: Any = CAST) -> Any:
         result = (
             _autocast.off(fn, *args, **kwargs) if _autocast.on else fn(*args, **kwargs)
         )
+        if name in _NO_OVERLAP:  # (out as resized for the result, as torch)
+            _no_overlap(args, out, result)
         return write_out(name, result, out, own)
 
     _GIVEN.add(op)

@@ -786,8 +786,8 @@ def arange(
 def _int_arange(lo: Any, hi: Any, by: Any, dt: _dtype.dtype) -> np.ndarray:
     """torch's integer arange: bounds and step cast to int64 first (truncated)."""
     start, end, step = int(lo), int(hi), int(by)
-    if step == 0:
-        raise RuntimeError("step must be nonzero")
+    if step == 0 and dt is _dtype.int64:  # a fractional step that truncates to 0
+        raise ValueError("step must be nonzero")  # (torch's words and type)
     if dt is _dtype.int64:  # torch counts in int64 arithmetic for int64 only
         sign = 1 if step > 0 else -1
         span = end - start + step - sign

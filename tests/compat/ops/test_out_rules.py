@@ -105,6 +105,31 @@ CASES = {
     "an alias, named as torch's kernel": lambda t: t.true_divide(
         t.ones(2, requires_grad=True), 2, out=t.empty(2)
     ),
+    # outs sharing elements with an input (refused by ATen's assert_no_overlap)
+    "cat into one of its inputs": lambda t: (
+        lambda x: t.cat((x, t.ones(4, 6)), dim=0, out=x)
+    )(t.zeros(0)),
+    "cat into a view of an input": lambda t: (
+        lambda z: t.cat((t.ones(4, 6), z), out=z[:2, :])
+    )(t.zeros(4, 6)),
+    "gather into an out that grows over its index": lambda t: (
+        lambda i: t.gather(i.clone(), 0, i[1:], out=i[:1])
+    )(t.tensor([2, 1, 0])),
+    "index_select into its input": lambda t: (
+        lambda a: t.index_select(a, 0, t.tensor([0, 1]), out=a[:2])
+    )(t.arange(6.0)),
+    "take into its input": lambda t: (lambda a: t.take(a, t.tensor([0, 1]), out=a[:2]))(
+        t.arange(6.0)
+    ),
+    "stack into its inputs": lambda t: (
+        lambda a: t.stack([a[:2], a[2:4]], out=a[:4].view(2, 2))
+    )(t.arange(6.0)),
+    "index_select into another part of its storage": lambda t: (
+        lambda a: t.index_select(a[:3], 0, t.tensor([0, 1]), out=a[4:])
+    )(t.arange(6.0)),
+    "arange of an integer dtype whose step truncates to 0": lambda t: t.arange(
+        0, 64, 0.5, out=t.empty(0, dtype=t.long)
+    ),
 }
 
 
