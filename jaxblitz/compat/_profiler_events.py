@@ -154,12 +154,15 @@ class EventList(list):
     ) -> EventList:
         stats: dict[tuple, FunctionEventAvg] = {}
         for e in self:
-            key = (e.key, e.is_user_annotation)
+            name = "ProfilerStep*" if e.key.startswith("ProfilerStep#") else e.key
+            key = (name, e.is_user_annotation)
             if group_by_input_shapes:
                 key += (str(e.input_shapes),)
             stats.setdefault(key, FunctionEventAvg()).add(e)
         averages = EventList(stats.values(), self._profile_memory)
         for avg in averages:
+            if avg.key.startswith("ProfilerStep#"):  # torch's: steps as one row
+                avg.key = "ProfilerStep*"
             if not group_by_input_shapes:
                 avg.input_shapes = ""
         return averages

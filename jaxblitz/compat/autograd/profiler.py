@@ -37,6 +37,11 @@ class profile(_profiler.profile):  # noqa: N801 -- torch's name
         )
         self.enabled = enabled
 
+    def __enter__(self) -> profile | None:  # type: ignore[override]
+        if not self.enabled:
+            return None  # torch's: a disabled profiler enters as None
+        return super().__enter__()
+
     def start(self) -> None:
         if self.enabled:
             super().start()
