@@ -9,8 +9,9 @@ listed ops do the same with one line at their entry point::
     if _autocast.on: return _autocast.run("linear", linear, input, weight, bias)
 
 ``on`` is the one module-level flag the entry points read while autocast is off
-(the hot path): true while any device's autocast is enabled. Ops on no list run
-on their inputs' dtypes, as in torch.
+(the hot path): true while any device's autocast is enabled, or while
+``torch.profiler`` records (:mod:`._profiling`: the entry point names the op
+the user called). Ops on no list run on their inputs' dtypes, as in torch.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import weakref
 from typing import Any
 
+from jaxblitz.compat import _profiling
 from jaxblitz.compat.tensor._dtype import bfloat16, float16, float32, float64
 from jaxblitz.compat.tensor._tensor_base import TensorBase
 
@@ -105,6 +107,12 @@ _BANNED = (
 )
 
 
+def refresh() -> None:
+    """Set :data:`on` from the regions open and the profiler."""
+    global on
+    on = _profiling.on or any(_enabled.values())
+
+
 def is_enabled(device_type: str) -> bool:
     return _enabled.get(device_type, False)
 
@@ -125,7 +133,7 @@ def enter(device_type: str, enabled: bool, dtype: Any, cache: bool) -> tuple:
     _dtypes[device_type] = dtype
     _nesting += 1
     _cache_enabled = cache
-    on = any(_enabled.values())
+    refresh()
     return prev
 
 
@@ -136,7 +144,7 @@ def leave(device_type: str, prev: tuple) -> None:
     if _nesting == 0:
         _cache.clear()
     _enabled[device_type], _dtypes[device_type], _cache_enabled = prev
-    on = any(_enabled.values())
+    refresh()
 
 
 def _eligible(t: Any, device_type: str) -> bool:
@@ -257,6 +265,12 @@ def run(name: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
     """``fn(*args, **kwargs)`` as torch's autocast kernel for op ``name`` runs
     it: inputs cast by the policy of the device the tensors are on, and the op
     itself run with autocast off (its inner ops are not cast again)."""
+    if _profiling.on:
+        return _profiling.op(name, args, _run, name, fn, *args, **kwargs)
+    return _run(name, fn, *args, **kwargs)
+
+
+def _run(name: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
     global on
     tensors = _tensors(args, kwargs)
     device_type = tensors[0].device.type if tensors else "cpu"
@@ -282,13 +296,13 @@ def run(name: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
     try:
         return fn(*args, **kwargs)
     finally:
-        on = any(_enabled.values())
+        on = _profiling.on or any(_enabled.values())  # (refresh(), inline)
 
 
 def cast(name: str, *tensors: Any) -> tuple:
     """``tensors`` cast as op ``name``'s policy casts its inputs, for an op
     whose entry point is not one function (a recurrent module's forward)."""
-    return run(name, lambda *args: args, *tensors)
+    return _run(name, lambda *args: args, *tensors)
 
 
 def off(fn: Any, *args: Any, **kwargs: Any) -> Any:
@@ -299,4 +313,4 @@ def off(fn: Any, *args: Any, **kwargs: Any) -> Any:
     try:
         return fn(*args, **kwargs)
     finally:
-        on = any(_enabled.values())
+        on = _profiling.on or any(_enabled.values())  # (refresh(), inline)

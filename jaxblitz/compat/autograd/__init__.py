@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxblitz.compat import _not_offered, lazy
+from jaxblitz.compat import _not_offered, _profiling, lazy
 from jaxblitz.compat._eager import _fused
 from jaxblitz.compat.autograd import (
     _functional_checks,
@@ -231,9 +231,11 @@ def _run_engine(
     if not inputs:
         order = _topological(root)
         # one call for the whole pass where it changes nothing (autograd.fused):
-        # recorded at once while lazy, compiled once the graph repeats while eager
+        # recorded at once while lazy, compiled once the graph repeats while eager;
+        # node by node while a profiler records (an event per node, as torch's)
         whole = fused.record if lazy.is_lazy() else _fused.run
-        if create_graph or is_anomaly_enabled() or not whole(order, retain_graph):
+        one_by_one = create_graph or is_anomaly_enabled() or _profiling.on
+        if one_by_one or not whole(order, retain_graph):
             run_backward(
                 root, _START, retain_graph, create_graph=create_graph, order=order
             )

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import jax
 import numpy as np
 
-from jaxblitz.compat import lazy
+from jaxblitz.compat import _profiling, lazy
 from jaxblitz.compat._eager import _warm
 from jaxblitz.compat._not_offered import NotOffered, refused
 from jaxblitz.compat.autograd import _dual, anomaly_mode
@@ -565,6 +565,8 @@ def apply(name: str, fn: Callable, *args: Any, **static: Any):
     ``args`` are Tensors or plain values (Python numbers, arrays); plain values get
     no gradient. Returns a new Tensor.
     """
+    if _profiling.on:  # (the one flag read while no profiler records)
+        return _profiling.op(name, args, _apply, name, None, fn, args, static)
     return _apply(name, None, fn, args, static)
 
 
@@ -577,6 +579,8 @@ def apply_saving(name: str, forward: Callable, fn: Callable, *args: Any, **stati
     nothing to record (no grad mode, no input requiring grad) only ``out`` is
     computed and kept.
     """
+    if _profiling.on:
+        return _profiling.op(name, args, _apply, name, forward, fn, args, static)
     return _apply(name, forward, fn, args, static)
 
 
@@ -840,7 +844,10 @@ def run_backward(
                     if id(node) in collect:
                         collect[id(node)] = g
                     continue
-                node.variable._accumulate(g)
+                if _profiling.on:
+                    _profiling.timed(node.name(), (), node.variable._accumulate, g)
+                else:
+                    node.variable._accumulate(g)
                 continue
             if node.hooks:
                 g = _run_hooks(node.hooks, g)
@@ -858,6 +865,8 @@ def run_backward(
                         "autograd.Function) is not supported by jaxblitz.compat"
                     )
                 vjps = node.apply_vjp_graph(g)
+            elif _profiling.on:  # torch's event for the node: ReluBackward0
+                vjps = _profiling.backward(node, g)
             else:
                 vjps = node.apply_vjp(g)
             if anomaly["on"]:

@@ -55,6 +55,7 @@ from typing import Any
 import jax
 import numpy as np
 
+from jaxblitz.compat import _profiling
 from jaxblitz.compat.tensor import _dtype, _meta
 
 __all__ = [
@@ -1000,6 +1001,9 @@ def _asker() -> str:
 
 
 def _sync(graph: _Graph, reason: str) -> None:
+    if _profiling.on and not graph.done and graph.key:  # its own profiler event
+        _profiling.quiet("compat::sync", _sync, graph, reason)
+        return
     with _lock:
         if getattr(_state, "graph", None) is graph:
             _state.graph = None

@@ -538,9 +538,113 @@ def test_schedule_gives_torchs_actions_and_checks():
     ]
 
 
-def test_profile_is_refused_by_name_when_made():
-    handler = ct.profiler.tensorboard_trace_handler("./log")
-    with pytest.raises(NotImplementedError, match="torch.profiler.profile is not sup"):
-        ct.profiler.profile(
-            activities=[ct.profiler.ProfilerActivity.CPU], on_trace_ready=handler
+def _small_step(torch):
+    """A Linear, a relu and a loss, forward and backward, inside labelled spans."""
+    net = torch.nn.Linear(4, 3)
+    x, y = torch.ones(2, 4), torch.tensor([0, 2])
+    prof = torch.profiler.profile(
+        activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True
+    )
+    with prof:
+        with torch.profiler.record_function("outer"):
+            with torch.profiler.record_function("inner"):
+                out = torch.nn.functional.relu(net(x))
+            loss = torch.nn.functional.cross_entropy(out, y)
+        loss.backward()
+    return prof
+
+
+def test_profile_names_the_ops_the_user_called_as_torch_does():
+    ours, theirs = _small_step(ct), _small_step(pt)
+    wanted = {"outer", "inner", "aten::linear", "aten::relu"}
+    wanted |= {"aten::cross_entropy_loss", "AddmmBackward0", "ReluBackward0"}
+    assert wanted <= {e.key for e in theirs.key_averages()}
+    assert wanted <= {e.key for e in ours.key_averages()}
+    (relu,) = [e for e in ours.key_averages() if e.key == "aten::relu"]
+    assert relu.count == 1 and relu.cpu_time_total > 0
+    shaped = ours.key_averages(group_by_input_shape=True)
+    (linear,) = [e for e in shaped if e.key == "aten::linear"]
+    assert linear.input_shapes == [[2, 4], [3, 4], [3]]
+
+
+def test_record_function_spans_nest_and_hold_their_ops():
+    events = _small_step(ct).events()
+    (outer,) = [e for e in events if e.name == "outer"]
+    (inner,) = [e for e in events if e.name == "inner"]
+    assert inner.cpu_parent is outer
+    assert [e.name for e in inner.cpu_children] == ["aten::linear", "aten::relu"]
+    assert outer.cpu_time_total >= inner.cpu_time_total > 0
+    assert outer.self_cpu_time_total < outer.cpu_time_total
+
+
+def test_the_table_has_torchs_header_and_rows():
+    def layout(torch, **options):
+        averages = _small_step(torch).key_averages(**options)
+        lines = averages.table(sort_by="cpu_time_total", row_limit=3).splitlines()
+        header = [h.strip() for h in lines[1].split("  ") if h.strip()]
+        return header, len(lines), set(lines[0]), lines[-1].split(":")[0]
+
+    assert layout(ct) == layout(pt)
+    shaped = layout(ct, group_by_input_shape=True)
+    assert shaped == layout(pt, group_by_input_shape=True)
+    assert shaped[0][-1] == "Input Shapes"
+
+
+def test_the_chrome_trace_is_json_with_the_spans(tmp_path):
+    import json
+
+    path = tmp_path / "trace.json"
+    _small_step(ct).export_chrome_trace(str(path))
+    events = json.loads(path.read_text())["traceEvents"]
+    names = {e["name"] for e in events}
+    assert {"outer", "inner", "aten::linear", "ReluBackward0"} <= names
+    assert all(e["ph"] == "X" and e["dur"] >= 0 for e in events)
+
+
+def test_a_scheduled_profile_calls_its_handler_as_torch_does(tmp_path):
+    def run(torch, folder):
+        calls = []
+
+        def handler(prof):
+            calls.append((prof.step_num, len(prof.key_averages()) > 0))
+            torch.profiler.tensorboard_trace_handler(str(folder))(prof)
+
+        plan = torch.profiler.schedule(wait=1, warmup=1, active=2, repeat=2)
+        with torch.profiler.profile(schedule=plan, on_trace_ready=handler) as p:
+            for _ in range(9):
+                torch.ones(3).relu()
+                p.step()
+        steps = sorted(
+            e.key for e in p.key_averages() if e.key.startswith("ProfilerStep")
         )
+        return calls, steps, len(list(folder.glob("*.pt.trace.json")))
+
+    assert run(ct, tmp_path / "ours") == run(pt, tmp_path / "theirs")
+
+
+def test_the_legacy_autograd_profiler_records_too():
+    for torch in (ct, pt):
+        with torch.autograd.profiler.profile() as prof:
+            torch.ones(2, 3).relu()
+        assert "aten::relu" in {e.key for e in prof.key_averages()}
+        assert prof.self_cpu_time_total > 0
+        with torch.autograd.profiler.profile(enabled=False) as off:
+            torch.ones(2).relu()
+        assert off is None  # torch's: a disabled profiler enters as None
+
+
+def test_lazily_the_pending_work_runs_in_its_own_sync_event():
+    from jaxblitz.compat import lazy
+
+    was = lazy.is_lazy()
+    lazy.set_lazy(True)
+    try:
+        with ct.profiler.profile() as prof, ct.profiler.record_function("read"):
+            value = (ct.ones(3).relu() * 2).sum().item()
+    finally:
+        lazy.set_lazy(was)
+    assert value == 6.0
+    (read,) = [e for e in prof.events() if e.name == "read"]
+    names = [e.name for e in read.cpu_children]
+    assert names[-1] == "compat::sync"
+    assert names[:3] == ["aten::relu", "aten::mul", "aten::sum"]

@@ -360,6 +360,13 @@ LANDMARKS = {
         "meta block True (1000, 1000) cpu", "rng state torch.uint8 1 True",
         "generator cpu True 2147483647", "randperm torch.int64 [0, 1, 2, 3, 4, 5] True",
         "loader 3 True same order True", "compare Compare 4 True"],
+    "profiler_recipe.py": [
+        "schedule ['NONE', 'NONE', 'WARMUP', 'RECORD', 'RECORD_AND_SAVE', 'NONE'",
+        "named spans ['LINEAR PASS', 'MASK INDICES', 'model_inference', "
+        "'postprocess']", "columns ['Name', 'Self CPU %', 'Self CPU', "
+        "'CPU total %', 'CPU total', 'CPU time avg', 'CPU Mem', 'Self CPU Mem', "
+        "'# of Calls']", "by shape has Input Shapes True", "chrome trace True True",
+        "handler called at [5]"],
 }  # fmt: skip
 ON_TORCH = ["blitz_tensors.py", "blitz_nn.py", "blitz_data_parallel.py",
             "basics_tensors.py", "basics_autograd_model.py",
@@ -382,6 +389,7 @@ ON_TORCH += ["mnist_forward_forward.py", "mnist_rnn.py", "actor_critic.py",
              "warmstart_and_zero_grad.py", "forward_ad.py"]  # fmt: skip
 ON_TORCH += ["gat.py", "swa_recipe.py", "lr_schedulers.py", "fuse_conv_bn.py",
              "func_autograd_function.py", "reproducibility_recipe.py"]  # fmt: skip
+ON_TORCH += ["profiler_recipe.py"]
 
 # Run again in lazy mode (one program per sync point), which must print what
 # eager mode prints: a Blitz training loop, recurrent and attention models, a
@@ -418,6 +426,8 @@ LAZY += ["forward_ad.py"]
 # gradcheck and under torch.func, and seeded generators with DataLoader workers.
 LAZY += ["gat.py", "swa_recipe.py", "lr_schedulers.py", "fuse_conv_bn.py",
          "func_autograd_function.py", "reproducibility_recipe.py"]  # fmt: skip
+# And the profiler: ops recorded when called, the pending work timed at its sync.
+LAZY += ["profiler_recipe.py"]
 
 # Scripts that use what compat refuses by name: on compat each prints what
 # comes before that use, then stops with the reason; PyTorch runs it through.
@@ -426,11 +436,6 @@ REFUSED = {
         "grad_fn hooks [('pre', 1), (2, 1)] [8.1548, 22.1672, 60.2566",
         "torch.autograd.graph.saved_tensors_hooks is not supported by "
         "jaxblitz.compat: compat's tape keeps the inputs of each op",
-    ),
-    "profiler_recipe.py": (
-        "schedule ['NONE', 'NONE', 'WARMUP', 'RECORD', 'RECORD_AND_SAVE', 'NONE'",
-        "torch.profiler.profile is not supported by jaxblitz.compat: torch's "
-        "profiler results",
     ),
 }
 

@@ -8,8 +8,7 @@ a scheduled profile stepped with prof.step() calling on_trace_ready.
 
 Only what does not depend on timing is printed: the table's column headers,
 whether the named spans are among the events, and how often the handler was
-called. compat refuses profile by name (what it returns has no JAX
-counterpart), so on compat the script stops there."""
+called."""
 
 import json
 import os
