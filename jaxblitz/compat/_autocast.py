@@ -113,6 +113,9 @@ def refresh() -> None:
     on = _profiling.on or any(_enabled.values())
 
 
+_profiling.REFRESH.append(refresh)
+
+
 def is_enabled(device_type: str) -> bool:
     return _enabled.get(device_type, False)
 

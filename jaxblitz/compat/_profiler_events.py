@@ -12,6 +12,7 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
+from jaxblitz.compat._profiler_table import _format_time, build_table
 from jaxblitz.files import atomic_write
 
 
@@ -189,7 +190,6 @@ class EventList(list):
         top_level_events_only: bool = False,
         time_unit: str | None = None,
     ) -> str:
-        from jaxblitz.compat._profiler_table import build_table
 
         return build_table(
             self,
@@ -232,11 +232,3 @@ class EventList(list):
         if os.fspath(path).endswith(".gz"):  # as torch: gzip by the suffix
             data = gzip.compress(data)
         atomic_write(path, lambda f: f.write(data), links="follow")
-
-
-def _format_time(time_us: float) -> str:
-    if time_us >= 1e6:
-        return f"{time_us / 1e6:.3f}s"
-    if time_us >= 1e3:
-        return f"{time_us / 1e3:.3f}ms"
-    return f"{time_us:.3f}us"

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from jaxblitz.compat._profiler_events import _format_time
-
 _WIDTH = 12  # torch's DEFAULT_COLUMN_WIDTH
 _SPACING = 2
 
@@ -105,3 +103,11 @@ def build_table(
         lines.append(row.format(*values))
     lines += [sep, f"Self CPU time total: {_time(total, time_unit)}"]
     return "".join(line + "\n" for line in lines)
+
+
+def _format_time(time_us: float) -> str:
+    if time_us >= 1e6:
+        return f"{time_us / 1e6:.3f}s"
+    if time_us >= 1e3:
+        return f"{time_us / 1e3:.3f}ms"
+    return f"{time_us:.3f}us"

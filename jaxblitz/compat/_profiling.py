@@ -123,23 +123,26 @@ def quiet(name: str, call: Callable, *a: Any) -> Any:
         end(event)
 
 
+# autocast's refresh of its entry points' flag (which reads ``on`` too), set by
+# that module when it loads: it calls this one, so no import circle
+REFRESH: list = []
+
+
 def start(shapes: bool, memory: bool) -> None:
     global on, record_shapes, profile_memory
-    from jaxblitz.compat import _autocast
-
     record_shapes, profile_memory = shapes, memory
     clear()
     on = True
-    _autocast.refresh()
+    for refresh in REFRESH:
+        refresh()
 
 
 def stop() -> list[list]:
     """Stop recording; the finished events, in the order they began."""
     global on
-    from jaxblitz.compat import _autocast
-
     on = False
-    _autocast.refresh()
+    for refresh in REFRESH:
+        refresh()
     return clear()
 
 

@@ -159,6 +159,11 @@ class profile:  # noqa: N801 -- torch's name
         with_modules: bool = False,
         **unused: Any,
     ) -> None:
+        if with_flops:  # torch's table would have a FLOPs column compat cannot fill
+            raise NotImplementedError(
+                "profile(with_flops=True) is not supported by jaxblitz.compat: its "
+                "events carry no FLOP counts"
+            )
         self.activities = set(activities) if activities else supported_activities()
         self.record_steps = schedule is not None
         self.schedule = schedule or (lambda step: ProfilerAction.RECORD)
@@ -228,6 +233,11 @@ class profile:  # noqa: N801 -- torch's name
         group_by_stack_n: int = 0,
         group_by_overload_name: bool = False,
     ) -> _profiler_events.EventList:
+        if group_by_stack_n:  # torch's rows by source location: no stacks here
+            raise NotImplementedError(
+                "key_averages(group_by_stack_n=...) is not supported by "
+                "jaxblitz.compat: its events record no Python stacks"
+            )
         return self._events.key_averages(group_by_input_shape, group_by_stack_n)
 
     def export_chrome_trace(self, path: str) -> None:

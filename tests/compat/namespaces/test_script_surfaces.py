@@ -633,6 +633,15 @@ def test_the_legacy_autograd_profiler_records_too():
         assert off is None  # torch's: a disabled profiler enters as None
 
 
+def test_profile_refuses_by_name_what_its_events_cannot_carry():
+    with pytest.raises(NotImplementedError, match="with_flops"):
+        ct.profiler.profile(with_flops=True)
+    with ct.profiler.profile() as prof:
+        ct.ones(2).relu()
+    with pytest.raises(NotImplementedError, match="group_by_stack_n"):
+        prof.key_averages(group_by_stack_n=5)
+
+
 def test_lazily_the_pending_work_runs_in_its_own_sync_event():
     from jaxblitz.compat import lazy
 
