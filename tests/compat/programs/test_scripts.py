@@ -360,6 +360,13 @@ LANDMARKS = {
         "meta block True (1000, 1000) cpu", "rng state torch.uint8 1 True",
         "generator cpu True 2147483647", "randperm torch.int64 [0, 1, 2, 3, 4, 5] True",
         "loader 3 True same order True", "compare Compare 4 True"],
+    "fast_neural_style.py": [
+        "(in1): InstanceNorm2d(16, eps=1e-05, momentum=0.1, affine=True",
+        "vgg trainable 0 of 20", "features VggOutputs ('relu1_2', 'relu2_2'",
+        "symmetric True", "style was scaled in place True", "Epoch 2:\t[8/8]",
+        "vgg grads {None}", "old checkpoint refused: Unexpected running stats "
+        "buffer(s) \"in1.running_mean\" for InstanceNorm2d",
+        "load <All keys matched successfully>", "same as trained True"],
 }  # fmt: skip
 ON_TORCH = ["blitz_tensors.py", "blitz_nn.py", "blitz_data_parallel.py",
             "basics_tensors.py", "basics_autograd_model.py",
@@ -382,6 +389,7 @@ ON_TORCH += ["mnist_forward_forward.py", "mnist_rnn.py", "actor_critic.py",
              "warmstart_and_zero_grad.py", "forward_ad.py"]  # fmt: skip
 ON_TORCH += ["gat.py", "swa_recipe.py", "lr_schedulers.py", "fuse_conv_bn.py",
              "func_autograd_function.py", "reproducibility_recipe.py"]  # fmt: skip
+ON_TORCH += ["fast_neural_style.py"]
 
 # Run again in lazy mode (one program per sync point), which must print what
 # eager mode prints: a Blitz training loop, recurrent and attention models, a
@@ -418,6 +426,9 @@ LAZY += ["forward_ad.py"]
 # gradcheck and under torch.func, and seeded generators with DataLoader workers.
 LAZY += ["gat.py", "swa_recipe.py", "lr_schedulers.py", "fuse_conv_bn.py",
          "func_autograd_function.py", "reproducibility_recipe.py"]  # fmt: skip
+# And a fast style-transfer network: instance norms, reflection padding,
+# nearest upsampling and Gram matrices through a frozen feature net.
+LAZY += ["fast_neural_style.py"]
 
 # Scripts that use what compat refuses by name: on compat each prints what
 # comes before that use, then stops with the reason; PyTorch runs it through.
