@@ -367,6 +367,23 @@ LANDMARKS = {
         "vgg grads {None}", "old checkpoint refused: Unexpected running stats "
         "buffer(s) \"in1.running_mean\" for InstanceNorm2d",
         "load <All keys matched successfully>", "same as trained True"],
+    "neural_style_tutorial.py": [
+        "model ['0', 'conv_1', 'style_loss_1', 'relu_1', 'conv_2'",
+        "trimmed Sequential 18 StyleLoss", "run [20]:",
+        "losses kept ['Tensor', 'Tensor'] targets need no grad False False",
+        "model grads {None} input grad (1, 3, 24, 24)",
+        "lbfgs 20 state n_iter 20 func_evals 20",
+        "output (1, 3, 24, 24) True True in [0, 1] True",
+        "content picture untouched True"],
+    "imagenet_example.py": [
+        "meter Acc@1  75.00 ( 62.50) | Acc@1 62.500 | Tensor",
+        "accuracy [[50.0], [100.0]]", "Epoch: [2][3/3]\tLoss", " *  Acc@1",
+        "files ['checkpoint.pth.tar', 'model_best.pth.tar']",
+        "best 3 resnet_tiny ['param_groups', 'state'] 3",
+        "=> loaded checkpoint 'checkpoint.pth.tar' (epoch 3)",
+        "resumed Tensor lr [0.010000000000000002] momentum buffers 26",
+        "epoch 3 is_best True lr [0.0010000000000000002]",
+        "=> no checkpoint found at 'missing.pth.tar'"],
 }  # fmt: skip
 ON_TORCH = ["blitz_tensors.py", "blitz_nn.py", "blitz_data_parallel.py",
             "basics_tensors.py", "basics_autograd_model.py",
@@ -389,7 +406,8 @@ ON_TORCH += ["mnist_forward_forward.py", "mnist_rnn.py", "actor_critic.py",
              "warmstart_and_zero_grad.py", "forward_ad.py"]  # fmt: skip
 ON_TORCH += ["gat.py", "swa_recipe.py", "lr_schedulers.py", "fuse_conv_bn.py",
              "func_autograd_function.py", "reproducibility_recipe.py"]  # fmt: skip
-ON_TORCH += ["fast_neural_style.py"]
+ON_TORCH += ["fast_neural_style.py", "neural_style_tutorial.py",
+             "imagenet_example.py"]  # fmt: skip
 
 # Run again in lazy mode (one program per sync point), which must print what
 # eager mode prints: a Blitz training loop, recurrent and attention models, a
@@ -427,8 +445,11 @@ LAZY += ["forward_ad.py"]
 LAZY += ["gat.py", "swa_recipe.py", "lr_schedulers.py", "fuse_conv_bn.py",
          "func_autograd_function.py", "reproducibility_recipe.py"]  # fmt: skip
 # And a fast style-transfer network: instance norms, reflection padding,
-# nearest upsampling and Gram matrices through a frozen feature net.
-LAZY += ["fast_neural_style.py"]
+# nearest upsampling and Gram matrices through a frozen feature net; the
+# style-transfer tutorial optimising its input by LBFGS; and imagenet's
+# training loop with meters, checkpoints and a resume.
+LAZY += ["fast_neural_style.py", "neural_style_tutorial.py",
+         "imagenet_example.py"]  # fmt: skip
 
 # Scripts that use what compat refuses by name: on compat each prints what
 # comes before that use, then stops with the reason; PyTorch runs it through.
