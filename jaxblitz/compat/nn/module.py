@@ -450,6 +450,13 @@ class Module:
 
         return self._apply(convert)
 
+    def share_memory(self) -> Module:
+        """torch's: each parameter's and buffer's ``share_memory_()``, which
+        compat refuses (see there); a module without tensors is returned."""
+        for t in (*self.parameters(), *self.buffers()):
+            t.share_memory_()
+        return self
+
     def to_empty(self, *, device: Any, recurse: bool = True) -> Module:
         """torch's ``to_empty``: each parameter and buffer replaced by an
         uninitialised tensor of its shape and dtype on ``device`` (a model made
