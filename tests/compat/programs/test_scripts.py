@@ -384,6 +384,14 @@ LANDMARKS = {
         "resumed Tensor lr [0.010000000000000002] momentum buffers 26",
         "epoch 3 is_best True lr [0.0010000000000000002]",
         "=> no checkpoint found at 'missing.pth.tar'"],
+    "translation_transformer.py": [
+        "xavier bound True buffers ['positional_encoding.pos_embedding']",
+        "batch (7, 3) (7, 3) torch.int64 [2, 7, 4, 9, 3, 1, 1]",
+        "masks [((7, 7), 'torch.bool'), ((6, 6), 'torch.float32'), ((3, 7), "
+        "'torch.bool'), ((3, 6), 'torch.bool')]",
+        "tgt mask rows [[0.0, -inf, -inf], [0.0, 0.0, -inf], [0.0, 0.0, 0.0]]",
+        "Epoch: 6, Train loss:", "translated:", "decoded (",
+        "decode agrees with forward True"],
 }  # fmt: skip
 ON_TORCH = ["blitz_tensors.py", "blitz_nn.py", "blitz_data_parallel.py",
             "basics_tensors.py", "basics_autograd_model.py",
@@ -407,7 +415,7 @@ ON_TORCH += ["mnist_forward_forward.py", "mnist_rnn.py", "actor_critic.py",
 ON_TORCH += ["gat.py", "swa_recipe.py", "lr_schedulers.py", "fuse_conv_bn.py",
              "func_autograd_function.py", "reproducibility_recipe.py"]  # fmt: skip
 ON_TORCH += ["fast_neural_style.py", "neural_style_tutorial.py",
-             "imagenet_example.py"]  # fmt: skip
+             "imagenet_example.py", "translation_transformer.py"]  # fmt: skip
 
 # Run again in lazy mode (one program per sync point), which must print what
 # eager mode prints: a Blitz training loop, recurrent and attention models, a
@@ -447,9 +455,10 @@ LAZY += ["gat.py", "swa_recipe.py", "lr_schedulers.py", "fuse_conv_bn.py",
 # And a fast style-transfer network: instance norms, reflection padding,
 # nearest upsampling and Gram matrices through a frozen feature net; the
 # style-transfer tutorial optimising its input by LBFGS; and imagenet's
-# training loop with meters, checkpoints and a resume.
+# training loop with meters, checkpoints and a resume; nn.Transformer
+# translating with padding masks and greedy decoding.
 LAZY += ["fast_neural_style.py", "neural_style_tutorial.py",
-         "imagenet_example.py"]  # fmt: skip
+         "imagenet_example.py", "translation_transformer.py"]  # fmt: skip
 
 # Scripts that use what compat refuses by name: on compat each prints what
 # comes before that use, then stops with the reason; PyTorch runs it through.
@@ -463,6 +472,11 @@ REFUSED = {
         "schedule ['NONE', 'NONE', 'WARMUP', 'RECORD', 'RECORD_AND_SAVE', 'NONE'",
         "torch.profiler.profile is not supported by jaxblitz.compat: torch's "
         "profiler results",
+    ),
+    "mnist_hogwild.py": (
+        "params 21840 shared False",
+        "Tensor.share_memory_ is not supported by jaxblitz.compat: its tensors "
+        "live in one process's memory",
     ),
 }
 
