@@ -392,6 +392,12 @@ LANDMARKS = {
         "tgt mask rows [[0.0, -inf, -inf], [0.0, 0.0, -inf], [0.0, 0.0, 0.0]]",
         "Epoch: 6, Train loss:", "translated:", "decoded (",
         "decode agrees with forward True"],
+    "snli_classifier.py": [
+        "batch (6, 8) (3, 8) [0, 1, 2, 0, 1, 2, 0, 1]",
+        "last epoch 3 iteration 24 loss", "max snapshots 1 best dev acc",
+        "last clip norms Tensor 0 clipped some True", "max pad row 0.0 grad 0.0",
+        "bottle (2, 3, 3) True", "encoding (2, 16) True",
+        "train mode: dropout varies True"],
 }  # fmt: skip
 ON_TORCH = ["blitz_tensors.py", "blitz_nn.py", "blitz_data_parallel.py",
             "basics_tensors.py", "basics_autograd_model.py",
@@ -415,7 +421,8 @@ ON_TORCH += ["mnist_forward_forward.py", "mnist_rnn.py", "actor_critic.py",
 ON_TORCH += ["gat.py", "swa_recipe.py", "lr_schedulers.py", "fuse_conv_bn.py",
              "func_autograd_function.py", "reproducibility_recipe.py"]  # fmt: skip
 ON_TORCH += ["fast_neural_style.py", "neural_style_tutorial.py",
-             "imagenet_example.py", "translation_transformer.py"]  # fmt: skip
+             "imagenet_example.py", "translation_transformer.py",
+             "snli_classifier.py"]  # fmt: skip
 
 # Run again in lazy mode (one program per sync point), which must print what
 # eager mode prints: a Blitz training loop, recurrent and attention models, a
@@ -456,9 +463,11 @@ LAZY += ["gat.py", "swa_recipe.py", "lr_schedulers.py", "fuse_conv_bn.py",
 # nearest upsampling and Gram matrices through a frozen feature net; the
 # style-transfer tutorial optimising its input by LBFGS; and imagenet's
 # training loop with meters, checkpoints and a resume; nn.Transformer
-# translating with padding masks and greedy decoding.
+# translating with padding masks and greedy decoding; a bidirectional LSTM
+# entailment classifier with BatchNorm1d and clipped gradients.
 LAZY += ["fast_neural_style.py", "neural_style_tutorial.py",
-         "imagenet_example.py", "translation_transformer.py"]  # fmt: skip
+         "imagenet_example.py", "translation_transformer.py",
+         "snli_classifier.py"]  # fmt: skip
 
 # Scripts that use what compat refuses by name: on compat each prints what
 # comes before that use, then stops with the reason; PyTorch runs it through.
