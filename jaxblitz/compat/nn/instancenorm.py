@@ -113,6 +113,29 @@ class _InstanceNorm(_NormBase):
             bias=bias,
         )
 
+    def _load_upgrade(
+        self, state_dict: dict, prefix: str, version: int | None, errors: list[str]
+    ) -> None:
+        # before version 1 an instance norm saved running stats it did not track
+        keys = [prefix + n for n in ("running_mean", "running_var")]
+        keys = [k for k in keys if k in state_dict]
+        if version is None and not self.track_running_stats and keys:
+            klass = type(self).__name__
+            names = " and ".join(f'"{k}"' for k in keys)
+            errors.append(
+                f"Unexpected running stats buffer(s) {names} for {klass} "
+                "with track_running_stats=False. If state_dict is a "
+                "checkpoint saved before 0.4.0, this may be expected "
+                f"because {klass} does not track running stats by default "
+                "since 0.4.0. Please remove these keys from state_dict. If "
+                "the running stats are actually needed, instead set "
+                f"track_running_stats=True in {klass} to enable them. See "
+                f"the documentation of {klass} for details."
+            )
+            for key in keys:
+                state_dict.pop(key)
+        super()._load_upgrade(state_dict, prefix, version, errors)
+
     def _check_input_dim(self, input: Tensor) -> None:
         n = self._no_batch_dim
         if input.dim() not in (n, n + 1):

@@ -72,6 +72,7 @@ class Module:
     """``nn.Module``: subclass, assign layers in ``__init__``, write ``forward``."""
 
     training: bool
+    _version: int = 1  # torch's: state_dict() records it, loading reads it
 
     def __init__(self) -> None:
         object.__setattr__(self, "training", True)
@@ -296,7 +297,12 @@ class Module:
 
     # -- state ---------------------------------------------------------------------
     def state_dict(self, destination=None, prefix: str = "", keep_vars: bool = False):
-        out = OrderedDict() if destination is None else destination
+        out: Any = destination
+        if out is None:
+            out = OrderedDict()
+            out._metadata = OrderedDict()
+        if hasattr(out, "_metadata"):  # each module's version, as torch's
+            out._metadata[prefix[:-1]] = {"version": self._version}
         for name, p in self._parameters.items():
             if p is not None:
                 out[prefix + name] = p if keep_vars else p.detach()
@@ -308,6 +314,13 @@ class Module:
                 module.state_dict(out, prefix + name + ".", keep_vars)
         return out
 
+    def _load_upgrade(
+        self, state_dict: dict, prefix: str, version: int | None, errors: list[str]
+    ) -> None:
+        """The version-dependent part of torch's ``_load_from_state_dict``: make
+        an older checkpoint's entries for this module current (``version`` is
+        None for a dict without torch's ``_metadata``), or add to ``errors``."""
+
     def _load_pre(self, state_dict: dict, prefix: str) -> None:
         """Before ``load_state_dict`` reads this module's entries (``prefix``
         included): a lazy module sizes its tensors here (torch's load hook)."""
@@ -315,12 +328,17 @@ class Module:
     def load_state_dict(
         self, state_dict: dict, strict: bool = True, assign: bool = False
     ):
+        metadata = getattr(state_dict, "_metadata", None)
+        state_dict = OrderedDict(state_dict)  # torch's copy: upgrades edit it
+        errors: list[str] = []
         for name, module in self.named_modules():
-            module._load_pre(state_dict, f"{name}." if name else "")
+            prefix = f"{name}." if name else ""
+            module._load_pre(state_dict, prefix)
+            local = {} if metadata is None else metadata.get(name, {})
+            module._load_upgrade(state_dict, prefix, local.get("version"), errors)
         own = self.state_dict(keep_vars=True)
         missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own]
-        errors = []
         for key, value in state_dict.items():
             if key in own and tuple(own[key].shape) != tuple(value.shape):
                 errors.append(
@@ -431,6 +449,13 @@ class Module:
             return t.to(*[a for a in target if a is not None])
 
         return self._apply(convert)
+
+    def share_memory(self) -> Module:
+        """torch's: each parameter's and buffer's ``share_memory_()``, which
+        compat refuses (see there); a module without tensors is returned."""
+        for t in (*self.parameters(), *self.buffers()):
+            t.share_memory_()
+        return self
 
     def to_empty(self, *, device: Any, recurse: bool = True) -> Module:
         """torch's ``to_empty``: each parameter and buffer replaced by an

@@ -409,6 +409,19 @@ class _NormBase(Module):
             for name in ("running_mean", "running_var", "num_batches_tracked"):
                 self.register_buffer(name, None)
 
+    _version = 2  # torch's: version 2 added num_batches_tracked
+
+    def _load_upgrade(
+        self, state_dict: dict, prefix: str, version: int | None, errors: list[str]
+    ) -> None:
+        key = prefix + "num_batches_tracked"
+        old = version is None or version < 2
+        if old and self.track_running_stats and key not in state_dict:
+            tracked = self.num_batches_tracked
+            if tracked is None or tracked.is_meta:
+                tracked = creation.tensor(0, dtype=_dtype.int64)
+            state_dict[key] = tracked
+
     def reset_running_stats(self) -> None:
         if self.track_running_stats:
             with no_grad():

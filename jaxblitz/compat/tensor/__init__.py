@@ -133,8 +133,14 @@ class Tensor(
         )
 
     def share_memory_(self) -> Tensor:
-        """A no-op: compat's tensors live in one process."""
-        return self
+        """Refused: a no-op here would let processes started afterwards (as
+        Hogwild training starts them) each train their own copy, silently."""
+        raise NotImplementedError(
+            "Tensor.share_memory_ is not supported by jaxblitz.compat: its tensors "
+            "live in one process's memory, so each process started after it would "
+            "update its own copy; train in one process (jaxblitz.parallel shards "
+            "a batch over devices)"
+        )
 
     def resize_(self, *size: Any, memory_format: Any = None) -> Tensor:
         """``x.resize_(*size)``: ``x`` re-laid contiguously over its storage, from

@@ -18,6 +18,7 @@ import functools
 import math
 import numbers
 import os
+import warnings
 from typing import TYPE_CHECKING, Any
 
 import jax
@@ -497,6 +498,28 @@ def tensor(
     data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
 ) -> Tensor:
     """``torch.tensor(data)``: always a copy; ints -> int64, floats -> float32."""
+    if isinstance(data, TensorBase):
+        _warn_copy_construct("torch.tensor")
+    return _tensor(data, dtype, device, requires_grad)
+
+
+def _warn_copy_construct(how: str, stacklevel: int = 3) -> None:
+    """torch's warning for a tensor given as data to ``how`` (a copy that
+    leaves the graph), attributed to the caller of ``how``."""
+    warnings.warn(
+        "To copy construct from a tensor, it is recommended to use "
+        "sourceTensor.detach().clone() or "
+        "sourceTensor.detach().clone().requires_grad_(True), rather than "
+        f"{how}(sourceTensor).",
+        UserWarning,
+        stacklevel=stacklevel,
+    )
+
+
+def _tensor(
+    data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
+) -> Tensor:
+    """``tensor`` without its warning for a tensor given as data."""
     if type(requires_grad) is not builtins.bool or (
         dtype is not None and type(dtype) is not _dtype.dtype
     ):
@@ -532,7 +555,7 @@ def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
         and data.dtype.kind in "biufc"
     ):
         return from_numpy(data)  # torch shares the array's memory
-    return tensor(data, dtype=dtype, device=device)
+    return _tensor(data, dtype=dtype, device=device)
 
 
 def from_numpy(array: np.ndarray) -> Tensor:
@@ -1209,7 +1232,9 @@ class CreationMixin(TensorBase):
 
     def new_tensor(self, data: Any, dtype: Any = None, **kwargs: Any) -> Tensor:
         kwargs.setdefault("device", _dtype.tensor_device(self))
-        return tensor(data, dtype=dtype or self.dtype, **kwargs)
+        if isinstance(data, TensorBase):
+            _warn_copy_construct("tensor.new_tensor", 4)  # past the method's wrapper
+        return _tensor(data, dtype=dtype or self.dtype, **kwargs)
 
     def new(self, *args: Any, device: Any = None, **kwargs: Any) -> Tensor:
         """``x.new(...)``, torch's legacy constructor with ``x``'s dtype and device:

@@ -367,6 +367,44 @@ LANDMARKS = {
         "'CPU total %', 'CPU total', 'CPU time avg', 'CPU Mem', 'Self CPU Mem', "
         "'# of Calls']", "by shape has Input Shapes True", "chrome trace True True",
         "handler called at [5]"],
+    "fast_neural_style.py": [
+        "(in1): InstanceNorm2d(16, eps=1e-05, momentum=0.1, affine=True",
+        "vgg trainable 0 of 20", "features VggOutputs ('relu1_2', 'relu2_2'",
+        "symmetric True", "style was scaled in place True", "Epoch 2:\t[8/8]",
+        "vgg grads {None}", "old checkpoint refused: Unexpected running stats "
+        "buffer(s) \"in1.running_mean\" for InstanceNorm2d",
+        "load <All keys matched successfully>", "same as trained True"],
+    "neural_style_tutorial.py": [
+        "model ['0', 'conv_1', 'style_loss_1', 'relu_1', 'conv_2'",
+        "trimmed Sequential 18 StyleLoss", "run [20]:",
+        "losses kept ['Tensor', 'Tensor'] targets need no grad False False",
+        "model grads {None} input grad (1, 3, 24, 24)",
+        "lbfgs 20 state n_iter 20 func_evals 20",
+        "output (1, 3, 24, 24) True True in [0, 1] True",
+        "content picture untouched True"],
+    "imagenet_example.py": [
+        "meter Acc@1  75.00 ( 62.50) | Acc@1 62.500 | Tensor",
+        "accuracy [[50.0], [100.0]]", "Epoch: [2][3/3]\tLoss", " *  Acc@1",
+        "files ['checkpoint.pth.tar', 'model_best.pth.tar']",
+        "best 3 resnet_tiny ['param_groups', 'state'] 3",
+        "=> loaded checkpoint 'checkpoint.pth.tar' (epoch 3)",
+        "resumed Tensor lr [0.010000000000000002] momentum buffers 26",
+        "epoch 3 is_best True lr [0.0010000000000000002]",
+        "=> no checkpoint found at 'missing.pth.tar'"],
+    "translation_transformer.py": [
+        "xavier bound True buffers ['positional_encoding.pos_embedding']",
+        "batch (7, 3) (7, 3) torch.int64 [2, 7, 4, 9, 3, 1, 1]",
+        "masks [((7, 7), 'torch.bool'), ((6, 6), 'torch.float32'), ((3, 7), "
+        "'torch.bool'), ((3, 6), 'torch.bool')]",
+        "tgt mask rows [[0.0, -inf, -inf], [0.0, 0.0, -inf], [0.0, 0.0, 0.0]]",
+        "Epoch: 6, Train loss:", "translated:", "decoded (",
+        "decode agrees with forward True"],
+    "snli_classifier.py": [
+        "batch (6, 8) (3, 8) [0, 1, 2, 0, 1, 2, 0, 1]",
+        "last epoch 3 iteration 24 loss", "max snapshots 1 best dev acc",
+        "last clip norms Tensor 0 clipped some True", "max pad row 0.0 grad 0.0",
+        "bottle (2, 3, 3) True", "encoding (2, 16) True",
+        "train mode: dropout varies True"],
 }  # fmt: skip
 ON_TORCH = ["blitz_tensors.py", "blitz_nn.py", "blitz_data_parallel.py",
             "basics_tensors.py", "basics_autograd_model.py",
@@ -390,6 +428,9 @@ ON_TORCH += ["mnist_forward_forward.py", "mnist_rnn.py", "actor_critic.py",
 ON_TORCH += ["gat.py", "swa_recipe.py", "lr_schedulers.py", "fuse_conv_bn.py",
              "func_autograd_function.py", "reproducibility_recipe.py"]  # fmt: skip
 ON_TORCH += ["profiler_recipe.py"]
+ON_TORCH += ["fast_neural_style.py", "neural_style_tutorial.py",
+             "imagenet_example.py", "translation_transformer.py",
+             "snli_classifier.py"]  # fmt: skip
 
 # Run again in lazy mode (one program per sync point), which must print what
 # eager mode prints: a Blitz training loop, recurrent and attention models, a
@@ -428,6 +469,15 @@ LAZY += ["gat.py", "swa_recipe.py", "lr_schedulers.py", "fuse_conv_bn.py",
          "func_autograd_function.py", "reproducibility_recipe.py"]  # fmt: skip
 # And the profiler: ops recorded when called, the pending work timed at its sync.
 LAZY += ["profiler_recipe.py"]
+# And a fast style-transfer network: instance norms, reflection padding,
+# nearest upsampling and Gram matrices through a frozen feature net; the
+# style-transfer tutorial optimising its input by LBFGS; and imagenet's
+# training loop with meters, checkpoints and a resume; nn.Transformer
+# translating with padding masks and greedy decoding; a bidirectional LSTM
+# entailment classifier with BatchNorm1d and clipped gradients.
+LAZY += ["fast_neural_style.py", "neural_style_tutorial.py",
+         "imagenet_example.py", "translation_transformer.py",
+         "snli_classifier.py"]  # fmt: skip
 
 # Scripts that use what compat refuses by name: on compat each prints what
 # comes before that use, then stops with the reason; PyTorch runs it through.
@@ -436,6 +486,11 @@ REFUSED = {
         "grad_fn hooks [('pre', 1), (2, 1)] [8.1548, 22.1672, 60.2566",
         "torch.autograd.graph.saved_tensors_hooks is not supported by "
         "jaxblitz.compat: compat's tape keeps the inputs of each op",
+    ),
+    "mnist_hogwild.py": (
+        "params 21840 shared False",
+        "Tensor.share_memory_ is not supported by jaxblitz.compat: its tensors "
+        "live in one process's memory",
     ),
 }
 
