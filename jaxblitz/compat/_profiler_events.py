@@ -16,9 +16,9 @@ from jaxblitz.compat._profiler_table import _format_time, build_table
 from jaxblitz.files import atomic_write
 
 
-class FunctionEvent:
-    """One recorded span: an op, a backward node, a ``record_function`` or a
-    lazy sync (``compat::sync``)."""
+class _OnTheHost:
+    """What every event of compat's says of itself: a CPU span of this process,
+    with no device time, memory or FLOP counts."""
 
     is_async = False
     is_legacy = False
@@ -29,6 +29,11 @@ class FunctionEvent:
     flops = 0
     device_time_total = self_device_time_total = 0.0
     device_memory_usage = self_device_memory_usage = 0
+
+
+class FunctionEvent(_OnTheHost):
+    """One recorded span: an op, a backward node, a ``record_function`` or a
+    lazy sync (``compat::sync``)."""
 
     def __init__(self, id: int, raw: list, zero: int) -> None:
         self.id = id
@@ -69,18 +74,9 @@ class FunctionEvent:
         )
 
 
-class FunctionEventAvg:
+class FunctionEventAvg(_OnTheHost):
     """The events of one key summed (``key_averages()``'s rows)."""
 
-    is_async = False
-    is_legacy = False
-    is_remote = False
-    node_id = -1
-    device_type = "cpu"
-    overload_name = ""
-    flops = 0
-    device_time_total = self_device_time_total = 0.0
-    device_memory_usage = self_device_memory_usage = 0
     cpu_parent = None
 
     def __init__(self) -> None:

@@ -980,6 +980,26 @@ def _two_sided(first: float, last: float, steps: int) -> np.ndarray:
 # ---------------------------------------------------------------------------
 
 
+def _check_draw(
+    name: str, size: tuple, generator: Any, dtype: Any, requires_grad: Any
+) -> None:
+    """rand/randn's arguments of a type torch's parser refuses, in its words."""
+    if (
+        type(requires_grad) is not builtins.bool
+        or (dtype is not None and type(dtype) is not _dtype.dtype)
+        or generator is not None
+        and type(generator) is not Generator
+    ):
+        _refuse(
+            name,
+            size,
+            options=DRAW_OPTIONS,
+            generator=generator,
+            dtype=dtype,
+            requires_grad=requires_grad,
+        )
+
+
 @_size_keyword
 @_placed
 def rand(
@@ -989,20 +1009,7 @@ def rand(
     device: Any = None,
     requires_grad: bool = False,
 ) -> Tensor:
-    if (
-        type(requires_grad) is not builtins.bool
-        or (dtype is not None and type(dtype) is not _dtype.dtype)
-        or generator is not None
-        and type(generator) is not Generator
-    ):
-        _refuse(
-            "rand",
-            size,
-            options=DRAW_OPTIONS,
-            generator=generator,
-            dtype=dtype,
-            requires_grad=requires_grad,
-        )
+    _check_draw("rand", size, generator, dtype, requires_grad)
     with x64(True):
         shape = _size("rand", size)
         dt = _draw_dtype(dtype, "check_uniform_bounds")
@@ -1019,20 +1026,7 @@ def randn(
     device: Any = None,
     requires_grad: bool = False,
 ) -> Tensor:
-    if (
-        type(requires_grad) is not builtins.bool
-        or (dtype is not None and type(dtype) is not _dtype.dtype)
-        or generator is not None
-        and type(generator) is not Generator
-    ):
-        _refuse(
-            "randn",
-            size,
-            options=DRAW_OPTIONS,
-            generator=generator,
-            dtype=dtype,
-            requires_grad=requires_grad,
-        )
+    _check_draw("randn", size, generator, dtype, requires_grad)
     with x64(True):
         shape = _size("randn", size)
         dt = _draw_dtype(dtype, "normal_kernel_cpu")
