@@ -144,7 +144,9 @@ def to_compat(obj: Any, memo: dict) -> Any:
         if t.dim() > 32:  # NumPy's limit; error inputs have 65 dimensions
             raise NotConvertible(f"a {t.dim()}-dimensional tensor")
         low = t.dtype in (torch.bfloat16, torch.float16)
-        array = (t.float() if low else t).numpy()
+        # from a copy: .numpy() of torch's own tensor would make its storage
+        # unresizable, and torch would then refuse to resize it as an out=
+        array = (t.float() if low else t).detach().clone().numpy()
         out = compat.tensor(array, dtype=_dtype(t.dtype))
         if obj.requires_grad:
             out.requires_grad_(True)
