@@ -264,6 +264,14 @@ def _expand_check(input: Tensor, shape: tuple) -> None:
         fits = False
     if fits and input.dim() <= len(shape):
         return
+    if input.dim() > len(shape):  # torch's expand of a tensor of more dims
+        kind = input.dtype.scalar_type
+        raise RuntimeError(
+            f"expand(torch.{kind}Tensor{{{list(input.shape)}}}, "
+            f"size={list(shape)}): the number of sizes provided ({len(shape)}) must "
+            f"be greater or equal to the number of dimensions in the tensor "
+            f"({input.dim()})"
+        )
     got = (1,) * (len(shape) - input.dim()) + tuple(input.shape)
     k = next(
         (i for i in reversed(range(len(shape))) if got[i] not in (1, shape[i])),

@@ -177,11 +177,11 @@ def _write(out: Any, result: Any, counted: bool = False) -> None:
         elif n and not counted:
             message = _RESIZED.format(had=list(out.shape), want=list(shape))
             warnings.warn(message, UserWarning, stacklevel=4)
-        _resize(out, shape)
+        resize_output(out, shape)
     out._set_data(result.to(out.dtype)._value())
 
 
-def _resize(out: Any, shape: tuple) -> None:
+def resize_output(out: Any, shape: tuple) -> None:
     """torch's ``resize_output``: over the storage it has where that is room
     enough, else over a new one."""
     room = math.prod(out._s.shape) - out.storage_offset()

@@ -128,3 +128,26 @@ ELEMENTWISE = [
 # a float64 x (torch refuses to cast its double result back).
 InplaceMixin.polygamma_ = _in_place(ops._special_math.polygamma_method, "polygamma")
 InplaceMixin.float_power_ = _in_place(ops._special_math.float_power_base, "float_power")
+
+from jaxblitz.compat.ops._out import resize_output  # noqa: E402
+
+_addbmm_ = InplaceMixin.addbmm_
+
+
+def _addbmm_resizing(self: Tensor, batch1: Any, batch2: Any, **kwargs: Any) -> Tensor:
+    """torch's ``addbmm_``, the one in-place product whose ``self`` need only
+    broadcast to the result: ATen resizes ``self`` to it (``addmm_``,
+    ``baddbmm_`` and ``addmv_`` refuse), then writes the out-of-place result."""
+    shape = None
+    tensors = isinstance(batch1, TensorBase) and isinstance(batch2, TensorBase)
+    if tensors and batch1.dim() == 3 and batch2.dim() == 3:
+        shape = (batch1.shape[1], batch2.shape[2])
+    if shape is None or tuple(self.shape) == shape:
+        return _addbmm_(self, batch1, batch2, **kwargs)
+    self._check_inplace()
+    result = ops.addbmm(self, batch1, batch2, **kwargs)  # (refuses what torch does)
+    resize_output(self, shape)
+    return self.copy_(result)
+
+
+InplaceMixin.addbmm_ = _addbmm_resizing
