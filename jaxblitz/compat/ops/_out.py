@@ -77,7 +77,7 @@ def _resized_span(o: TensorBase, result: Any) -> tuple[int, int]:
 
 
 def _no_overlap(args: tuple, out: Any, result: Any) -> None:
-    outs = [o for o in (out if isinstance(out, tuple | list) else (out,))]
+    outs = list(out) if isinstance(out, tuple | list) else [out]
     results = result if isinstance(result, tuple) else (result,) * len(outs)
     given = []
     for a in args:
